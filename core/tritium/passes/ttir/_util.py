@@ -1,0 +1,286 @@
+"""Small helpers shared by the TTIR passes: op properties from the tt table, walking, constants, rewriting.
+
+Binding facts these helpers rely on (MLIR 22 Python bindings, checked in tests/passes/test_bindings.py):
+
+* ``ir.Value`` wrappers (``Value``, ``OpResult``, ``BlockArgument``) compare equal and hash equal when they
+  wrap the same SSA value, whatever wrapper class they come in, so they can be dict keys;
+* ``ir.Operation`` wrappers are unique per live operation (a live-object map): equality and hashing follow the
+  operation, and an erased op's wrapper raises ``RuntimeError`` when touched instead of crashing;
+* ``op.attributes`` lists inherent (property) attributes too (``predicate``, ``fastmath``, ``overflowFlags``),
+  and ``ir.Operation.create(..., attributes=...)`` puts inherent ones back into properties.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Iterable, Optional
+
+from mlir import ir
+
+from tritium.dialects import tt
+
+# Integer division / remainder can trap: never executed speculatively (LICM).
+_MAY_TRAP = frozenset({
+    "arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.ceildivsi", "arith.ceildivui",
+    "arith.floordivsi",
+})
+
+# Shape-preserving elementwise tt ops (Triton gives them the Elementwise trait).
+TT_ELEMENTWISE = frozenset({
+    "tt.addptr", "tt.fp_to_fp", "tt.bitcast", "tt.clampf", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui",
+    "tt.int_to_ptr", "tt.ptr_to_int", "tt.extern_elementwise",
+})
+
+# arith ops that are not elementwise computations (or do not exist on scalars the same way).
+_ARITH_NOT_ELEMENTWISE = frozenset({"arith.constant"})
+
+
+def as_op(op) -> ir.Operation:
+    """The ``ir.Operation`` behind an ``OpView`` or ``Operation``."""
+    return op.operation if hasattr(op, "operation") else op
+
+
+def dialect(op) -> str:
+    return as_op(op).name.split(".", 1)[0]
+
+
+def _bool_attr(op, name: str) -> Optional[bool]:
+    attrs = as_op(op).attributes
+    if name not in attrs:
+        return None
+    a = attrs[name]
+    try:
+        return bool(ir.BoolAttr(a).value)
+    except Exception:
+        try:
+            return bool(ir.IntegerAttr(a).value)
+        except Exception:
+            return None
+
+
+def is_pure(op) -> bool:
+    """No memory effects, no regions: may be merged, removed when unused and moved.
+
+    tt ops: the table's ``pure`` flag (``tt.extern_elementwise`` only with ``pure = true``).
+    arith / math ops: all of them (they have no memory effects).
+    """
+    op = as_op(op)
+    if len(op.regions):
+        return False
+    name = op.name
+    d = tt.op_def(name)
+    if d is not None:
+        if name == "tt.extern_elementwise":
+            return bool(_bool_attr(op, "pure"))
+        return d.pure
+    return dialect(op) in ("arith", "math")
+
+
+def is_speculatable(op) -> bool:
+    """Pure and cannot trap: safe to execute even when the original would not have run."""
+    return is_pure(op) and as_op(op).name not in _MAY_TRAP
+
+
+def is_removable(op) -> bool:
+    """May be erased when none of its results is used.
+
+    Pure ops, and non-volatile ``tt.load`` (a read only; Triton removes unused loads too).  Stores, atomics,
+    prints, asserts and inline asm are never removable.
+    """
+    op = as_op(op)
+    if is_pure(op):
+        return True
+    if op.name == "tt.load":
+        return not _bool_attr(op, "isVolatile")
+    return False
+
+
+def is_elementwise(op) -> bool:
+    """Elementwise computation on same-shaped operands and results (arith, math, tt elementwise ops)."""
+    op = as_op(op)
+    if not is_pure(op) or len(op.results) == 0:
+        return False
+    name = op.name
+    if name in TT_ELEMENTWISE:
+        return True
+    d = dialect(op)
+    if d == "math":
+        return True
+    if d == "arith" and name not in _ARITH_NOT_ELEMENTWISE:
+        return True
+    return False
+
+
+def walk_preorder(root) -> list:
+    """Every op nested under ``root`` (root excluded), parents before children, in program order."""
+    out = []
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    child = as_op(child)
+                    out.append(child)
+                    visit(child)
+
+    visit(as_op(root))
+    return out
+
+
+def defining_op(value) -> Optional[ir.Operation]:
+    """The op that defines ``value``, or None for a block argument."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return as_op(owner)
+
+
+def has_uses(value) -> bool:
+    for _ in value.uses:
+        return True
+    return False
+
+
+def num_uses(value) -> int:
+    return sum(1 for _ in value.uses)
+
+
+def results_unused(op) -> bool:
+    return not any(has_uses(r) for r in as_op(op).results)
+
+
+def op_is(value, name: str) -> Optional[ir.Operation]:
+    """The defining op of ``value`` if it is named ``name``."""
+    d = defining_op(value)
+    return d if d is not None and d.name == name else None
+
+
+def constant_scalar(value) -> Optional[ir.Attribute]:
+    """The scalar attribute ``value`` is (for a scalar) or is filled with (for a tensor), if known.
+
+    Understands ``arith.constant`` scalars, ``arith.constant dense<splat>`` and ``tt.splat`` of a constant.
+    """
+    d = defining_op(value)
+    if d is None:
+        return None
+    if d.name == "arith.constant":
+        attr = d.attributes["value"]
+        if isinstance(attr, ir.DenseElementsAttr):
+            return attr.get_splat_value() if attr.is_splat else None
+        if isinstance(attr, (ir.IntegerAttr, ir.FloatAttr, ir.BoolAttr)):
+            return attr
+        return None
+    if d.name == "tt.splat":
+        return constant_scalar(d.operands[0])
+    return None
+
+
+def attr_int(attr) -> Optional[int]:
+    if attr is None:
+        return None
+    try:
+        return int(ir.IntegerAttr(attr).value)
+    except Exception:
+        pass
+    try:
+        return int(ir.BoolAttr(attr).value)
+    except Exception:
+        return None
+
+
+def attr_float(attr) -> Optional[float]:
+    try:
+        return float(ir.FloatAttr(attr).value)
+    except Exception:
+        return None
+
+
+def is_constant_int(value, v: int) -> bool:
+    return attr_int(constant_scalar(value)) == v
+
+
+def is_zero(value) -> bool:
+    a = constant_scalar(value)
+    if a is None:
+        return False
+    i = attr_int(a)
+    if i is not None:
+        return i == 0
+    f = attr_float(a)
+    # -0.0 is not the additive identity for floats: require +0.0
+    return f is not None and f == 0.0 and math.copysign(1.0, f) > 0
+
+
+def create_op(name: str, operands: Iterable, result_types: Iterable, attributes: Optional[dict] = None,
+              *, loc=None, before=None) -> ir.Operation:
+    """Create an op in generic form, inserted before ``before``."""
+    kwargs = dict(results=list(result_types), operands=list(operands), attributes=dict(attributes or {}))
+    if loc is not None:
+        kwargs["loc"] = loc
+    with ir.InsertionPoint(as_op(before)):
+        return as_op(ir.Operation.create(name, **kwargs))
+
+
+def copy_attributes(op, drop: Iterable[str] = ()) -> dict:
+    op = as_op(op)
+    drop = set(drop)
+    return {k: op.attributes[k] for k in op.attributes if k not in drop}
+
+
+def constant(attr, ty, *, loc=None, before=None) -> ir.Value:
+    """``arith.constant`` of ``attr`` (a scalar attr for scalar ``ty``, a splat of it for tensor ``ty``)."""
+    if tt.is_tensor(ty):
+        attr = ir.DenseElementsAttr.get_splat(ty, attr)
+    return create_op("arith.constant", [], [ty], {"value": attr}, loc=loc, before=before).results[0]
+
+
+def replace_op(op, values) -> None:
+    """Replace every use of ``op``'s results with ``values`` and erase ``op``."""
+    op = as_op(op)
+    for r, v in zip(op.results, values):
+        r.replace_all_uses_with(v)
+    op.erase()
+
+
+def operand_groups(op) -> dict:
+    """Operands of a tt op split by group name (honours ``operandSegmentSizes``)."""
+    op = as_op(op)
+    return tt._operand_groups(op, tt.op_def(op.name))
+
+
+def segment_sizes(*sizes: int) -> ir.Attribute:
+    return ir.DenseI32ArrayAttr.get(list(sizes))
+
+
+def operand_key(op) -> tuple:
+    """Operands as a hashable key; for commutative ops a multiset."""
+    op = as_op(op)
+    ops = list(op.operands)
+    if is_commutative(op):
+        return ("multiset", frozenset(Counter(ops).items()))
+    return tuple(ops)
+
+
+_ARITH_COMMUTATIVE = frozenset({
+    "arith.addi", "arith.addf", "arith.muli", "arith.mulf", "arith.andi", "arith.ori", "arith.xori",
+    "arith.maxsi", "arith.maxui", "arith.minsi", "arith.minui", "arith.maximumf", "arith.minimumf",
+    "arith.maxnumf", "arith.minnumf", "arith.mulsi_extended", "arith.mului_extended", "arith.addui_extended",
+})
+
+
+def is_commutative(op) -> bool:
+    op = as_op(op)
+    d = tt.op_def(op.name)
+    if d is not None:
+        return d.commutative
+    return op.name in _ARITH_COMMUTATIVE
+
+
+def run_as_pass(fn, name: str):
+    """Wrap ``fn(module_op)`` as a callable for ``PassManager.add`` (signature ``(op, pass_)``)."""
+
+    def _run(op, pass_):
+        fn(op)
+
+    _run.__name__ = name
+    return _run
