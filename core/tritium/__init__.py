@@ -1,23 +1,41 @@
-"""tritium: a Triton-compatible tile-language GPU compiler.  ``import tritium as triton``."""
-from .errors import CompilationError, OutOfResources
-from .runtime.jit import JITFunction, jit
+"""tritium: a Triton-compatible tile-language GPU compiler.  ``import tritium as triton``.
+
+Importing tritium is cheap: MLIR and llvmlite are imported only when a kernel is compiled, and plugins
+(backends) are discovered on first use.
+"""
+import importlib as _importlib
+
+from .compiler.compiler import ASTSource, CompiledKernel, compile
+from .errors import BackendUnavailable, CompilationError, OutOfResources
+from .runtime import driver as _driver  # noqa: F401  (tritium.runtime.driver.active)
+from .runtime.config import Config
+from .runtime.jit import JITFunction, KernelInterface, jit
 
 __version__ = "0.1.0"
 
 
 def cdiv(x: int, y: int) -> int:
+    """Ceiling division: ``(x + y - 1) // y``."""
     return (x + y - 1) // y
 
 
 def next_power_of_2(n: int) -> int:
-    n -= 1
-    n |= n >> 1
-    n |= n >> 2
-    n |= n >> 4
-    n |= n >> 8
-    n |= n >> 16
-    n |= n >> 32
-    return n + 1
+    """The smallest power of 2 that is >= ``n`` (1 for n <= 1)."""
+    n = int(n)
+    if n <= 1:
+        return 1
+    return 1 << (n - 1).bit_length()
 
 
-__all__ = ["jit", "JITFunction", "CompilationError", "OutOfResources", "cdiv", "next_power_of_2", "__version__"]
+_LAZY = ("language", "testing", "plugins", "cli", "frontend", "passes", "dialects")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return _importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'tritium' has no attribute {name!r}")
+
+
+__all__ = ["jit", "JITFunction", "KernelInterface", "compile", "ASTSource", "CompiledKernel", "Config",
+           "CompilationError", "OutOfResources", "BackendUnavailable", "cdiv", "next_power_of_2", "language",
+           "testing", "runtime", "__version__"]

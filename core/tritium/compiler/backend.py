@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Optional, Union
 
 
@@ -18,10 +18,50 @@ class GPUTarget:
         return f"{self.backend}:{self.arch}"
 
 
+@dataclass(frozen=True)
+class BaseOptions:
+    """Options every backend understands (Triton's names).  Backends subclass it (frozen dataclass) to add theirs.
+
+    ``parse(opts)`` builds one from a dict and raises ``TypeError`` for a name it does not know.
+    """
+
+    num_warps: int = 4
+    num_stages: int = 3
+    num_ctas: int = 1
+    maxnreg: Optional[int] = None
+    debug: bool = False
+    sanitize_overflow: bool = False
+    enable_fp_fusion: bool = True
+    launch_cooperative_grid: bool = False
+
+    @classmethod
+    def parse(cls, opts: Optional[dict] = None, backend: str = ""):
+        names = {f.name for f in fields(cls)}
+        given = {k: v for k, v in (opts or {}).items() if v is not None}
+        unknown = sorted(set(given) - names)
+        if unknown:
+            where = f" of the {backend} backend" if backend else ""
+            raise TypeError(f"unknown option(s){where}: {', '.join(unknown)} (known: {', '.join(sorted(names))})")
+        out = cls(**given)
+        if out.num_warps <= 0 or out.num_warps & (out.num_warps - 1):
+            raise ValueError(f"num_warps must be a power of 2, got {out.num_warps}")
+        return out
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def hash(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(repr(sorted(self.to_dict().items())).encode()).hexdigest()
+
+
 class BaseCompiler(ABC):
     """Turns a source into a binary through an ordered dict of stages."""
 
     name: str = ""
+    #: threads per warp of this backend's targets, used by :meth:`target_for_arch`
+    warp_size: int = 32
 
     @abstractmethod
     def supports_target(self, target: GPUTarget) -> bool: ...
@@ -36,6 +76,12 @@ class BaseCompiler(ABC):
 
     def load_dialects(self, context) -> None:
         """Register the dialects this backend's stages need with an MLIR context."""
+
+    def target_for_arch(self, arch: Union[int, str, None] = None) -> GPUTarget:
+        """The target for ``arch`` (``TRITIUM_TARGET=cuda:90``, ``--target cuda:90``) without needing a device."""
+        if isinstance(arch, str) and arch.isdigit():
+            arch = int(arch)
+        return GPUTarget(self.name, arch if arch is not None else 0, self.warp_size)
 
     @abstractmethod
     def hash(self) -> str:

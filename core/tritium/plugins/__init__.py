@@ -1,0 +1,158 @@
+"""tritium's plugin system: pluggy hook specs and the plugin manager.
+
+A plugin is an ordinary Python package that declares an entry point in the group ``tritium``::
+
+    [project.entry-points.tritium]
+    mybackend = "tritium_mybackend.plugin"
+
+The module (or object) the entry point names holds functions decorated with :data:`hookimpl`, named like
+the specs below.  First-party backends (interpreter, nvidia, amd) register exactly this way.
+
+Entry points are loaded once, lazily, the first time :func:`get_plugin_manager` is called.  A plugin that
+fails to import never breaks ``import tritium``: it is listed by :func:`unavailable_plugins` with its error.
+"""
+from __future__ import annotations
+
+import threading
+import traceback
+from typing import Any, Optional
+
+import pluggy
+
+PROJECT = "tritium"
+ENTRY_POINT_GROUP = "tritium"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class TritiumHookSpecs:
+    """The hooks tritium calls.  Every hook is optional for a plugin."""
+
+    @hookspec
+    def tritium_backends(self) -> list:
+        """Return the :class:`tritium.compiler.backend.Backend` objects this plugin provides.
+
+        Creating a ``Backend`` must be cheap and must not import the backend's heavy dependencies: set
+        ``missing`` to the pip command that installs them when they are absent (use
+        ``importlib.util.find_spec``), and defer real work to ``make_compiler`` / ``make_driver``.
+        """
+
+    @hookspec
+    def tritium_add_stages(self, stages: dict, options: Any, backend_name: str) -> None:
+        """Amend the compile pipeline after the backend filled it.
+
+        ``stages`` is the ordered dict ``name -> fn(src, metadata)`` built by the backend's
+        ``add_stages``; a plugin may insert, wrap, replace or remove entries (in place).
+        """
+
+    @hookspec
+    def tritium_stage_output(self, kernel_name: str, stage: str, output: Any) -> None:
+        """Observe the output of each compile stage (text ``str`` or ``bytes``), e.g. to dump IR."""
+
+    @hookspec
+    def tritium_launch_enter(self, kernel: Any, grid: tuple, args: list) -> None:
+        """Called right before a compiled kernel is launched (``grid`` is a 3-tuple)."""
+
+    @hookspec
+    def tritium_launch_exit(self, kernel: Any) -> None:
+        """Called right after a compiled kernel's launch returned."""
+
+
+_lock = threading.RLock()
+_pm: Optional[pluggy.PluginManager] = None
+_unavailable: dict = {}
+
+
+def _entry_points():
+    try:
+        from importlib.metadata import entry_points
+    except ImportError:  # pragma: no cover
+        from importlib_metadata import entry_points  # type: ignore
+    try:
+        eps = entry_points(group=ENTRY_POINT_GROUP)
+    except TypeError:  # pragma: no cover - very old importlib.metadata
+        eps = entry_points().get(ENTRY_POINT_GROUP, [])
+    # one entry per name: a distribution installed twice (editable + --target) must not register twice
+    seen, out = set(), []
+    for ep in eps:
+        if ep.name in seen:
+            continue
+        seen.add(ep.name)
+        out.append(ep)
+    return out
+
+
+def _load_entry_points(pm: pluggy.PluginManager) -> None:
+    for ep in _entry_points():
+        try:
+            plugin = ep.load()
+        except Exception as e:  # noqa: BLE001 - any failure makes the plugin unavailable, never fatal
+            _unavailable[ep.name] = f"{type(e).__name__}: {e}"
+            _unavailable_tb[ep.name] = traceback.format_exc()
+            continue
+        if pm.is_registered(plugin) or pm.has_plugin(ep.name):
+            continue
+        try:
+            pm.register(plugin, name=ep.name)
+        except Exception as e:  # noqa: BLE001
+            _unavailable[ep.name] = f"{type(e).__name__}: {e}"
+
+
+_unavailable_tb: dict = {}
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager; entry points of group ``tritium`` are loaded on first call."""
+    global _pm
+    if _pm is not None:
+        return _pm
+    with _lock:
+        if _pm is None:
+            pm = pluggy.PluginManager(PROJECT)
+            pm.add_hookspecs(TritiumHookSpecs)
+            _load_entry_points(pm)
+            _pm = pm
+    return _pm
+
+
+def register(plugin: Any, name: Optional[str] = None) -> Optional[str]:
+    """Register a plugin object (module or instance with hookimpls) programmatically."""
+    from ..runtime import driver  # backends may change: forget the cached selection
+
+    name = get_plugin_manager().register(plugin, name=name)
+    driver.reset()
+    return name
+
+
+def unregister(plugin: Any = None, name: Optional[str] = None) -> Any:
+    """Undo :func:`register`."""
+    from ..runtime import driver
+
+    out = get_plugin_manager().unregister(plugin=plugin, name=name)
+    driver.reset()
+    return out
+
+
+def unavailable_plugins() -> dict:
+    """``{entry point name: error}`` for the plugins that failed to load."""
+    get_plugin_manager()
+    return dict(_unavailable)
+
+
+def reset() -> None:
+    """Forget the plugin manager (tests): the next call reloads entry points."""
+    global _pm
+    with _lock:
+        _pm = None
+        _unavailable.clear()
+        _unavailable_tb.clear()
+
+
+def hook():
+    """Shortcut for ``get_plugin_manager().hook``."""
+    return get_plugin_manager().hook
+
+
+__all__ = ["hookspec", "hookimpl", "TritiumHookSpecs", "get_plugin_manager", "register", "unregister",
+           "unavailable_plugins", "reset", "hook", "PROJECT", "ENTRY_POINT_GROUP"]

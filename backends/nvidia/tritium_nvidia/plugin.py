@@ -1,0 +1,141 @@
+"""The CUDA backend as a tritium plugin (entry point ``nvidia`` in group ``tritium``).
+
+Nothing CUDA-specific is imported here: dependencies are probed with ``importlib.util.find_spec`` and the
+driver probes ``libcuda.so.1`` with ctypes only when asked whether it is active.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+from dataclasses import dataclass
+from typing import Optional
+
+from tritium.compiler.backend import Backend, BaseCompiler, BaseDriver, BaseOptions, GPUTarget
+from tritium.compiler.compiler import StageNotImplemented
+from tritium.errors import BackendUnavailable
+from tritium.plugins import hookimpl
+
+PIP = "pip install 'tritium[nvidia]'"
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def missing() -> Optional[str]:
+    """None if cuda-python is importable, else the pip command that installs the extra."""
+    return None if _has_module("cuda.bindings") else PIP
+
+
+@dataclass(frozen=True)
+class CUDAOptions(BaseOptions):
+    num_warps: int = 4
+    num_stages: int = 3
+    maxnreg: Optional[int] = None
+    cluster_dims: tuple = (1, 1, 1)
+    ptx_version: Optional[int] = None
+    arch: Optional[str] = None
+    supported_fp8_dtypes: tuple = ("fp8e5", "fp8e4nv")
+    allow_fp8e4nv: bool = True
+    default_dot_input_precision: str = "tf32"
+    allowed_dot_input_precisions: tuple = ("tf32", "tf32x3", "ieee")
+    max_num_imprecise_acc_default: int = 0
+    extern_libs: Optional[tuple] = None
+
+
+class CUDACompiler(BaseCompiler):
+    name = "cuda"
+    warp_size = 32
+
+    def supports_target(self, target: GPUTarget) -> bool:
+        return target.backend == "cuda"
+
+    def parse_options(self, options: dict) -> CUDAOptions:
+        return CUDAOptions.parse(options, backend=self.name)
+
+    def target_for_arch(self, arch=None) -> GPUTarget:
+        if arch is None:
+            arch = 90
+        s = str(arch).lower().removeprefix("sm_").removesuffix("a")
+        if not s.isdigit():
+            raise ValueError(f"bad CUDA arch {arch!r}: expected a compute capability like 90 or sm_90")
+        return GPUTarget("cuda", int(s), 32)
+
+    def add_stages(self, stages: dict, options: CUDAOptions) -> None:
+        from tritium.compiler.stages import make_ttir
+
+        stages["ttir"] = lambda src, metadata: make_ttir(src, metadata, options)
+        stages["ttgir"] = self._make_ttgir
+
+    @staticmethod
+    def _make_ttgir(src, metadata):
+        raise StageNotImplemented("the cuda backend cannot lower TTIR to TTGIR yet")
+
+    def hash(self) -> str:
+        return "cuda-0"
+
+
+def _load_libcuda():
+    try:
+        return ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+
+
+class CUDADriver(BaseDriver):
+    """Device probing with ctypes (libcuda); launching needs the (not yet written) launcher."""
+
+    def __init__(self):
+        self._probed = False
+        self._reason = ""
+        self._cc = None
+
+    def _probe(self) -> None:
+        if self._probed:
+            return
+        self._probed = True
+        lib = _load_libcuda()
+        if lib is None:
+            self._reason = "no CUDA driver (libcuda.so.1 not found)"
+            return
+        if lib.cuInit(0) != 0:
+            self._reason = "no device (cuInit failed)"
+            return
+        n = ctypes.c_int(0)
+        if lib.cuDeviceGetCount(ctypes.byref(n)) != 0 or n.value == 0:
+            self._reason = "no device"
+            return
+        dev, major, minor = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
+        lib.cuDeviceGet(ctypes.byref(dev), 0)
+        lib.cuDeviceGetAttribute(ctypes.byref(major), 75, dev)  # COMPUTE_CAPABILITY_MAJOR
+        lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev)  # COMPUTE_CAPABILITY_MINOR
+        self._cc = major.value * 10 + minor.value
+        if missing():
+            self._reason = f"cuda-python is not installed: {PIP}"
+
+    def is_active(self) -> bool:
+        self._probe()
+        return not self._reason
+
+    def inactive_reason(self) -> str:
+        self._probe()
+        return self._reason
+
+    def get_current_target(self) -> GPUTarget:
+        if not self.is_active():
+            raise BackendUnavailable(f"cuda: {self._reason}")
+        return GPUTarget("cuda", self._cc, 32)
+
+    def launch(self, kernel, grid, args) -> None:
+        if not self.is_active():
+            raise BackendUnavailable(f"cuda: {self._reason}")
+        raise StageNotImplemented("the cuda backend cannot launch kernels yet")
+
+
+@hookimpl
+def tritium_backends():
+    return [Backend(name="cuda", priority=20, make_compiler=CUDACompiler, make_driver=CUDADriver,
+                    missing=missing(), description="NVIDIA GPUs: TTIR -> TTGIR -> LLVM -> PTX -> cubin")]

@@ -1,0 +1,6 @@
+"""``python -m tritium`` is the ``tritium`` command."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,262 @@
+"""The ``tritium`` command (also ``python -m tritium``).
+
+    tritium backends                       every backend: deps installed?, active?, why not, which is selected
+    tritium compile FILE.py:KERNEL --signature "*fp32,*fp32,*fp32,i32" --constexpr BLOCK=1024 \\
+        --target interpreter --emit ttir,npy --out DIR
+    tritium run-example [NAME]             run examples/NAME.py (default vector_add) of a source checkout
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import json
+import os
+import runpy
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+
+# ------------------------------------------------------------------------------------------- backends
+def cmd_backends(args: argparse.Namespace) -> int:
+    from .errors import BackendUnavailable
+    from .plugins import unavailable_plugins
+    from .runtime import driver
+
+    bs = driver.backends()
+    try:
+        sel = driver.select()
+        selected, sel_msg = sel.name, f"selected: {sel.name}" + (f" (arch {sel.arch})" if sel.arch else "") + \
+            f" [{ {'auto': 'highest-priority active backend'}.get(sel.why, sel.why) }]"
+    except BackendUnavailable as e:
+        selected, sel_msg = None, f"selected: none\n  {str(e).replace(chr(10), chr(10) + '  ')}"
+    rows = []
+    for name, b in bs.items():
+        deps = "installed" if not b.missing else f"missing ({b.missing})"
+        try:
+            d = driver.get_driver(name)
+            active = d.is_active()
+            why = "" if active else (d.inactive_reason() or "driver is not active")
+        except Exception as e:  # noqa: BLE001
+            active, why = False, f"driver failed: {type(e).__name__}: {e}"
+        if active and b.missing:
+            active, why = False, b.missing
+        rows.append({"name": name, "priority": b.priority, "deps_installed": not b.missing, "missing": b.missing,
+                     "active": active, "reason": why, "selected": name == selected,
+                     "description": b.description})
+    broken = unavailable_plugins()
+    if args.json:
+        print(json.dumps({"backends": rows, "selected": selected, "unavailable_plugins": broken}, indent=2))
+        return 0
+    print("tritium backends (highest priority first):")
+    for r in rows:
+        mark = "*" if r["selected"] else " "
+        print(f"{mark} {r['name']:<12} priority {r['priority']:<4} deps: "
+              f"{'installed' if r['deps_installed'] else 'missing'}"
+              f"{'' if r['deps_installed'] else ' -> ' + r['missing']}")
+        print(f"  {'':<12} active: {'yes' if r['active'] else 'no (' + r['reason'] + ')'}")
+        if r["description"]:
+            print(f"  {'':<12} {r['description']}")
+    for name, err in broken.items():
+        print(f"! plugin '{name}' failed to load: {err}")
+    print(sel_msg)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- compile
+def _load_kernel(spec: str) -> Any:
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name:
+        raise SystemExit(f"tritium compile: expected FILE.py:KERNEL, got {spec!r}")
+    p = Path(path)
+    if not p.exists():
+        raise SystemExit(f"tritium compile: no such file: {path}")
+    sys.path.insert(0, str(p.resolve().parent))
+    modname = f"_tritium_cli_{p.stem}"
+    s = importlib.util.spec_from_file_location(modname, p)
+    mod = importlib.util.module_from_spec(s)
+    sys.modules[modname] = mod
+    s.loader.exec_module(mod)
+    fn = getattr(mod, name, None)
+    if fn is None:
+        raise SystemExit(f"tritium compile: {path} has no kernel named {name!r}")
+    from .runtime.jit import JITFunction
+
+    if not isinstance(fn, JITFunction):
+        raise SystemExit(f"tritium compile: {path}:{name} is not a @tritium.jit function")
+    return fn
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _parse_signature(fn: Any, text: str, constexprs: dict) -> tuple:
+    """``"*fp32:16,i32"`` positionally over the non-constexpr parameters (``name=type`` also accepted);
+    ``:16`` marks divisibility by 16."""
+    params = [p.name for p in fn.params if not p.is_constexpr and p.name not in constexprs]
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    signature, attrs = {}, {}
+    named = all("=" in t for t in items) and items
+    if not named and len(items) != len(params):
+        raise SystemExit(f"tritium compile: kernel '{fn.__name__}' has {len(params)} non-constexpr parameters "
+                         f"({', '.join(params)}) but --signature gives {len(items)} types")
+    for i, t in enumerate(items):
+        if named:
+            name, t = (x.strip() for x in t.split("=", 1))
+            if name not in params:
+                raise SystemExit(f"tritium compile: kernel '{fn.__name__}' has no parameter {name!r}")
+        else:
+            name = params[i]
+        ty, _, div = t.partition(":")
+        if ty == "constexpr":
+            raise SystemExit(f"tritium compile: give constexpr {name!r} a value with --constexpr {name}=VALUE")
+        signature[name] = ty
+        if div:
+            attrs[name] = {"tt.divisibility": int(div)}
+    return signature, attrs
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from .compiler import ASTSource, compile
+    from .runtime import driver
+
+    fn = _load_kernel(args.kernel)
+    constexprs = {}
+    for c in args.constexpr or []:
+        k, sep, v = c.partition("=")
+        if not sep:
+            raise SystemExit(f"tritium compile: --constexpr expects NAME=VALUE, got {c!r}")
+        if k.strip() not in fn.arg_names:
+            raise SystemExit(f"tritium compile: kernel '{fn.__name__}' has no parameter {k.strip()!r}")
+        constexprs[k.strip()] = _parse_value(v.strip())
+    for p in fn.params:
+        if p.is_constexpr and p.name not in constexprs:
+            if p.has_default:
+                constexprs[p.name] = p.default
+            else:
+                raise SystemExit(f"tritium compile: kernel '{fn.__name__}' needs --constexpr {p.name}=VALUE")
+    signature, attrs = _parse_signature(fn, args.signature or "", constexprs)
+    options = {}
+    for o in args.option or []:
+        k, _, v = o.partition("=")
+        options[k.strip()] = _parse_value(v.strip())
+    target = driver.target_from_spec(args.target) if args.target else driver.active.get_current_target()
+    compiler = driver.get_compiler(target.backend)
+    stages: dict = {}
+    compiler.add_stages(stages, compiler.parse_options(dict(options)))
+    from .plugins import get_plugin_manager
+
+    get_plugin_manager().hook.tritium_add_stages(stages=stages, options=compiler.parse_options(dict(options)),
+                                                 backend_name=target.backend)
+    emit = [e.strip() for e in (args.emit or "").split(",") if e.strip()] or [list(stages)[-1]]
+    unknown = [e for e in emit if e not in stages]
+    if unknown:
+        print(f"tritium compile: the '{target.backend}' backend has no stage {', '.join(map(repr, unknown))} "
+              f"(its stages: {', '.join(stages)})", file=sys.stderr)
+        return 2
+    last = max(emit, key=list(stages).index)
+    src = ASTSource(fn, signature, constexprs, attrs)
+    kernel = compile(src, target=target, options=options, until=last)
+    out = Path(args.out or ".")
+    out.mkdir(parents=True, exist_ok=True)
+    for e in emit:
+        data = kernel.asm[e]
+        path = out / f"{kernel.name}.{e}"
+        if isinstance(data, (bytes, bytearray)):
+            path.write_bytes(bytes(data))
+        else:
+            path.write_text(data if isinstance(data, str) else str(data))
+        print(f"wrote {path}")
+    meta = out / f"{kernel.name}.json"
+    meta.write_text(json.dumps(kernel.metadata, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {meta}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- examples
+def _examples_dir() -> Optional[Path]:
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "examples").is_dir() and (parent / "pyproject.toml").exists():
+            return parent / "examples"
+    return None
+
+
+def cmd_run_example(args: argparse.Namespace) -> int:
+    d = _examples_dir()
+    if d is None:
+        print("tritium run-example: examples/ is part of the source checkout; run from a clone of tritium",
+              file=sys.stderr)
+        return 2
+    if args.list or not args.name:
+        names = sorted(p.stem for p in d.glob("*.py"))
+        if args.list:
+            print("\n".join(names))
+            return 0
+    name = args.name or "vector_add"
+    path = d / (name if name.endswith(".py") else f"{name}.py")
+    if not path.exists():
+        print(f"tritium run-example: no example {name!r} (have: "
+              f"{', '.join(sorted(p.stem for p in d.glob('*.py')))})", file=sys.stderr)
+        return 2
+    if args.target:
+        os.environ["TRITIUM_TARGET"] = args.target
+    sys.argv = [str(path)]
+    runpy.run_path(str(path), run_name="__main__")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- main
+def make_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tritium", description="tritium: a Triton-compatible GPU kernel compiler")
+    ap.add_argument("--version", action="store_true", help="print the version")
+    sub = ap.add_subparsers(dest="cmd")
+    b = sub.add_parser("backends", help="list backends: installed, active, why not, which is selected")
+    b.add_argument("--json", action="store_true", help="machine-readable output")
+    b.set_defaults(func=cmd_backends)
+    c = sub.add_parser("compile", help="compile a @jit kernel and write its stages")
+    c.add_argument("kernel", metavar="FILE.py:KERNEL")
+    c.add_argument("--signature", "-s", default="", help='types of the non-constexpr parameters in order, '
+                   'e.g. "*fp32,*fp32,*fp32,i32" (append :16 for divisibility by 16)')
+    c.add_argument("--constexpr", "-c", action="append", metavar="NAME=VALUE", help="a constexpr value (repeat)")
+    c.add_argument("--option", "-O", action="append", metavar="NAME=VALUE", help="a compile option, e.g. num_warps=8")
+    c.add_argument("--target", "-t", default=None, help="interpreter, cuda:90, hip:gfx942, ... "
+                   "(default: the active backend)")
+    c.add_argument("--emit", "-e", default="", help="comma-separated stages to write (default: the last)")
+    c.add_argument("--out", "-o", default=".", help="output directory")
+    c.set_defaults(func=cmd_compile)
+    r = sub.add_parser("run-example", help="run an example kernel from examples/ (default vector_add)")
+    r.add_argument("name", nargs="?", default=None)
+    r.add_argument("--target", default=None, help="TRITIUM_TARGET for the run (default: interpreter if no GPU)")
+    r.add_argument("--list", action="store_true", help="list the examples")
+    r.set_defaults(func=cmd_run_example)
+    return ap
+
+
+def main(argv: Optional[list] = None) -> int:
+    from .errors import TritiumError
+
+    ap = make_parser()
+    args = ap.parse_args(argv)
+    if args.version:
+        from . import __version__
+
+        print(f"tritium {__version__}")
+        return 0
+    if not getattr(args, "func", None):
+        ap.print_help()
+        return 1
+    try:
+        return int(args.func(args) or 0)
+    except TritiumError as e:
+        print(f"tritium {args.cmd}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

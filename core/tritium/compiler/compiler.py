@@ -1,0 +1,216 @@
+"""``compile()``: run a backend's stage pipeline over a source, keep every stage's output.
+
+Nothing here imports MLIR or llvmlite: the stages do, when they run.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Optional, Union
+
+from ..errors import TritiumError
+from .backend import GPUTarget
+
+
+class StageNotImplemented(TritiumError, NotImplementedError):
+    """A backend has a stage in its pipeline that cannot run yet (or here)."""
+
+
+class AttrDict(dict):
+    """A dict whose keys are also attributes (``kernel.metadata.num_warps``, like Triton's namedtuple)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _jsonable(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, GPUTarget):
+        return {"backend": v.backend, "arch": v.arch, "warp_size": v.warp_size}
+    return repr(v)
+
+
+def options_to_dict(options: Any) -> dict:
+    """A backend's options object as a plain dict (dataclass, ``to_dict()``, ``__dict__`` or dict)."""
+    if options is None:
+        return {}
+    if isinstance(options, dict):
+        return dict(options)
+    if hasattr(options, "to_dict"):
+        return dict(options.to_dict())
+    import dataclasses
+
+    if dataclasses.is_dataclass(options):
+        return {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
+    return dict(vars(options))
+
+
+def _value_key(v: Any) -> str:
+    """A stable text for a constexpr value (type-tagged, so 1, 1.0 and True differ)."""
+    return f"{type(v).__name__}:{v!r}"
+
+
+class ASTSource:
+    """A ``@jit`` function specialised for a signature: what ``compile()`` turns into a kernel.
+
+    ``signature``: ``{name: "*fp32" | "i32" | ...}`` for the non-constexpr parameters (a comma-separated string
+    or a list is taken positionally); ``constexprs``: ``{name: value}``; ``attrs``: ``{name: {"tt.divisibility":
+    16}}``.
+    """
+
+    ext = "ttir"
+
+    def __init__(self, fn: Any, signature: Union[dict, str, list, tuple], constexprs: Optional[dict] = None,
+                 attrs: Optional[dict] = None):
+        self.fn = fn
+        self.name = getattr(fn, "__name__", "kernel")
+        constexprs = dict(constexprs or {})
+        if isinstance(signature, (str, list, tuple)):
+            types = [t.strip() for t in signature.split(",")] if isinstance(signature, str) else list(signature)
+            names = [p for p in getattr(fn, "arg_names", []) if p not in constexprs
+                     and p not in set(getattr(fn, "constexpr_names", []))]
+            if names and len(names) != len(types):
+                raise TypeError(f"kernel '{self.name}': signature has {len(types)} types for {len(names)} "
+                                f"non-constexpr parameters ({', '.join(names)})")
+            signature = dict(zip(names, types)) if names else dict(enumerate(types))
+        self.signature = dict(signature)
+        self.constexprs = constexprs
+        self.attrs = {k: dict(v) for k, v in (attrs or {}).items()}
+
+    # Triton spells it ``constants``
+    @property
+    def constants(self) -> dict:
+        return self.constexprs
+
+    def hash(self) -> str:
+        fn_key = getattr(self.fn, "cache_key", None) or getattr(self.fn, "src", None) or self.name
+        key = json.dumps({
+            "fn": fn_key,
+            "signature": [[str(k), v] for k, v in self.signature.items()],
+            "constexprs": sorted((str(k), _value_key(v)) for k, v in self.constexprs.items()),
+            "attrs": sorted((str(k), sorted(v.items())) for k, v in self.attrs.items()),
+        }, sort_keys=True, default=repr)
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    def __repr__(self) -> str:
+        return f"ASTSource({self.name}, {self.signature}, constexprs={self.constexprs}, attrs={self.attrs})"
+
+
+class CompiledKernel:
+    """The result of ``compile()``: every stage's output in ``asm`` and JSON-serialisable ``metadata``."""
+
+    def __init__(self, asm: dict, metadata: dict, src: Any = None):
+        self.asm = asm
+        self.metadata = AttrDict(metadata)
+        self.src = src
+        self.name = metadata.get("name", "kernel")
+        t = metadata.get("target") or {}
+        self.target = GPUTarget(t.get("backend", ""), t.get("arch", 0), t.get("warp_size", 32))
+        self.hash = metadata.get("hash", "")
+        # GPU drivers fill these in when loading a binary (``_init_handles``); 0 for others
+        self.n_regs = metadata.get("n_regs", 0)
+        self.n_spills = metadata.get("n_spills", 0)
+        self.module = None
+        self.function = None
+        self.handle = None  # backends may keep a loaded program here
+
+    @property
+    def binary(self) -> Any:
+        """The last stage's output."""
+        return self.asm[next(reversed(self.asm))] if self.asm else None
+
+    @property
+    def kernel(self) -> Any:  # Triton spelling
+        return self.binary
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.metadata.get("complete", True))
+
+    def _init_handles(self) -> None:
+        """Load the binary on the device (drivers that need it do so at launch)."""
+
+    def launch(self, grid: Any, *args) -> None:
+        """Launch with runtime ``args`` (non-constexpr parameters in order) over ``grid``."""
+        from ..runtime.driver import launch
+
+        g = tuple(grid) + (1,) * (3 - len(tuple(grid)))
+        launch(self, g, list(args))
+
+    def __getitem__(self, grid: Any):
+        return lambda *args: self.launch(grid, *args)
+
+    def to_json(self) -> str:
+        return json.dumps(self.metadata, sort_keys=True)
+
+    def __repr__(self) -> str:
+        return f"CompiledKernel({self.name}, target={self.target}, stages={list(self.asm)})"
+
+
+def compile(src: Any, target: Any = None, options: Optional[dict] = None, until: Optional[str] = None
+            ) -> CompiledKernel:
+    """Compile ``src`` (an :class:`ASTSource`) for ``target`` (a GPUTarget or ``"cuda:90"``; default: the active
+    backend's current target).
+
+    Builds the backend's stage dict (``backend.compiler.add_stages(stages, options)``), lets plugins amend it
+    (``tritium_add_stages``), then runs the stages in order: the first gets ``src``, each next one the previous
+    output.  Every output is kept in ``asm[stage]`` and shown to the ``tritium_stage_output`` hook.  ``until``
+    stops after that stage (the kernel is then incomplete: ``metadata["complete"]`` is False).
+    """
+    from ..plugins import get_plugin_manager
+    from ..runtime import driver
+
+    if target is None:
+        target = driver.active.get_current_target()
+    elif not isinstance(target, GPUTarget):
+        target = driver.target_from_spec(target)
+    compiler = driver.get_compiler(target.backend)
+    if not compiler.supports_target(target):
+        raise TritiumError(f"the '{target.backend}' backend does not support target {target}")
+    opts = compiler.parse_options(dict(options or {}))
+    stages: dict = {}
+    compiler.add_stages(stages, opts)
+    pm = get_plugin_manager()
+    pm.hook.tritium_add_stages(stages=stages, options=opts, backend_name=target.backend)
+    if until is not None and until not in stages:
+        raise StageNotImplemented(f"the '{target.backend}' backend has no stage '{until}' "
+                                  f"(its stages: {', '.join(stages)})")
+
+    opts_dict = options_to_dict(opts)
+    src_hash = src.hash() if hasattr(src, "hash") else hashlib.sha256(str(src).encode()).hexdigest()
+    key = f"{src_hash}-{target}-{compiler.hash()}-{json.dumps(_jsonable(opts_dict), sort_keys=True)}"
+    metadata: dict = {
+        **{k: _jsonable(v) for k, v in opts_dict.items()},
+        "name": getattr(src, "name", "kernel"),
+        "hash": hashlib.sha256(key.encode()).hexdigest(),
+        "target": _jsonable(target),
+        "backend": target.backend,
+        "options": _jsonable(opts_dict),
+        "signature": _jsonable(dict(getattr(src, "signature", {}) or {})),
+        "constexprs": {str(k): repr(v) for k, v in (getattr(src, "constexprs", {}) or {}).items()},
+        "attrs": _jsonable(getattr(src, "attrs", {}) or {}),
+        "stages": list(stages),
+        "shared": 0,
+    }
+    asm: dict = {}
+    cur = src
+    for name, fn in stages.items():
+        cur = fn(cur, metadata)
+        asm[name] = cur
+        pm.hook.tritium_stage_output(kernel_name=metadata["name"], stage=name, output=cur)
+        if name == until:
+            break
+    metadata["complete"] = list(asm) == list(stages)
+    metadata = _jsonable(metadata)  # whatever stages added, metadata stays JSON-serialisable
+    return CompiledKernel(asm, metadata, src)
+
+
+__all__ = ["ASTSource", "CompiledKernel", "compile", "StageNotImplemented", "AttrDict", "options_to_dict"]
