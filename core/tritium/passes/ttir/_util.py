@@ -4,8 +4,11 @@ Binding facts these helpers rely on (MLIR 22 Python bindings, checked in tests/p
 
 * ``ir.Value`` wrappers (``Value``, ``OpResult``, ``BlockArgument``) compare equal and hash equal when they
   wrap the same SSA value, whatever wrapper class they come in, so they can be dict keys;
-* ``ir.Operation`` wrappers are unique per live operation (a live-object map): equality and hashing follow the
-  operation, and an erased op's wrapper raises ``RuntimeError`` when touched instead of crashing;
+* ``ir.Operation`` wrappers are NOT unique per operation (MLIR 22 has no live-object map): two wrappers of
+  one op compare and hash equal, but ``op.erase()`` invalidates only the wrapper it is called on.  Any other
+  wrapper of the erased op dangles (use-after-free).  So every pass here erases an op only through the
+  wrapper it is visiting and never visits it again: sweeps walk a precomputed op list and a pattern may only
+  erase the op it was given;
 * ``op.attributes`` lists inherent (property) attributes too (``predicate``, ``fastmath``, ``overflowFlags``),
   and ``ir.Operation.create(..., attributes=...)`` puts inherent ones back into properties.
 """
