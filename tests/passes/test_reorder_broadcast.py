@@ -1,0 +1,89 @@
+from tritium.passes.ttir import reorder_broadcast_pass
+
+from .ttir_pass_helpers import count, func, op_lines, run_pass
+
+
+def test_elementwise_of_splats_runs_on_scalars():
+    src = func("""
+  %a = "tt.splat"(%n) : (i32) -> tensor<128xi32>
+  %b = "tt.splat"(%m) : (i32) -> tensor<128xi32>
+  %c = arith.constant dense<3> : tensor<128xi32>
+  %s = arith.addi %a, %b : tensor<128xi32>
+  %t = arith.muli %s, %c : tensor<128xi32>
+  %lt = arith.cmpi slt, %t, %b : tensor<128xi32>
+  "tt.print"(%lt) {prefix = ""} : (tensor<128xi1>) -> ()
+  return""", args="%n: i32, %m: i32")
+    out = run_pass(reorder_broadcast_pass, src)
+    assert "arith.addi %arg0, %arg1 : i32" in out
+    assert any(": i32" in l and "tensor" not in l for l in op_lines(out, "arith.muli"))
+    assert any(": i32" in l and "tensor" not in l for l in op_lines(out, "arith.cmpi"))
+    assert "slt" in op_lines(out, "arith.cmpi")[0]
+    # one splat left: the i1 result
+    splats = op_lines(out, "tt.splat")
+    assert len(splats) == 1 and "(i1) -> tensor<128xi1>" in splats[0]
+
+
+def test_addptr_of_splats():
+    src = func("""
+  %a = "tt.splat"(%p) : (!tt.ptr<f32>) -> tensor<8x!tt.ptr<f32>>
+  %b = "tt.splat"(%n) : (i32) -> tensor<8xi32>
+  %c = "tt.addptr"(%a, %b) : (tensor<8x!tt.ptr<f32>>, tensor<8xi32>) -> tensor<8x!tt.ptr<f32>>
+  %x = "tt.load"(%c) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<8x!tt.ptr<f32>>) -> tensor<8xf32>
+  "tt.print"(%x) {prefix = ""} : (tensor<8xf32>) -> ()
+  return""")
+    out = run_pass(reorder_broadcast_pass, src)
+    (line,) = op_lines(out, "tt.addptr")
+    assert "(!tt.ptr<f32>, i32) -> !tt.ptr<f32>" in line
+
+
+def test_elementwise_of_broadcasts_runs_on_the_source_shape():
+    src = func("""
+  %r = "tt.make_range"() {start = 0 : i32, end = 4 : i32} : () -> tensor<4xi32>
+  %e = "tt.expand_dims"(%r) {axis = 1 : i32} : (tensor<4xi32>) -> tensor<4x1xi32>
+  %b = "tt.broadcast"(%e) : (tensor<4x1xi32>) -> tensor<4x8xi32>
+  %f = "tt.expand_dims"(%r) {axis = 1 : i32} : (tensor<4xi32>) -> tensor<4x1xi32>
+  %g = arith.muli %f, %f : tensor<4x1xi32>
+  %bg = "tt.broadcast"(%g) : (tensor<4x1xi32>) -> tensor<4x8xi32>
+  %s = "tt.splat"(%n) : (i32) -> tensor<4x8xi32>
+  %c = arith.constant dense<2> : tensor<4x8xi32>
+  %x = arith.addi %b, %s : tensor<4x8xi32>
+  %y = arith.muli %x, %c : tensor<4x8xi32>
+  %z = arith.subi %y, %bg : tensor<4x8xi32>
+  "tt.print"(%z) {prefix = ""} : (tensor<4x8xi32>) -> ()
+  return""")
+    out = run_pass(reorder_broadcast_pass, src)
+    for name in ("arith.addi", "arith.subi"):
+        (line,) = op_lines(out, name)
+        assert line.endswith(": tensor<4x1xi32>"), line
+    assert all(l.endswith(": tensor<4x1xi32>") for l in op_lines(out, "arith.muli"))
+    assert "dense<2> : tensor<4x1xi32>" in out
+    bcasts = op_lines(out, "tt.broadcast")
+    assert len(bcasts) == 1 and "(tensor<4x1xi32>) -> tensor<4x8xi32>" in bcasts[0]
+
+
+def test_mismatched_broadcast_sources_untouched():
+    src = func("""
+  %r = "tt.make_range"() {start = 0 : i32, end = 4 : i32} : () -> tensor<4xi32>
+  %e0 = "tt.expand_dims"(%r) {axis = 0 : i32} : (tensor<4xi32>) -> tensor<1x4xi32>
+  %e1 = "tt.expand_dims"(%r) {axis = 1 : i32} : (tensor<4xi32>) -> tensor<4x1xi32>
+  %b0 = "tt.broadcast"(%e0) : (tensor<1x4xi32>) -> tensor<4x4xi32>
+  %b1 = "tt.broadcast"(%e1) : (tensor<4x1xi32>) -> tensor<4x4xi32>
+  %x = arith.addi %b0, %b1 : tensor<4x4xi32>
+  "tt.print"(%x) {prefix = ""} : (tensor<4x4xi32>) -> ()
+  return""")
+    out = run_pass(reorder_broadcast_pass, src)
+    (line,) = op_lines(out, "arith.addi")
+    assert line.endswith(": tensor<4x4xi32>")
+    assert count(out, "tt.broadcast") == 2
+
+
+def test_expand_dims_of_splat():
+    src = func("""
+  %s = "tt.splat"(%n) : (i32) -> tensor<4xi32>
+  %e = "tt.expand_dims"(%s) {axis = 0 : i32} : (tensor<4xi32>) -> tensor<1x4xi32>
+  "tt.print"(%e) {prefix = ""} : (tensor<1x4xi32>) -> ()
+  return""")
+    out = run_pass(reorder_broadcast_pass, src)
+    assert count(out, "tt.expand_dims") == 0
+    (line,) = op_lines(out, "tt.splat")
+    assert "(i32) -> tensor<1x4xi32>" in line
