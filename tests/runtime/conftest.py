@@ -1,0 +1,1 @@
+from .fakebackend import fake, register_fake  # noqa: F401  (fixtures)

@@ -1,0 +1,139 @@
+"""tritium.compiler: ASTSource, compile() over a backend's stages, plugin hooks on the pipeline, make_ttir."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import tritium
+import tritium.plugins as plugins
+from tritium.compiler import ASTSource, CompiledKernel, StageNotImplemented, compile
+from tritium.compiler.backend import GPUTarget
+
+
+@tritium.jit
+def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # noqa: F821
+    pass
+
+
+def src(**kw):
+    return ASTSource(add, kw.pop("sig", {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}),
+                     kw.pop("constexprs", {"BLOCK": 64}), kw.pop("attrs", {"n": {"tt.divisibility": 16}}))
+
+
+def test_astsource_hash_is_stable_and_specific():
+    assert src().hash() == src().hash()
+    assert src().hash() != src(constexprs={"BLOCK": 128}).hash()
+    assert src().hash() != src(attrs={}).hash()
+    assert src(constexprs={"BLOCK": 1}).hash() != src(constexprs={"BLOCK": True}).hash()
+
+
+def test_astsource_positional_signature():
+    s = ASTSource(add, "*fp32, *fp32, *fp16, i64", {"BLOCK": 4})
+    assert s.signature == {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp16", "n": "i64"}
+    with pytest.raises(TypeError, match="3 types for 4"):
+        ASTSource(add, "*fp32,*fp32,i32", {"BLOCK": 4})
+
+
+def test_compile_runs_every_stage(fake):
+    k = compile(src(), target="fake")
+    assert isinstance(k, CompiledKernel)
+    assert list(k.asm) == ["sig", "bin"]
+    desc = json.loads(k.asm["sig"])
+    assert desc["signature"]["out_ptr"] == "*fp32" and desc["attrs"] == {"n": {"tt.divisibility": 16}}
+    assert k.asm["bin"] == k.asm["sig"].upper().encode() and k.binary == k.asm["bin"]
+    md = json.loads(json.dumps(k.metadata))
+    assert md["name"] == "add" and md["backend"] == "fake"
+    assert md["target"] == {"backend": "fake", "arch": 1, "warp_size": 32}
+    assert md["options"]["num_warps"] == 4 and md["constexprs"] == {"BLOCK": "64"}
+    assert md["signature"]["n"] == "i32" and md["described"] is True and md["complete"] is True
+    assert k.metadata.num_warps == 4 and k.target == GPUTarget("fake", 1, 32)
+
+
+def test_compile_defaults_to_active_target(fake):
+    assert compile(src()).metadata["backend"] == "fake"
+
+
+def test_compile_until(fake):
+    k = compile(src(), target="fake", until="sig")
+    assert list(k.asm) == ["sig"] and not k.complete
+    with pytest.raises(StageNotImplemented, match="no stage 'ptx'.*sig, bin"):
+        compile(src(), target="fake", until="ptx")
+
+
+def test_hooks_amend_and_observe_stages(fake):
+    seen = []
+
+    class Dumper:
+        @plugins.hookimpl
+        def tritium_add_stages(self, stages, options, backend_name):
+            assert backend_name == "fake" and options.num_warps == 2
+            stages["extra"] = lambda prev, metadata: prev + b"!"
+
+        @plugins.hookimpl
+        def tritium_stage_output(self, kernel_name, stage, output):
+            seen.append((kernel_name, stage, type(output).__name__))
+
+    d = Dumper()
+    plugins.register(d)
+    try:
+        k = compile(src(), target="fake", options={"num_warps": 2})
+    finally:
+        plugins.unregister(d)
+    assert list(k.asm) == ["sig", "bin", "extra"] and k.asm["extra"].endswith(b"!")
+    assert seen == [("add", "sig", "str"), ("add", "bin", "bytes"), ("add", "extra", "bytes")]
+
+
+def test_launch_hooks(fake):
+    events = []
+
+    class Prof:
+        @plugins.hookimpl
+        def tritium_launch_enter(self, kernel, grid, args):
+            events.append(("enter", kernel.name, grid, len(args)))
+
+        @plugins.hookimpl
+        def tritium_launch_exit(self, kernel):
+            events.append(("exit", kernel.name))
+
+    p = Prof()
+    plugins.register(p)
+    try:
+        import numpy as np
+
+        a = np.zeros(16, np.float32)
+        add[(2,)](a, a, a, 16, BLOCK=16)
+    finally:
+        plugins.unregister(p)
+    assert events == [("enter", "add", (2, 1, 1), 4), ("exit", "add")]
+
+
+def test_compiled_kernel_launch(fake):
+    k = compile(src(), target="fake")
+    k[(3,)](1, 2, 3, 4)
+    assert fake.launches[-1][1:] == ((3, 1, 1), [1, 2, 3, 4])
+
+
+def _frontend_ready():
+    try:
+        from tritium.frontend import make_ttir  # noqa: F401
+        import tritium.language as tl
+
+        return hasattr(tl, "program_id")
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not _frontend_ready(), reason="the frontend (tritium.frontend.make_ttir) is not there yet")
+def test_make_ttir_for_cuda_without_gpu(tmp_path):
+    from tests.runtime import ttir_kernels as K
+
+    s = ASTSource(K.add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                  {"BLOCK": 128}, {"x_ptr": {"tt.divisibility": 16}})
+    k = compile(s, target="cuda:90", until="ttir")
+    text = k.asm["ttir"]
+    assert "func.func" in text and "add_kernel" in text and "tt.divisibility" in text
+    assert "ttir_kernels.py" in text  # locations survive
+    assert k.metadata["name"] == "add_kernel" and k.metadata["target"]["arch"] == 90
+    with pytest.raises(StageNotImplemented, match="cannot lower TTIR to TTGIR yet"):
+        compile(s, target="cuda:90")
