@@ -164,3 +164,29 @@ func.func public @k(%n: i32) {
         m = ir.Module.parse(src)
         with pytest.raises(tt.VerificationError):
             run_ttir_pipeline(m)
+
+
+def test_runs_without_an_entered_context():
+    # the passes create types and attributes: they must enter the module's context themselves
+    from mlir import passmanager
+
+    ctx = make_context()
+    m = ir.Module.parse(ADD_KERNEL.replace("%unused", "%unused0"), context=ctx)
+    pm = passmanager.PassManager("builtin.module", context=ctx)
+    add_ttir_passes(pm)
+    pm.run(m.operation)
+    src = """
+func.func public @k(%n: i32) {
+  %s = "tt.splat"(%n) : (i32) -> tensor<4xi32>
+  %e = "tt.expand_dims"(%s) {axis = 0 : i32} : (tensor<4xi32>) -> tensor<1x4xi32>
+  %b = "tt.broadcast"(%e) : (tensor<1x4xi32>) -> tensor<2x4xi32>
+  %c = arith.constant dense<1> : tensor<2x4xi32>
+  %x = arith.addi %b, %c : tensor<2x4xi32>
+  "tt.print"(%x) {prefix = ""} : (tensor<2x4xi32>) -> ()
+  return
+}
+"""
+    m2 = ir.Module.parse(src, context=ctx)
+    run_ttir_pipeline(m2)
+    out = str(m2)
+    assert "arith.addi %arg0, %c1_i32 : i32" in out and '"tt.splat"' in out

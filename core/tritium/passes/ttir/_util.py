@@ -279,11 +279,13 @@ def is_commutative(op) -> bool:
     return op.name in _ARITH_COMMUTATIVE
 
 
-def run_as_pass(fn, name: str):
-    """Wrap ``fn(module_op)`` as a callable for ``PassManager.add`` (signature ``(op, pass_)``)."""
+def in_context(fn):
+    """Run ``fn(root, ...)`` with ``root``'s MLIR context entered (types and attributes need a current one)."""
+    import functools
 
-    def _run(op, pass_):
-        fn(op)
+    @functools.wraps(fn)
+    def wrapper(root, *args, **kwargs):
+        with as_op(root).context:
+            return fn(root, *args, **kwargs)
 
-    _run.__name__ = name
-    return _run
+    return wrapper

@@ -236,6 +236,7 @@ def apply_patterns(root, patterns: dict, max_sweeps: int = 32) -> int:
     return total
 
 
+@u.in_context
 def combine(root) -> int:
     """Run the combine rules under ``root``; returns the number of rewrites."""
     n = apply_patterns(root, PATTERNS)

@@ -26,6 +26,7 @@ def _key(op: ir.Operation):
     return (op.name, u.operand_key(op), attrs, tuple(str(r.type) for r in op.results))
 
 
+@u.in_context
 def cse(root) -> int:
     """Run CSE over everything nested in ``root``; returns the number of ops erased."""
     erased = 0

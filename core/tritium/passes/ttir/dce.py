@@ -32,6 +32,7 @@ def _dead_region_op(op) -> bool:
     return True
 
 
+@u.in_context
 def dce(root) -> int:
     """Erase dead ops under ``root`` until nothing changes; returns the number of ops erased."""
     total = 0

@@ -51,6 +51,7 @@ def _hoist_from(loop) -> int:
     return moved
 
 
+@u.in_context
 def licm(root) -> int:
     """Hoist loop invariants out of every loop under ``root``; returns the number of ops moved."""
     loops = [op for op in u.walk_preorder(root) if op.name in _LOOPS]

@@ -121,6 +121,7 @@ class _AnyName(dict):
         return self._fixed.get(name, (_elementwise,))
 
 
+@u.in_context
 def reorder_broadcast(root) -> int:
     """Run the rules under ``root``; returns the number of rewrites."""
     n = apply_patterns(root, _AnyName())
