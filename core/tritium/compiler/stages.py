@@ -17,13 +17,8 @@ def _frontend_make_ttir():
 
 def run_ttir_passes(module: Any) -> Any:
     """The core TTIR pipeline (``tritium.passes.ttir.run_ttir_pipeline``) over ``module``, in place."""
-    try:
-        from ..passes.ttir import run_ttir_pipeline
-    except ImportError:  # FALLBACK while the TTIR pipeline is being written: remove once it exists
-        import warnings
+    from ..passes.ttir import run_ttir_pipeline
 
-        warnings.warn("tritium.passes.ttir.run_ttir_pipeline does not exist yet: TTIR passes skipped", stacklevel=2)
-        return module
     out = run_ttir_pipeline(module)
     return module if out is None else out
 

@@ -1,0 +1,143 @@
+"""The ``tritium`` command: backends, compile, run-example."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tritium import cli
+from tests.runtime.fakebackend import fake, register_fake  # noqa: F401  (fixtures)
+
+KERNEL = '''
+import tritium
+
+
+@tritium.jit
+def add(x_ptr, y_ptr, out_ptr, n, BLOCK: "tl.constexpr"):
+    pass
+
+
+not_a_kernel = 3
+'''
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def kfile(tmp_path):
+    p = tmp_path / "k.py"
+    p.write_text(KERNEL)
+    return p
+
+
+def test_backends_lists_everything(capsys, monkeypatch):
+    monkeypatch.delenv("TRITIUM_TARGET", raising=False)
+    assert cli.main(["backends"]) == 0
+    out = capsys.readouterr().out
+    assert "cuda" in out and "hip" in out and "selected:" in out
+    from tritium_nvidia.plugin import missing
+
+    if missing():
+        assert "pip install 'tritium[nvidia]'" in out
+
+
+def test_backends_marks_selection(fake, capsys):
+    assert cli.main(["backends", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["selected"] == "fake"
+    row = [b for b in data["backends"] if b["name"] == "fake"][0]
+    assert row["selected"] and row["active"] and row["deps_installed"]
+
+
+def test_backends_explains_inactive(register_fake, capsys):
+    register_fake(name="sleepy", active=False, reason="no sleepy device")
+    assert cli.main(["backends"]) == 0
+    out = capsys.readouterr().out
+    assert "active: no (no sleepy device)" in out
+
+
+def test_compile_writes_requested_stages(fake, kfile, tmp_path, capsys):
+    out = tmp_path / "out"
+    rc = cli.main(["compile", f"{kfile}:add", "--signature", "*fp32:16,*fp32,*fp32,i32", "--constexpr",
+                   "BLOCK=1024", "--target", "fake", "--emit", "sig,bin", "--out", str(out), "-O", "num_warps=2"])
+    assert rc == 0
+    desc = json.loads((out / "add.sig").read_text())
+    assert desc["signature"] == {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+    assert desc["constexprs"] == {"BLOCK": "1024"} and desc["attrs"] == {"x_ptr": {"tt.divisibility": 16}}
+    assert (out / "add.bin").read_bytes() == (out / "add.sig").read_text().upper().encode()
+    meta = json.loads((out / "add.json").read_text())
+    assert meta["num_warps"] == 2 and meta["backend"] == "fake"
+
+
+def test_compile_only_runs_needed_stages(fake, kfile, tmp_path):
+    assert cli.main(["compile", f"{kfile}:add", "-s", "*fp32,*fp32,*fp32,i32", "-c", "BLOCK=4", "-t", "fake",
+                     "--emit", "sig", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "add.sig").exists() and not (tmp_path / "add.bin").exists()
+
+
+def test_compile_unknown_stage(fake, kfile, tmp_path, capsys):
+    rc = cli.main(["compile", f"{kfile}:add", "-s", "*fp32,*fp32,*fp32,i32", "-c", "BLOCK=4", "-t", "fake",
+                   "--emit", "ptx", "--out", str(tmp_path)])
+    assert rc == 2
+    assert "the 'fake' backend has no stage 'ptx' (its stages: sig, bin)" in capsys.readouterr().err
+
+
+def test_compile_bad_inputs(fake, kfile, tmp_path):
+    with pytest.raises(SystemExit, match="needs --constexpr BLOCK=VALUE"):
+        cli.main(["compile", f"{kfile}:add", "-s", "*fp32,*fp32,*fp32,i32", "-t", "fake"])
+    with pytest.raises(SystemExit, match="4 non-constexpr parameters"):
+        cli.main(["compile", f"{kfile}:add", "-s", "*fp32,i32", "-c", "BLOCK=4", "-t", "fake"])
+    with pytest.raises(SystemExit, match="no kernel named 'nope'"):
+        cli.main(["compile", f"{kfile}:nope", "-t", "fake"])
+    with pytest.raises(SystemExit, match="not a @tritium.jit function"):
+        cli.main(["compile", f"{kfile}:not_a_kernel", "-t", "fake"])
+
+
+def test_compile_unavailable_backend(kfile, tmp_path, capsys):
+    rc = cli.main(["compile", f"{kfile}:add", "-s", "*fp32,*fp32,*fp32,i32", "-c", "BLOCK=4", "-t", "nosuch"])
+    assert rc == 1 and "unknown tritium backend 'nosuch'" in capsys.readouterr().err
+
+
+def test_cuda_ttgir_not_yet(kfile, tmp_path, capsys):
+    # the ttir stage needs the frontend; asking for ttgir on cuda must fail with a clear message either way
+    try:
+        rc = cli.main(["compile", f"{kfile}:add", "-s", "*fp32,*fp32,*fp32,i32", "-c", "BLOCK=4",
+                       "-t", "cuda:90", "--emit", "ttgir", "--out", str(tmp_path)])
+    except Exception as e:  # noqa: BLE001 - the frontend may reject the empty kernel body
+        pytest.skip(f"frontend not ready: {e}")
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "cannot lower TTIR to TTGIR yet" in err or "frontend" in err
+
+
+def test_python_dash_m_and_version():
+    r = subprocess.run([sys.executable, "-m", "tritium", "--version"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("tritium ")
+
+
+def test_run_example_list(capsys):
+    assert cli.main(["run-example", "--list"]) == 0
+    assert "vector_add" in capsys.readouterr().out.split()
+
+
+def test_run_example_unknown(capsys):
+    assert cli.main(["run-example", "nope"]) == 2
+    assert "no example 'nope'" in capsys.readouterr().err
+
+
+def _interpreter_ready():
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITIUM_TARGET", "TRITON_INTERPRET")}
+    r = subprocess.run([sys.executable, "-c", "import tritium_interpreter.plugin, tritium.frontend as f; f.make_ttir"],
+                       capture_output=True, timeout=120, env=env)
+    return r.returncode == 0
+
+
+@pytest.mark.skipif(not _interpreter_ready(), reason="the interpreter backend / frontend are not there yet")
+def test_readme_example_runs_on_the_interpreter():
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITIUM_TARGET", "TRITON_INTERPRET")}
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "vector_add.py")], capture_output=True, text=True,
+                       timeout=300, env=env, cwd=str(ROOT))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().endswith("OK")
