@@ -21,8 +21,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Optional
 
-# Operand / result group kinds.
-SINGLE, OPTIONAL, VARIADIC = "single", "optional", "variadic"
+# Operand / result group kinds.  VARIADIC values all share one type (IRDL binds a group's constraint variable
+# to the first value's type); MIXED is a variadic group whose values may differ in type (reduce over values and
+# indices, print of several tensors).  IRDL cannot say that, so a MIXED group is encoded as MIXED_SLOTS optional
+# groups of their own; ``segment_attributes`` fills in the segment sizes, and readers see one flat group.
+SINGLE, OPTIONAL, VARIADIC, MIXED = "single", "optional", "variadic", "mixed"
+MIXED_SLOTS = 8
 
 # Memory effects.
 READ, WRITE = "read", "write"
@@ -48,11 +52,67 @@ class OpDef:
 
     @property
     def needs_operand_segments(self) -> bool:
-        return sum(kind != SINGLE for _, kind in self.operands) > 1
+        return len([k for _, k in _irdl_groups(self.operands) if k != SINGLE]) > 1
 
     @property
     def needs_result_segments(self) -> bool:
-        return sum(kind != SINGLE for _, kind in self.results) > 1
+        return len([k for _, k in _irdl_groups(self.results) if k != SINGLE]) > 1
+
+
+def _irdl_groups(groups) -> list:
+    """The groups as IRDL sees them: a MIXED group becomes MIXED_SLOTS optional groups."""
+    out = []
+    for name, kind in groups:
+        if kind == MIXED:
+            out.extend((f"{name}_{i}", OPTIONAL) for i in range(MIXED_SLOTS))
+        else:
+            out.append((name, kind))
+    return out
+
+
+def _segment_sizes(groups, sizes: dict) -> list:
+    """IRDL segment sizes for ``sizes`` (group name -> number of values) of the table's ``groups``."""
+    out = []
+    for name, kind in groups:
+        n = sizes.get(name, 1 if kind == SINGLE else 0)
+        if kind == MIXED:
+            if n > MIXED_SLOTS:
+                raise VerificationError(f"'{name}' takes at most {MIXED_SLOTS} values, got {n}")
+            out.extend([1] * n + [0] * (MIXED_SLOTS - n))
+        else:
+            out.append(n)
+    return out
+
+
+def segment_attributes(name: str, n_operands: int, n_results: int, attributes: dict, context=None) -> dict:
+    """Add the ``operandSegmentSizes`` / ``resultSegmentSizes`` an op with a MIXED group needs.
+
+    Only ops whose one non-single group is MIXED are filled in (their flat operand list says it all); ops with
+    several optional groups (load, store, ...) must pass their segment sizes themselves.
+    """
+    from mlir import ir
+
+    opdef = _BY_NAME.get(name)
+    if opdef is None:
+        return attributes
+    attributes = dict(attributes)
+    for groups, n, key in ((opdef.operands, n_operands, "operandSegmentSizes"),
+                           (opdef.results, n_results, "resultSegmentSizes")):
+        mixed = [g for g, k in groups if k == MIXED]
+        if not mixed or key in attributes:
+            continue
+        n_single = sum(k == SINGLE for _, k in groups)
+        sizes = _segment_sizes(groups, {mixed[0]: n - n_single})
+        attributes[key] = ir.DenseI32ArrayAttr.get(sizes, context)
+    return attributes
+
+
+def create_op(name: str, operands=(), results=(), attributes=None, **kwargs):
+    """``ir.Operation.create`` for tt ops, filling in the segment sizes MIXED groups need."""
+    from mlir import ir
+
+    attrs = segment_attributes(name, len(operands), len(results), attributes or {})
+    return ir.Operation.create(name, results=list(results), operands=list(operands), attributes=attrs, **kwargs)
 
 
 class VerificationError(Exception):
@@ -148,8 +208,9 @@ def _operand_groups(op, opdef: OpDef) -> dict:
     if opdef.needs_operand_segments:
         sizes = list(op.attributes["operandSegmentSizes"])
         pos = 0
-        for (name, _), n in zip(opdef.operands, sizes):
-            groups[name] = operands[pos:pos + n]
+        for (name, _), n in zip(_irdl_groups(opdef.operands), sizes):
+            name = name.rsplit("_", 1)[0] if name not in dict(opdef.operands) else name
+            groups.setdefault(name, []).extend(operands[pos:pos + n])
             pos += n
         return groups
     n_var = len(operands) - sum(kind == SINGLE for _, kind in opdef.operands)
@@ -423,7 +484,7 @@ def _v_histogram(op, g):
 # The table.
 # ----------------------------------------------------------------------------------------------
 
-_S, _O, _V = SINGLE, OPTIONAL, VARIADIC
+_S, _O, _V, _M = SINGLE, OPTIONAL, VARIADIC, MIXED
 _NONE = ()
 _RW = frozenset({READ, WRITE})
 
@@ -468,18 +529,18 @@ OPS: tuple[OpDef, ...] = (
     OpDef("precise_divf", (("x", _S), ("y", _S)), verify=_v_same_shape_operands_result),
     OpDef("mulhiui", (("x", _S), ("y", _S)), commutative=True, verify=_v_same_shape_operands_result),
     OpDef("histogram", (("src", _S), ("mask", _O)), verify=_v_histogram),
-    OpDef("extern_elementwise", (("srcs", _V),), attrs=("libname", "libpath", "symbol", "pure"),
+    OpDef("extern_elementwise", (("srcs", _M),), attrs=("libname", "libpath", "symbol", "pure"),
           verify=_v_same_shape_operands_result),
-    OpDef("elementwise_inline_asm", (("args", _V),), results=(("result", _V),),
+    OpDef("elementwise_inline_asm", (("args", _M),), results=(("result", _M),),
           attrs=("asm_string", "constraints", "pure", "packed_element"), pure=False, effects=_RW),
     # reductions and scans: the combine function is a symbol reference to a private func.func that ends in
     # func.return.  Triton's tt.reduce.return / tt.scan.return have no counterpart: IRDL op names cannot
     # contain '.', and IRDL ops cannot be terminators (see the module docstring).
-    OpDef("reduce", (("srcs", _V),), results=(("result", _V),), attrs=("axis", "combine"), verify=_v_reduce),
-    OpDef("scan", (("srcs", _V),), results=(("result", _V),), attrs=("axis", "reverse", "combine"),
+    OpDef("reduce", (("srcs", _M),), results=(("result", _M),), attrs=("axis", "combine"), verify=_v_reduce),
+    OpDef("scan", (("srcs", _M),), results=(("result", _M),), attrs=("axis", "reverse", "combine"),
           verify=_v_scan),
     # debugging
-    OpDef("print", (("args", _V),), results=_NONE, attrs=("prefix", "hex", "isSigned"),
+    OpDef("print", (("args", _M),), results=_NONE, attrs=("prefix", "hex", "isSigned"),
           pure=False, effects=_RW),
     OpDef("assert", (("condition", _S),), results=_NONE, attrs=("message",), pure=False, effects=_RW),
 )
@@ -499,7 +560,7 @@ def irdl_source() -> str:
     for op in OPS:
         lines.append(f"  irdl.operation @{op.name} {{")
         n = 0
-        for group, tag in ((op.operands, "operands"), (op.results, "results")):
+        for group, tag in ((_irdl_groups(op.operands), "operands"), (_irdl_groups(op.results), "results")):
             if not group:
                 continue
             parts = []
