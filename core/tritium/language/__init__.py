@@ -1,0 +1,22 @@
+"""``tritium.language`` (tl): Triton 3.x's tile language.  ``import tritium.language as tl``."""
+from .core import (SemanticError, block_type, builtin, constexpr, dtype, function_type, is_builtin,  # noqa: F401
+                   pointer_type, tensor, str_to_ty, void, int1, int8, int16, int32, int64, uint8, uint16, uint32,
+                   uint64, float8e5, float8e5b16, float8e4nv, float8e4b8, float8e4b15, float16, bfloat16, float32,
+                   float64, pi32_t)
+from .functions import *  # noqa: F401,F403
+from .functions import (PropagateNan, abs, advance, arange, argmax, argmin, associative_scan, assume,  # noqa: F401
+                        atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
+                        atomic_xor, broadcast, broadcast_to, cast, cat, cdiv, ceil, clamp, cos, cumprod, cumsum,
+                        debug_barrier, device_assert, device_print, div_rn, dot, erf, exp, exp2, expand_dims, fdiv,
+                        floor, fma, full, full_like, interleave, join, load, log, log2, make_block_ptr, max,
+                        max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
+                        program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, softmax, split, sqrt,
+                        sqrt_rn, static_assert, static_print, static_range, store, sum, trans, umulhi, view, where,
+                        xor_sum, zeros, zeros_like)
+from . import math  # noqa: F401
+
+float8e4 = float8e4nv
+const = constexpr
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+__all__ = [n for n in dir() if not n.startswith("_")]

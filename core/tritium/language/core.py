@@ -1,0 +1,568 @@
+"""tl core: dtypes, ``constexpr``, ``tensor`` and the builder that the semantic rules emit MLIR through.
+
+Values the code generator handles are ``tensor`` (an MLIR value + its tl type), ``constexpr`` (a Python
+value known at compile time) or plain Python objects (tuples, dtypes, functions, modules).
+"""
+from __future__ import annotations
+
+import builtins as _py
+import threading
+from typing import Any, List, Optional
+
+
+class SemanticError(Exception):
+    """A user mistake detected by tl's semantic rules (the frontend turns it into a CompilationError)."""
+
+
+class UnsupportedError(SemanticError):
+    """Valid Python the tile language does not support."""
+
+
+# ----------------------------------------------------------------------------------------------
+# dtypes
+# ----------------------------------------------------------------------------------------------
+
+def _unwrap(x):
+    c = globals().get("constexpr")
+    return x.value if c is not None and isinstance(x, c) else x
+
+
+_MLIR_NAME = {
+    "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
+    "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2", "fp8e4b8": "f8E4M3FNUZ", "fp8e5b16": "f8E5M2FNUZ",
+    "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
+}
+_FP_MANTISSA = {"fp8e4nv": 3, "fp8e4b8": 3, "fp8e4b15": 3, "fp8e5": 2, "fp8e5b16": 2, "fp16": 10, "bf16": 7,
+                "fp32": 23, "fp64": 52}
+_FP_EXPONENT = {"fp8e4nv": 4, "fp8e4b8": 4, "fp8e4b15": 4, "fp8e5": 5, "fp8e5b16": 5, "fp16": 5, "bf16": 8,
+                "fp32": 8, "fp64": 11}
+_FP_BIAS = {"fp8e4nv": 7, "fp8e4b8": 8, "fp8e4b15": 15, "fp8e5": 15, "fp8e5b16": 16, "fp16": 15, "bf16": 127,
+            "fp32": 127, "fp64": 1023}
+
+
+class dtype:
+    """A scalar element type (Triton's ``tl.dtype``).  Names follow Triton: ``fp32``, ``int32``, ``uint8``."""
+
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
+
+    class SIGNEDNESS:
+        SIGNED = 0
+        UNSIGNED = 1
+
+    class KIND:
+        BOOLEAN = 0
+        INTEGRAL = 1
+        FLOATING = 2
+
+    def __init__(self, name):
+        name = _unwrap(name)
+        self.name = name
+        if name in self.SINT_TYPES:
+            self.int_signedness = dtype.SIGNEDNESS.SIGNED
+            self.int_bitwidth = int(name.split("int")[-1])
+            self.primitive_bitwidth = self.int_bitwidth
+        elif name in self.UINT_TYPES:
+            self.int_signedness = dtype.SIGNEDNESS.UNSIGNED
+            self.int_bitwidth = int(name.split("int")[-1])
+            self.primitive_bitwidth = self.int_bitwidth
+        elif name in self.FP_TYPES:
+            self.fp_mantissa_width = _FP_MANTISSA[name]
+            self.exponent_bias = _FP_BIAS[name]
+            self.primitive_bitwidth = 1 + _FP_MANTISSA[name] + _FP_EXPONENT[name]
+        elif name == "void":
+            self.primitive_bitwidth = 0
+        elif not name.startswith("pointer<") and not name.startswith("<"):
+            raise SemanticError(f"unknown dtype {name!r}")
+
+    # predicates
+    def is_fp8(self): return self.name.startswith("fp8")
+    def is_fp8e4nv(self): return self.name == "fp8e4nv"
+    def is_fp8e4b8(self): return self.name == "fp8e4b8"
+    def is_fp8e4b15(self): return self.name == "fp8e4b15"
+    def is_fp8e5(self): return self.name == "fp8e5"
+    def is_fp8e5b16(self): return self.name == "fp8e5b16"
+    def is_fp16(self): return self.name == "fp16"
+    def is_bf16(self): return self.name == "bf16"
+    def is_fp32(self): return self.name == "fp32"
+    def is_fp64(self): return self.name == "fp64"
+    def is_int1(self): return self.name == "int1"
+    def is_int8(self): return self.name == "int8"
+    def is_int16(self): return self.name == "int16"
+    def is_int32(self): return self.name == "int32"
+    def is_int64(self): return self.name == "int64"
+    def is_uint8(self): return self.name == "uint8"
+    def is_uint16(self): return self.name == "uint16"
+    def is_uint32(self): return self.name == "uint32"
+    def is_uint64(self): return self.name == "uint64"
+    def is_floating(self): return self.name in self.FP_TYPES
+    def is_standard_floating(self): return self.name in self.STANDARD_FP_TYPES
+    def is_int_signed(self): return self.name in self.SINT_TYPES
+    def is_int_unsigned(self): return self.name in self.UINT_TYPES
+    def is_int(self): return self.name in self.SINT_TYPES + self.UINT_TYPES
+    def is_bool(self): return self.is_int1()
+    def is_void(self): return self.name == "void"
+    def is_ptr(self): return False
+    def is_block(self): return False
+    def is_const(self): return False
+
+    def kind(self):
+        if self.is_bool():
+            return dtype.KIND.BOOLEAN
+        if self.is_int():
+            return dtype.KIND.INTEGRAL
+        return dtype.KIND.FLOATING
+
+    def get_int_max_value(self):
+        if self.is_int_signed():
+            return 2 ** (self.int_bitwidth - 1) - 1
+        return 2 ** self.int_bitwidth - 1
+
+    def get_int_min_value(self):
+        if self.is_int_signed():
+            return -2 ** (self.int_bitwidth - 1)
+        return 0
+
+    @property
+    def scalar(self):
+        return self
+
+    @property
+    def cache_key_part(self) -> str:
+        return self.name
+
+    def to_ir(self, builder=None):
+        from mlir import ir
+        if self.name not in _MLIR_NAME:
+            raise SemanticError(f"dtype {self.name} has no MLIR type in tritium")
+        return ir.Type.parse(_MLIR_NAME[self.name])
+
+    def mlir_str(self) -> str:
+        if self.name not in _MLIR_NAME:
+            raise SemanticError(f"dtype {self.name} has no MLIR type in tritium")
+        return _MLIR_NAME[self.name]
+
+    def __eq__(self, other):
+        other = _unwrap(other)
+        return isinstance(other, dtype) and self.name == other.name
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash((self.name,))
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return f"triton.language.{_PY_NAME.get(self.name, self.name)}"
+
+    def with_element_ty(self, ty):
+        return ty
+
+
+_PY_NAME = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8e4nv",
+            "fp8e5": "float8e5", "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16", "fp8e4b15": "float8e4b15"}
+
+
+class pointer_type(dtype):
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
+        element_ty = _unwrap(element_ty)
+        if not isinstance(element_ty, dtype):
+            raise SemanticError(f"pointer_type element type must be a dtype, got {element_ty!r}")
+        self.element_ty = element_ty
+        self.address_space = address_space
+        self.const = const
+        self.name = f"pointer<{element_ty}>" if not const else f"const_pointer<{element_ty}>"
+        self.primitive_bitwidth = 64
+
+    def is_ptr(self): return True
+    def is_const(self): return self.const
+
+    def to_ir(self, builder=None):
+        from mlir import ir
+        return ir.Type.parse(self.mlir_str())
+
+    def mlir_str(self):
+        return f"!tt.ptr<{self.element_ty.mlir_str()}>"
+
+    def __eq__(self, other):
+        other = _unwrap(other)
+        return isinstance(other, pointer_type) and self.element_ty == other.element_ty and \
+            self.address_space == other.address_space
+
+    def __hash__(self):
+        return hash(("ptr", self.element_ty))
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+    @property
+    def scalar(self):
+        return self
+
+
+class block_type(dtype):
+    def __init__(self, element_ty: dtype, shape: List):
+        self.element_ty = element_ty
+        self.shape = tuple(int(_unwrap(s)) for s in shape)
+        if not self.shape:
+            raise SemanticError("0d block_type is forbidden")
+        self.numel = 1
+        for s in self.shape:
+            self.numel *= s
+        self.name = f"<{self.shape}, {self.element_ty}>"
+
+    def is_block(self): return True
+    def get_block_shapes(self): return self.shape
+    def is_ptr(self): return False
+
+    @property
+    def scalar(self):
+        return self.element_ty
+
+    @property
+    def nbytes(self):
+        return self.numel * (self.element_ty.primitive_bitwidth // 8)
+
+    def mlir_str(self):
+        return "tensor<" + "x".join(str(s) for s in self.shape) + "x" + self.element_ty.mlir_str() + ">"
+
+    def to_ir(self, builder=None):
+        from mlir import ir
+        return ir.Type.parse(self.mlir_str())
+
+    def __eq__(self, other):
+        other = _unwrap(other)
+        return isinstance(other, block_type) and self.element_ty == other.element_ty and self.shape == other.shape
+
+    def __hash__(self):
+        return hash(("block", self.element_ty, self.shape))
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
+class function_type(dtype):
+    def __init__(self, ret_types, param_types):
+        self.ret_types, self.param_types = ret_types, param_types
+        self.name = f"fn ({param_types}) -> {ret_types}"
+
+
+void = dtype("void")
+int1 = dtype("int1")
+int8 = dtype("int8")
+int16 = dtype("int16")
+int32 = dtype("int32")
+int64 = dtype("int64")
+uint8 = dtype("uint8")
+uint16 = dtype("uint16")
+uint32 = dtype("uint32")
+uint64 = dtype("uint64")
+float8e5 = dtype("fp8e5")
+float8e5b16 = dtype("fp8e5b16")
+float8e4nv = dtype("fp8e4nv")
+float8e4b8 = dtype("fp8e4b8")
+float8e4b15 = dtype("fp8e4b15")
+float16 = dtype("fp16")
+bfloat16 = dtype("bf16")
+float32 = dtype("fp32")
+float64 = dtype("fp64")
+pi32_t = pointer_type(int32)
+
+_BY_NAME = {d.name: d for d in (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float8e5,
+                                float8e5b16, float8e4nv, float8e4b8, float8e4b15, float16, bfloat16, float32,
+                                float64, void)}
+_TYPE_STR = {"i1": "int1", "u1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+             "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "fp16": "fp16", "f16": "fp16",
+             "bf16": "bf16", "fp32": "fp32", "f32": "fp32", "fp64": "fp64", "f64": "fp64", "fp8e4nv": "fp8e4nv",
+             "fp8e5": "fp8e5", "fp8e4b8": "fp8e4b8", "fp8e5b16": "fp8e5b16", "fp8e4b15": "fp8e4b15",
+             "void": "void", "B": "int1"}
+
+
+def str_to_ty(s: str) -> dtype:
+    """A Triton signature type string (``*fp32``, ``*kfp16``, ``i32``, ``u64``, ``fp32``) as a tl dtype."""
+    s = s.strip()
+    if s.startswith("*"):
+        rest = s[1:]
+        const = False
+        if rest.startswith("k"):
+            rest, const = rest[1:], True
+        return pointer_type(str_to_ty(rest), const=const)
+    if s in _TYPE_STR:
+        return _BY_NAME[_TYPE_STR[s]]
+    if s in _BY_NAME:
+        return _BY_NAME[s]
+    raise SemanticError(f"unknown type string {s!r} in the signature")
+
+
+# ----------------------------------------------------------------------------------------------
+# constexpr
+# ----------------------------------------------------------------------------------------------
+
+_unwrap_if_constexpr = _unwrap
+
+
+class constexpr:
+    """A value known at compile time.  Also used as the annotation ``x: tl.constexpr``."""
+
+    def __init__(self, value):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self):
+        return f"constexpr[{self.value}]"
+
+    def __index__(self):
+        return self.value
+
+    def __int__(self):
+        return int(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __hash__(self):
+        return hash(self.value) if not isinstance(self.value, list) else id(self)
+
+    def __call__(self, *args, **kwargs):
+        return self.value(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name == "value":
+            raise AttributeError(name)
+        return getattr(self.value, name)
+
+
+def _cx_binop(op):
+    def f(self, other):
+        if isinstance(other, tensor):
+            return NotImplemented
+        return constexpr(op(self.value, _unwrap(other)))
+
+    def r(self, other):
+        if isinstance(other, tensor):
+            return NotImplemented
+        return constexpr(op(_unwrap(other), self.value))
+
+    return f, r
+
+
+import operator as _op  # noqa: E402
+
+for _name, _fn in [("add", _op.add), ("sub", _op.sub), ("mul", _op.mul), ("truediv", _op.truediv),
+                   ("floordiv", _op.floordiv), ("mod", _op.mod), ("pow", _op.pow), ("and", _op.and_),
+                   ("or", _op.or_), ("xor", _op.xor), ("lshift", _op.lshift), ("rshift", _op.rshift)]:
+    _f, _r = _cx_binop(_fn)
+    setattr(constexpr, f"__{_name}__", _f)
+    setattr(constexpr, f"__r{_name}__", _r)
+for _name, _fn in [("eq", _op.eq), ("ne", _op.ne), ("lt", _op.lt), ("le", _op.le), ("gt", _op.gt),
+                   ("ge", _op.ge)]:
+    setattr(constexpr, f"__{_name}__", _cx_binop(_fn)[0])
+constexpr.__neg__ = lambda self: constexpr(-self.value)
+constexpr.__pos__ = lambda self: constexpr(+self.value)
+constexpr.__invert__ = lambda self: constexpr(~self.value)
+constexpr.__abs__ = lambda self: constexpr(abs(self.value))
+
+
+# ----------------------------------------------------------------------------------------------
+# The builder: where ops go and with which location.  The frontend installs one while generating code.
+# ----------------------------------------------------------------------------------------------
+
+_state = threading.local()
+
+
+class Builder:
+    """Creates MLIR operations at an insertion point with the current source location."""
+
+    def __init__(self, context, module, codegen=None):
+        from mlir import ir
+        self.context = context
+        self.module = module
+        self.codegen = codegen
+        self.ip: Optional[ir.InsertionPoint] = None
+        self.loc = ir.Location.unknown(context)
+        self._combine_cache = {}
+        self._names = set()
+
+    def create(self, name, operands=(), results=(), attrs=None, regions=0):
+        from mlir import ir
+        ops = [x.handle if isinstance(x, tensor) else x for x in operands]
+        if name.startswith("tt."):  # MIXED operand groups need segment sizes (see dialects/tt.py)
+            from ..dialects.tt import segment_attributes
+            attrs = segment_attributes(name, len(ops), len(results), attrs or {}, self.context)
+        return ir.Operation.create(name, results=list(results), operands=ops, attributes=attrs or {},
+                                   regions=regions, loc=self.loc, ip=self.ip)
+
+    # attributes
+    def i32_attr(self, v):
+        from mlir import ir
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(32, self.context), int(v))
+
+    def i64_attr(self, v):
+        from mlir import ir
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64, self.context), int(v))
+
+    def bool_attr(self, v):
+        from mlir import ir
+        return ir.BoolAttr.get(bool(v), self.context)
+
+    def str_attr(self, s):
+        from mlir import ir
+        return ir.StringAttr.get(s, self.context)
+
+    def i32_array(self, vals):
+        from mlir import ir
+        return ir.DenseI32ArrayAttr.get([int(v) for v in vals], self.context)
+
+    def ty(self, t: dtype):
+        from mlir import ir
+        return ir.Type.parse(t.mlir_str(), self.context)
+
+    def unique_name(self, hint: str) -> str:
+        import re
+        base = re.sub(r"[^A-Za-z0-9_]", "_", hint)
+        name, i = base, 0
+        while name in self._names:
+            i += 1
+            name = f"{base}_{i}"
+        self._names.add(name)
+        return name
+
+
+def current_builder() -> Builder:
+    b = getattr(_state, "builder", None)
+    if b is None:
+        raise SemanticError("tritium.language functions can only be called inside a @jit function")
+    return b
+
+
+class use_builder:
+    def __init__(self, builder):
+        self.builder = builder
+
+    def __enter__(self):
+        self.prev = getattr(_state, "builder", None)
+        _state.builder = self.builder
+        return self.builder
+
+    def __exit__(self, *exc):
+        _state.builder = self.prev
+
+
+# ----------------------------------------------------------------------------------------------
+# tensor
+# ----------------------------------------------------------------------------------------------
+
+def _sem():
+    from . import semantic
+    return semantic
+
+
+class tensor:
+    """A value in a kernel: an MLIR value and its tl type (a scalar dtype, pointer_type or block_type)."""
+
+    def __init__(self, handle, type: dtype):
+        self.handle = handle
+        self.type = type
+        self.dtype = type.scalar
+        self.shape = tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
+        self.numel = constexpr(type.numel if type.is_block() else 1)
+
+    def __str__(self):
+        return str(self.dtype) + "[" + ", ".join(str(_unwrap(s)) for s in self.shape) + "]"
+
+    __repr__ = __str__
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise SemanticError("a tensor cannot be used as a Python bool here (its value is only known at run time)")
+
+    def __iter__(self):
+        raise SemanticError("a tensor is not iterable")
+
+    def __index__(self):
+        raise SemanticError("a tensor cannot be used where a compile-time integer is required; use tl.constexpr")
+
+    # arithmetic
+    def __add__(self, o): return _sem().add(self, o)
+    def __radd__(self, o): return _sem().add(o, self)
+    def __sub__(self, o): return _sem().sub(self, o)
+    def __rsub__(self, o): return _sem().sub(o, self)
+    def __mul__(self, o): return _sem().mul(self, o)
+    def __rmul__(self, o): return _sem().mul(o, self)
+    def __truediv__(self, o): return _sem().truediv(self, o)
+    def __rtruediv__(self, o): return _sem().truediv(o, self)
+    def __floordiv__(self, o): return _sem().floordiv(self, o)
+    def __rfloordiv__(self, o): return _sem().floordiv(o, self)
+    def __mod__(self, o): return _sem().mod(self, o)
+    def __rmod__(self, o): return _sem().mod(o, self)
+    def __pow__(self, o): return _sem().pow(self, o)
+    def __rpow__(self, o): return _sem().pow(o, self)
+    def __neg__(self): return _sem().minus(self)
+    def __pos__(self): return self
+    def __invert__(self): return _sem().invert(self)
+    def __and__(self, o): return _sem().and_(self, o)
+    def __rand__(self, o): return _sem().and_(o, self)
+    def __or__(self, o): return _sem().or_(self, o)
+    def __ror__(self, o): return _sem().or_(o, self)
+    def __xor__(self, o): return _sem().xor_(self, o)
+    def __rxor__(self, o): return _sem().xor_(o, self)
+    def __lshift__(self, o): return _sem().shl(self, o)
+    def __rlshift__(self, o): return _sem().shl(o, self)
+    def __rshift__(self, o): return _sem().shr(self, o)
+    def __rrshift__(self, o): return _sem().shr(o, self)
+    def __gt__(self, o): return _sem().compare(self, o, "gt")
+    def __ge__(self, o): return _sem().compare(self, o, "ge")
+    def __lt__(self, o): return _sem().compare(self, o, "lt")
+    def __le__(self, o): return _sem().compare(self, o, "le")
+    def __eq__(self, o): return _sem().compare(self, o, "eq")
+    def __ne__(self, o): return _sem().compare(self, o, "ne")
+    def __abs__(self): return _sem().abs(self)
+
+    def logical_and(self, o): return _sem().logical_and(self, o)
+    def logical_or(self, o): return _sem().logical_or(self, o)
+    def __not__(self): return _sem().logical_not(self)
+    logical_not = __not__
+
+    def __getitem__(self, slices):
+        return _sem().getitem(self, slices)
+
+    @property
+    def T(self):
+        return _sem().trans(self)
+
+    def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
+        return _sem().cast(self, _unwrap(dtype), bitcast=_unwrap(bitcast),
+                           fp_downcast_rounding=_unwrap(fp_downcast_rounding))
+
+
+def _tensor_member_fn(fn):
+    """Make a tl builtin also available as a tensor method (``x.sum(axis=0)``)."""
+    setattr(tensor, fn.__name__, lambda self, *a, **k: fn(self, *a, **k))
+    return fn
+
+
+def builtin(fn):
+    fn.__tritium_builtin__ = True
+    return fn
+
+
+def is_builtin(fn) -> bool:
+    return getattr(fn, "__tritium_builtin__", False)
+
+
+def _py_max(*a):
+    return _py.max(*a)

@@ -1,0 +1,1251 @@
+"""tl's semantic rules: type promotion, broadcasting, casts, and the MLIR each operation emits.
+
+Every function takes tl values (``tensor``, ``constexpr`` or Python numbers) and returns ``tensor``s; the ops
+go through :func:`core.current_builder`.  User mistakes raise :class:`core.SemanticError`.
+"""
+from __future__ import annotations
+
+import builtins as _py
+import numbers
+from typing import List, Optional
+
+from . import core as tl
+from .core import SemanticError, _unwrap, block_type, constexpr, current_builder, dtype, pointer_type, tensor
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------
+
+def _b():
+    return current_builder()
+
+
+def _ir():
+    from mlir import ir
+    return ir
+
+
+def _is_scalar_number(x) -> bool:
+    x = _unwrap(x)
+    return isinstance(x, (bool, numbers.Number)) and not isinstance(x, tensor)
+
+
+def _with_shape(t: dtype, like) -> dtype:
+    """``t`` (a scalar type) with the shape of ``like`` (a tl type)."""
+    return block_type(t, like.shape) if like.is_block() else t
+
+
+def _result(op, ty: dtype) -> tensor:
+    return tensor(op.result, ty)
+
+
+def _op1(name, x: tensor, ty: Optional[dtype] = None, attrs=None) -> tensor:
+    ty = ty or x.type
+    return _result(_b().create(name, [x], [_b().ty(ty)], attrs), ty)
+
+
+def _op2(name, x: tensor, y: tensor, ty: Optional[dtype] = None, attrs=None) -> tensor:
+    ty = ty or x.type
+    return _result(_b().create(name, [x, y], [_b().ty(ty)], attrs), ty)
+
+
+def scalar_type_of_python(x) -> dtype:
+    x = _unwrap(x)
+    if isinstance(x, bool):
+        return tl.int1
+    if isinstance(x, int):
+        if -2 ** 31 <= x < 2 ** 31:
+            return tl.int32
+        if 2 ** 31 <= x < 2 ** 32:
+            return tl.uint32
+        if -2 ** 63 <= x < 2 ** 63:
+            return tl.int64
+        if 2 ** 63 <= x < 2 ** 64:
+            return tl.uint64
+        raise SemanticError(f"integer {x} cannot be represented in 64 bits")
+    if isinstance(x, float):
+        ax = _py.abs(x)
+        if x != x or ax == float("inf") or x == 0.0 or 2 ** -126 <= ax <= 3.4028234663852886e38:
+            return tl.float32
+        return tl.float64
+    raise SemanticError(f"cannot convert {x!r} of type {type(x).__name__} to a tensor")
+
+
+def _int_attr_value(v: int, width: int) -> int:
+    if width == 1:
+        return -1 if v & 1 else 0
+    v &= (1 << width) - 1
+    if v >= 1 << (width - 1):
+        v -= 1 << width
+    return v
+
+
+def _scalar_attr(value, ty: dtype):
+    ir = _ir()
+    b = _b()
+    t = b.ty(ty)
+    if ty.is_floating():
+        return ir.FloatAttr.get(t, float(value))
+    if ty.is_int():
+        return ir.IntegerAttr.get(t, _int_attr_value(int(value), ty.int_bitwidth))
+    raise SemanticError(f"cannot make a constant of type {ty}")
+
+
+def constant(value, ty: dtype) -> tensor:
+    """``arith.constant`` of ``ty`` (a scalar or block type; blocks are dense splats)."""
+    ir = _ir()
+    b = _b()
+    value = _unwrap(value)
+    sty = ty.scalar
+    if isinstance(value, float) and sty.is_int():
+        value = int(value)
+    attr = _scalar_attr(value, sty)
+    if ty.is_block():
+        attr = ir.DenseElementsAttr.get_splat(b.ty(ty), attr)
+    return _result(b.create("arith.constant", [], [b.ty(ty)], {"value": attr}), ty)
+
+
+def to_tensor(x, ty: Optional[dtype] = None) -> tensor:
+    if isinstance(x, tensor):
+        return x
+    x = _unwrap(x)
+    if isinstance(x, tensor):
+        return x
+    if not _is_scalar_number(x):
+        raise SemanticError(f"cannot use {x!r} (a {type(x).__name__}) as a tensor value")
+    return constant(x, ty or scalar_type_of_python(x))
+
+
+def _check_range(value, ty: dtype):
+    if ty.is_int() and not ty.is_bool() and isinstance(value, int) and not isinstance(value, bool):
+        if value < 0 and ty.is_int_unsigned():
+            raise SemanticError("Cannot perform a binary operation between an unsigned tensor and a negative "
+                                "scalar. Perform an explicit cast on one of them.")
+        if not (ty.get_int_min_value() <= value <= ty.get_int_max_value()):
+            raise SemanticError(f"Scalar {value} is out of range for type {ty}")
+
+
+# ----------------------------------------------------------------------------------------------
+# type promotion
+# ----------------------------------------------------------------------------------------------
+
+def integer_promote_impl(a: dtype, b: dtype) -> dtype:
+    ar, br = a.int_bitwidth, b.int_bitwidth
+    asn, bsn = a.int_signedness, b.int_signedness
+    if asn == bsn:
+        return a if ar > br else b
+    if asn == dtype.SIGNEDNESS.UNSIGNED:
+        return a if ar >= br else b
+    return b if br >= ar else a
+
+
+def computation_type_impl(a: dtype, a_is_scalar: bool, b: dtype, b_is_scalar: bool, div_or_mod: bool) -> dtype:
+    if a_is_scalar != b_is_scalar:
+        scalar_ty, tensor_ty = (a, b) if a_is_scalar else (b, a)
+        if scalar_ty.kind() <= tensor_ty.kind():
+            if div_or_mod and tensor_ty in (tl.float16, tl.bfloat16):
+                return tl.float32
+            return tensor_ty
+    if a.is_fp64() or b.is_fp64():
+        return tl.float64
+    if a.is_fp32() or b.is_fp32():
+        return tl.float32
+    if a.is_fp16() or b.is_fp16():
+        return tl.float32 if div_or_mod else tl.float16
+    if a.is_bf16() or b.is_bf16():
+        return tl.float32 if div_or_mod else tl.bfloat16
+    if a.is_fp8() or b.is_fp8():
+        if a == b:
+            return tl.float32 if div_or_mod else a
+        return tl.float32 if (a.is_floating() and b.is_floating()) or div_or_mod else \
+            (a if a.is_fp8() else b)
+    if not a.is_int() or not b.is_int():
+        raise SemanticError(f"unexpected types {a} and {b}")
+    if div_or_mod and a.int_signedness != b.int_signedness:
+        raise SemanticError(f"Cannot use /, // or % with {a!r} and {b!r} because they have different "
+                            "signedness; this is unlikely to give a useful answer. Cast them to the same signedness.")
+    return integer_promote_impl(a, b)
+
+
+def _check_ptr(a: dtype, b: dtype, allow_ptr: bool):
+    if a.is_ptr():
+        if not allow_ptr:
+            raise SemanticError(f"unsupported operand types for this operation: {a} and {b}")
+        if b.is_ptr():
+            raise SemanticError(f"cannot add pointers together ({a} and {b})")
+        if b.is_floating():
+            raise SemanticError(f"a floating-point value ({b}) cannot be used as a pointer offset; "
+                                "offsets must be integers")
+
+
+def binary_op_type_checking(lhs, rhs, allow_lhs_ptr=False, allow_rhs_ptr=False, arithmetic_check=True,
+                            div_or_mod=False):
+    lhs_is_scalar = not isinstance(lhs, tensor)
+    rhs_is_scalar = not isinstance(rhs, tensor)
+    lval, rval = _unwrap(lhs), _unwrap(rhs)
+    lty = lhs.type.scalar if not lhs_is_scalar else scalar_type_of_python(lval)
+    rty = rhs.type.scalar if not rhs_is_scalar else scalar_type_of_python(rval)
+    _check_ptr(lty, rty, allow_lhs_ptr)
+    _check_ptr(rty, lty, allow_rhs_ptr)
+    if arithmetic_check and not lty.is_ptr() and not rty.is_ptr():
+        ret = computation_type_impl(lty, lhs_is_scalar, rty, rhs_is_scalar, div_or_mod)
+        if lhs_is_scalar:
+            _check_range(lval, ret)
+        if rhs_is_scalar:
+            _check_range(rval, ret)
+        lhs = cast(lhs, ret) if not lhs_is_scalar else _scalar_like(lval, ret, rhs)
+        rhs = cast(rhs, ret) if not rhs_is_scalar else _scalar_like(rval, ret, lhs)
+    else:
+        if lhs_is_scalar:
+            lhs = _scalar_like(lval, lty, rhs)
+        if rhs_is_scalar:
+            rhs = _scalar_like(rval, rty, lhs)
+    return broadcast_impl_value(lhs, rhs)
+
+
+def _scalar_like(value, ty: dtype, other) -> tensor:
+    """A constant of scalar type ``ty``, shaped like ``other`` when that is a block (a dense splat)."""
+    if isinstance(other, tensor) and other.type.is_block():
+        return constant(value, block_type(ty, other.type.shape))
+    return constant(value, ty)
+
+
+# ----------------------------------------------------------------------------------------------
+# shapes
+# ----------------------------------------------------------------------------------------------
+
+def splat(x: tensor, shape) -> tensor:
+    ty = block_type(x.type.scalar, shape)
+    return _op1("tt.splat", x, ty)
+
+
+def broadcast_impl_shape(x: tensor, shape) -> tensor:
+    shape = tuple(int(_unwrap(s)) for s in shape)
+    if not x.type.is_block():
+        return splat(x, shape)
+    src = x.type.shape
+    if len(src) != len(shape):
+        raise SemanticError(f"Cannot broadcast, rank mismatch: {list(src)}, {list(shape)}")
+    if src == shape:
+        return x
+    for i, (a, b) in enumerate(zip(src, shape)):
+        if a != b and a != 1:
+            raise SemanticError(f"Cannot broadcast, the expanded size of the tensor ({b}) must match the existing "
+                                f"size ({a}) at non-singleton dimension {i}: {list(src)}, {list(shape)}")
+    return _op1("tt.broadcast", x, block_type(x.type.scalar, shape))
+
+
+def broadcast_impl_value(lhs: tensor, rhs: tensor):
+    lt, rt = lhs.type, rhs.type
+    if lt.is_block() and not rt.is_block():
+        rhs = splat(rhs, lt.shape)
+    elif rt.is_block() and not lt.is_block():
+        lhs = splat(lhs, rt.shape)
+    elif lt.is_block() and rt.is_block():
+        ls, rs = list(lt.shape), list(rt.shape)
+        while len(ls) < len(rs):
+            lhs = expand_dims(lhs, 0)
+            ls = [1] + ls
+        while len(rs) < len(ls):
+            rhs = expand_dims(rhs, 0)
+            rs = [1] + rs
+        out = []
+        for i, (a, b) in enumerate(zip(ls, rs)):
+            if a == 1:
+                out.append(b)
+            elif b == 1 or a == b:
+                out.append(a)
+            else:
+                raise SemanticError(f"Cannot make_shape_compatible: incompatible dimensions at index {i}: "
+                                    f"{a} and {b} (shapes {list(lt.shape)} and {list(rt.shape)})")
+        lhs = broadcast_impl_shape(lhs, out)
+        rhs = broadcast_impl_shape(rhs, out)
+    return lhs, rhs
+
+
+def expand_dims(x, axis) -> tensor:
+    x = to_tensor(x)
+    axis = _unwrap(axis)
+    if isinstance(axis, (tuple, list)):
+        ndim = len(x.shape) + len(axis)
+        axes = sorted(_norm_axis(_unwrap(a), ndim) for a in axis)
+        for a in axes:
+            x = expand_dims(x, a)
+        return x
+    ndim = len(x.shape)
+    axis = _norm_axis(axis, ndim + 1)
+    if not x.type.is_block():
+        return splat(x, [1])
+    shape = list(x.type.shape)
+    shape.insert(axis, 1)
+    return _op1("tt.expand_dims", x, block_type(x.type.scalar, shape), {"axis": _b().i32_attr(axis)})
+
+
+def _norm_axis(axis, ndim):
+    if not isinstance(axis, int):
+        raise SemanticError(f"axis must be a compile-time integer, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise SemanticError(f"axis {axis} is out of range for a tensor of rank {ndim}")
+    return axis % ndim
+
+
+def reshape(x: tensor, shape, can_reorder=False) -> tensor:
+    shape = [int(_unwrap(s)) for s in shape]
+    numel = 1
+    for s in shape:
+        numel *= s
+    xn = x.type.numel if x.type.is_block() else 1
+    if numel != xn:
+        raise SemanticError(f"reshape() cannot change the total number of elements ({xn} -> {numel})")
+    if not x.type.is_block():
+        return splat(x, shape)
+    attrs = {"allow_reorder": _b().bool_attr(True)} if can_reorder else None
+    return _op1("tt.reshape", x, block_type(x.type.scalar, shape), attrs)
+
+
+def trans(x: tensor, *dims) -> tensor:
+    if not x.type.is_block():
+        raise SemanticError("trans() needs a tensor of rank >= 1")
+    if len(dims) == 1 and isinstance(_unwrap(dims[0]), (tuple, list)):
+        dims = _unwrap(dims[0])
+    dims = [int(_unwrap(d)) for d in dims]
+    rank = len(x.type.shape)
+    if not dims:
+        if rank != 2:
+            raise SemanticError(f"trans() without dims needs a 2-D tensor, got rank {rank}")
+        dims = [1, 0]
+    if sorted(dims) != list(range(rank)):
+        raise SemanticError(f"trans()/permute() dims {dims} are not a permutation of range({rank})")
+    shape = [x.type.shape[d] for d in dims]
+    return _op1("tt.trans", x, block_type(x.type.scalar, shape), {"order": _b().i32_array(dims)})
+
+
+def cat(a: tensor, b: tensor, can_reorder=False) -> tensor:
+    if not a.type.is_block() or a.type != b.type:
+        raise SemanticError(f"cat() needs two tensors of the same type, got {a.type} and {b.type}")
+    shape = list(a.type.shape)
+    shape[0] *= 2
+    return _op2("tt.cat", a, b, block_type(a.type.scalar, shape))
+
+
+def join(a: tensor, b: tensor) -> tensor:
+    a, b = broadcast_impl_value(a, b)
+    if a.type != b.type:
+        raise SemanticError(f"join() needs two tensors of the same type, got {a.type} and {b.type}")
+    if not a.type.is_block():
+        a, b = splat(a, [1]), splat(b, [1])
+        r = join(a, b)
+        return reshape(r, [2])
+    return _op2("tt.join", a, b, block_type(a.type.scalar, list(a.type.shape) + [2]))
+
+
+def split(a: tensor):
+    if not a.type.is_block() or a.type.shape[-1] != 2:
+        raise SemanticError(f"split() needs a tensor whose last dimension is 2, got shape {list(a.shape)}")
+    shape = list(a.type.shape[:-1])
+    b = _b()
+    ty = block_type(a.type.scalar, shape) if shape else a.type.scalar
+    op = b.create("tt.split", [a], [b.ty(ty), b.ty(ty)])
+    return tensor(op.results[0], ty), tensor(op.results[1], ty)
+
+
+def getitem(x: tensor, slices) -> tensor:
+    if not isinstance(slices, (tuple, list)):
+        slices = (slices,)
+    ret = x
+    pos = 0
+    for s in slices:
+        s = _unwrap(s)
+        if s is None:
+            ret = expand_dims(ret, pos)
+            pos += 1
+        elif isinstance(s, slice) and s.start is None and s.stop is None and s.step is None:
+            pos += 1
+        else:
+            raise SemanticError(f"unsupported tensor index: {s!r}; only None and ':' are supported")
+    return ret
+
+
+# ----------------------------------------------------------------------------------------------
+# casts
+# ----------------------------------------------------------------------------------------------
+
+def bitcast(x: tensor, dst: dtype) -> tensor:
+    x = to_tensor(x)
+    src = x.type.scalar
+    if src == dst:
+        return x
+    if src.is_ptr() and dst.is_ptr():
+        return _op1("tt.bitcast", x, _with_shape(dst, x.type))
+    if src.is_ptr() or dst.is_ptr():
+        return cast(x, dst)
+    if src.primitive_bitwidth != dst.primitive_bitwidth:
+        raise SemanticError(f"Cannot bitcast data-type of size {src.primitive_bitwidth} to data-type of size "
+                            f"{dst.primitive_bitwidth}")
+    if src.mlir_str() == dst.mlir_str():
+        return tensor(x.handle, _with_shape(dst, x.type))
+    return _op1("arith.bitcast", x, _with_shape(dst, x.type))
+
+
+def cast(x, dst, bitcast_=False, fp_downcast_rounding=None, bitcast=None) -> tensor:
+    if bitcast is not None:
+        bitcast_ = bitcast
+    dst = _unwrap(dst)
+    if not isinstance(dst, dtype):
+        raise SemanticError(f"cast target must be a tl dtype, got {dst!r}")
+    if isinstance(dst, block_type):
+        dst = dst.scalar
+    if not isinstance(x, tensor):
+        v = _unwrap(x)
+        if _is_scalar_number(v) and not dst.is_ptr():
+            return constant(v, dst)
+        x = to_tensor(v)
+    if bitcast_:
+        return globals()["bitcast"](x, dst)
+    src = x.type.scalar
+    if src == dst:
+        return x
+    dty = _with_shape(dst, x.type)
+    # same signless MLIR type: a relabel (int32 <-> uint32)
+    if src.is_int() and dst.is_int() and src.int_bitwidth == dst.int_bitwidth and not dst.is_bool() \
+            and not src.is_bool():
+        return tensor(x.handle, dty)
+    if (src.is_fp8() and dst.is_floating()) or (src.is_floating() and dst.is_fp8()):
+        attrs = None
+        if src.primitive_bitwidth > dst.primitive_bitwidth:
+            mode = {"rtne": 1, "rtz": 0, None: 1}.get(fp_downcast_rounding)
+            if mode is None:
+                raise SemanticError(f"unknown fp_downcast_rounding {fp_downcast_rounding!r}")
+            attrs = {"rounding": _b().i32_attr(mode)}
+        return _op1("tt.fp_to_fp", x, dty, attrs)
+    if fp_downcast_rounding is not None and not (src.is_floating() and dst.is_floating()
+                                                 and src.primitive_bitwidth > dst.primitive_bitwidth):
+        raise SemanticError("fp_downcast_rounding is only for float downcasts")
+    if src.is_floating() and dst.is_floating():
+        if (src.is_bf16() and not dst.is_fp32()) or (dst.is_bf16() and not src.is_fp32()):
+            return cast(cast(x, tl.float32), dst)
+        if src.primitive_bitwidth < dst.primitive_bitwidth:
+            return _op1("arith.extf", x, dty)
+        if fp_downcast_rounding == "rtz":
+            return _op1("tt.fp_to_fp", x, dty, {"rounding": _b().i32_attr(0)})
+        return _op1("arith.truncf", x, dty)
+    if src.is_int() and dst.is_int():
+        if dst.is_bool():
+            return not_equal(x, 0)
+        if src.int_bitwidth > dst.int_bitwidth:
+            return _op1("arith.trunci", x, dty)
+        if src.is_int_signed() and not src.is_bool():
+            return _op1("arith.extsi", x, dty)
+        return _op1("arith.extui", x, dty)
+    if src.is_floating() and dst.is_int():
+        if dst.is_bool():
+            return not_equal(x, 0.0)
+        return _op1("arith.fptosi" if dst.is_int_signed() else "arith.fptoui", x, dty)
+    if src.is_int() and dst.is_floating():
+        if src.is_bool() or not src.is_int_signed():
+            return _op1("arith.uitofp", x, dty)
+        return _op1("arith.sitofp", x, dty)
+    if src.is_ptr() and dst.is_int():
+        if dst.int_bitwidth == 64:
+            return _op1("tt.ptr_to_int", x, dty)
+        if dst.is_bool():
+            i = _op1("tt.ptr_to_int", x, _with_shape(tl.int64, x.type))
+            return not_equal(i, 0)
+        raise SemanticError(f"cannot cast pointer to {dst}: only int64 and int1")
+    if src.is_int() and dst.is_ptr():
+        if src.int_bitwidth != 64:
+            x = cast(x, tl.int64)
+        return _op1("tt.int_to_ptr", x, dty)
+    if src.is_ptr() and dst.is_ptr():
+        return _op1("tt.bitcast", x, dty)
+    raise SemanticError(f"cannot cast {x.type} to {dst}")
+
+
+# ----------------------------------------------------------------------------------------------
+# arithmetic
+# ----------------------------------------------------------------------------------------------
+
+def _both_python(a, b):
+    return not isinstance(a, tensor) and not isinstance(b, tensor)
+
+
+def add(a, b) -> tensor:
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) + _unwrap(b))
+    a, b = binary_op_type_checking(a, b, True, True)
+    at, bt = a.type.scalar, b.type.scalar
+    if bt.is_ptr() and not at.is_ptr():
+        a, b = b, a
+        at, bt = bt, at
+    if at.is_ptr():
+        return _op2("tt.addptr", a, b, a.type)
+    if at.is_floating():
+        return _op2("arith.addf", a, b)
+    return _op2("arith.addi", a, b)
+
+
+def sub(a, b) -> tensor:
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) - _unwrap(b))
+    a, b = binary_op_type_checking(a, b, True, False)
+    at = a.type.scalar
+    if at.is_ptr():
+        return _op2("tt.addptr", a, minus(b), a.type)
+    if at.is_floating():
+        return _op2("arith.subf", a, b)
+    return _op2("arith.subi", a, b)
+
+
+def mul(a, b) -> tensor:
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) * _unwrap(b))
+    a, b = binary_op_type_checking(a, b)
+    if a.type.scalar.is_floating():
+        return _op2("arith.mulf", a, b)
+    return _op2("arith.muli", a, b)
+
+
+def truediv(a, b) -> tensor:
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) / _unwrap(b))
+    a, b = binary_op_type_checking(a, b, False, False, True, True)
+    at, bt = a.type.scalar, b.type.scalar
+    if at.is_floating() and bt.is_int():
+        b = cast(b, at)
+    elif at.is_int() and bt.is_floating():
+        a = cast(a, bt)
+    elif at.is_int() and bt.is_int():
+        a, b = cast(a, tl.float32), cast(b, tl.float32)
+    elif at.is_floating() and bt.is_floating():
+        if at.fp_mantissa_width > bt.fp_mantissa_width:
+            b = cast(b, at)
+        else:
+            a = cast(a, bt)
+    return _op2("arith.divf", a, b)
+
+
+def floordiv(a, b) -> tensor:
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) // _unwrap(b))
+    a, b = binary_op_type_checking(a, b, False, False, True, True)
+    at = a.type.scalar
+    if at.is_int():
+        return _op2("arith.divsi" if at.is_int_signed() else "arith.divui", a, b)
+    raise SemanticError(f"floor division (//) needs integer operands, got {at}")
+
+
+def fdiv(a, b, ieee_rounding=False) -> tensor:
+    a, b = to_tensor(a) if not isinstance(a, tensor) else a, b
+    if not a.type.scalar.is_floating() or not (isinstance(b, tensor) and b.type.scalar.is_floating()
+                                               or isinstance(_unwrap(b), float)):
+        raise SemanticError("fdiv needs floating-point operands")
+    a, b = binary_op_type_checking(a, b, False, False, True, True)
+    return _op2("arith.divf", a, b)
+
+
+def mod(a, b) -> tensor:
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) % _unwrap(b))
+    a, b = binary_op_type_checking(a, b, False, False, True, True)
+    at = a.type.scalar
+    if at.is_floating():
+        return _op2("arith.remf", a, b)
+    if at.is_int_signed():
+        return _op2("arith.remsi", a, b)
+    return _op2("arith.remui", a, b)
+
+
+def pow(a, b) -> tensor:
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) ** _unwrap(b))
+    a, b = binary_op_type_checking(a, b)
+    if not a.type.scalar.is_floating():
+        raise SemanticError(f"** needs floating-point operands, got {a.type.scalar}")
+    return _op2("math.powf", a, b)
+
+
+def minus(x) -> tensor:
+    if not isinstance(x, tensor):
+        return constexpr(-_unwrap(x))
+    if x.type.scalar.is_ptr():
+        raise SemanticError(f"wrong type argument to unary minus ({x.type})")
+    if x.type.scalar.is_floating():
+        return _op1("arith.negf", x)
+    return sub(0, x) if not x.type.scalar.is_int_unsigned() else sub(_scalar_like(0, x.type.scalar, x), x)
+
+
+def invert(x) -> tensor:
+    if not isinstance(x, tensor):
+        return constexpr(~_unwrap(x))
+    st = x.type.scalar
+    if st.is_ptr() or st.is_floating():
+        raise SemanticError(f"wrong type argument to unary invert ({x.type})")
+    return xor_(x, _scalar_like(-1 if not st.is_int_unsigned() else st.get_int_max_value(), st, x))
+
+
+def _bitwise_check(a, b):
+    a, b = binary_op_type_checking(a, b, False, False, False)
+    at, bt = a.type.scalar, b.type.scalar
+    if not at.is_int() or not bt.is_int():
+        raise SemanticError(f"bitwise operations need integer operands, got {at} and {bt}")
+    ret = integer_promote_impl(at, bt)
+    if ret != at:
+        a = cast(a, ret)
+    if ret != bt:
+        b = cast(b, ret)
+    return a, b
+
+
+def _python_bitwise(a, b):
+    return _both_python(a, b)
+
+
+def and_(a, b):
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) & _unwrap(b))
+    a, b = _bitwise_check(a, b)
+    return _op2("arith.andi", a, b)
+
+
+def or_(a, b):
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) | _unwrap(b))
+    a, b = _bitwise_check(a, b)
+    return _op2("arith.ori", a, b)
+
+
+def xor_(a, b):
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) ^ _unwrap(b))
+    a, b = _bitwise_check(a, b)
+    return _op2("arith.xori", a, b)
+
+
+def shl(a, b):
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) << _unwrap(b))
+    a, b = _bitwise_check(a, b)
+    return _op2("arith.shli", a, b)
+
+
+def shr(a, b):
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) >> _unwrap(b))
+    a, b = _bitwise_check(a, b)
+    return _op2("arith.shrsi" if a.type.scalar.is_int_signed() else "arith.shrui", a, b)
+
+
+def logical_and(a, b):
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) and _unwrap(b))
+    a, b = cast(to_tensor(a), tl.int1), cast(to_tensor(b), tl.int1)
+    return and_(a, b)
+
+
+def logical_or(a, b):
+    if _both_python(a, b):
+        return constexpr(_unwrap(a) or _unwrap(b))
+    a, b = cast(to_tensor(a), tl.int1), cast(to_tensor(b), tl.int1)
+    return or_(a, b)
+
+
+def logical_not(x):
+    if not isinstance(x, tensor):
+        return constexpr(not _unwrap(x))
+    x = cast(x, tl.int1)
+    return xor_(x, _scalar_like(True, tl.int1, x))
+
+
+_CMPF = {"gt": 2, "ge": 3, "lt": 4, "le": 5, "eq": 1, "ne": 13}  # ogt oge olt ole oeq une
+_CMPI_S = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
+_CMPI_U = {"eq": 0, "ne": 1, "lt": 6, "le": 7, "gt": 8, "ge": 9}
+
+
+def compare(a, b, pred: str) -> tensor:
+    if _both_python(a, b):
+        import operator
+        return constexpr(getattr(operator, pred)(_unwrap(a), _unwrap(b)))
+    a, b = binary_op_type_checking(a, b)
+    st = a.type.scalar
+    b_ = _b()
+    rty = _with_shape(tl.int1, a.type)
+    if st.is_floating():
+        op = b_.create("arith.cmpf", [a, b], [b_.ty(rty)], {"predicate": b_.i64_attr(_CMPF[pred])})
+    elif st.is_int():
+        table = _CMPI_S if st.is_int_signed() else _CMPI_U
+        op = b_.create("arith.cmpi", [a, b], [b_.ty(rty)], {"predicate": b_.i64_attr(table[pred])})
+    else:
+        raise SemanticError(f"cannot compare values of type {st}")
+    return _result(op, rty)
+
+
+def not_equal(a, b):
+    return compare(a, b, "ne")
+
+
+def equal(a, b):
+    return compare(a, b, "eq")
+
+
+def where(cond, x, y) -> tensor:
+    cond = cast(to_tensor(cond), tl.int1)
+    if not isinstance(x, tensor) and not isinstance(y, tensor):
+        x = to_tensor(x)
+    x, y = binary_op_type_checking(x, y, True, True, not (_is_ptr_val(x) or _is_ptr_val(y)))
+    if cond.type.is_block():
+        cond, x = broadcast_impl_value(cond, x)
+        x, y = broadcast_impl_value(x, y)
+        cond, x = broadcast_impl_value(cond, x)
+    else:
+        cond, x = broadcast_impl_value(cond, x)
+    if x.type != y.type:
+        raise SemanticError(f"where(): incompatible types {x.type} and {y.type}")
+    b = _b()
+    return _result(b.create("arith.select", [cond, x, y], [b.ty(x.type)]), x.type)
+
+
+def _is_ptr_val(x):
+    return isinstance(x, tensor) and x.type.scalar.is_ptr()
+
+
+def maximum(a, b, propagate_nan=0):
+    a, b = binary_op_type_checking(a, b)
+    st = a.type.scalar
+    if st.is_floating():
+        return _op2("arith.maximumf" if _unwrap(propagate_nan) else "arith.maxnumf", a, b)
+    return _op2("arith.maxsi" if st.is_int_signed() else "arith.maxui", a, b)
+
+
+def minimum(a, b, propagate_nan=0):
+    a, b = binary_op_type_checking(a, b)
+    st = a.type.scalar
+    if st.is_floating():
+        return _op2("arith.minimumf" if _unwrap(propagate_nan) else "arith.minnumf", a, b)
+    return _op2("arith.minsi" if st.is_int_signed() else "arith.minui", a, b)
+
+
+def clamp(x, lo, hi, propagate_nan=0):
+    x = to_tensor(x)
+    if not x.type.scalar.is_floating():
+        raise SemanticError(f"clamp() needs a floating-point tensor, got {x.type.scalar}")
+    lo = cast(lo, x.type.scalar)
+    hi = cast(hi, x.type.scalar)
+    x, lo = broadcast_impl_value(x, lo)
+    x, hi = broadcast_impl_value(x, hi)
+    x, lo = broadcast_impl_value(x, lo)
+    b = _b()
+    pn = 0xFFFF if _unwrap(propagate_nan) else 0
+    return _result(b.create("tt.clampf", [x, lo, hi], [b.ty(x.type)], {"propagateNan": b.i32_attr(pn)}), x.type)
+
+
+def _float_unary(name, x, what):
+    x = to_tensor(x)
+    if not x.type.scalar.is_floating():
+        raise SemanticError(f"{what}() needs a floating-point tensor, got {x.type.scalar}")
+    return _op1(name, x)
+
+
+def abs(x):
+    x = to_tensor(x)
+    st = x.type.scalar
+    if st.is_floating():
+        return _op1("math.absf", x)
+    if st.is_int_signed():
+        return _op1("math.absi", x)
+    if st.is_int():
+        return x
+    raise SemanticError(f"abs() of {st}")
+
+
+def fma(x, y, z):
+    x, y = binary_op_type_checking(x, y)
+    z, x = binary_op_type_checking(z, x)
+    x, y = broadcast_impl_value(x, y)
+    if not x.type.scalar.is_floating():
+        raise SemanticError("fma() needs floating-point operands")
+    b = _b()
+    return _result(b.create("math.fma", [x, y, z], [b.ty(x.type)]), x.type)
+
+
+def umulhi(x, y):
+    x, y = binary_op_type_checking(x, y)
+    if not x.type.scalar.is_int():
+        raise SemanticError("umulhi() needs integer operands")
+    return _op2("tt.mulhiui", x, y)
+
+
+# ----------------------------------------------------------------------------------------------
+# creation
+# ----------------------------------------------------------------------------------------------
+
+def program_id(axis) -> tensor:
+    axis = _unwrap(axis)
+    if axis not in (0, 1, 2):
+        raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis!r}")
+    b = _b()
+    return _result(b.create("tt.get_program_id", [], [b.ty(tl.int32)], {"axis": b.i32_attr(axis)}), tl.int32)
+
+
+def num_programs(axis) -> tensor:
+    axis = _unwrap(axis)
+    if axis not in (0, 1, 2):
+        raise SemanticError(f"num_programs axis must be 0, 1 or 2, got {axis!r}")
+    b = _b()
+    return _result(b.create("tt.get_num_programs", [], [b.ty(tl.int32)], {"axis": b.i32_attr(axis)}), tl.int32)
+
+
+def arange(start, end) -> tensor:
+    if isinstance(start, tensor) or isinstance(end, tensor):
+        raise SemanticError("arange's arguments must be of type tl.constexpr (known at compile time)")
+    start, end = _unwrap(start), _unwrap(end)
+    if not isinstance(start, int) or not isinstance(end, int):
+        raise SemanticError(f"arange's arguments must be integers, got {start!r} and {end!r}")
+    if start < 0 or end >= 2 ** 31 or end > 2 ** 31:
+        raise SemanticError("arange's arguments must fit in int32")
+    if end <= start:
+        raise SemanticError(f"arange's end argument ({end}) must be greater than its start argument ({start})")
+    n = end - start
+    if n & (n - 1):
+        raise SemanticError(f"arange's range must be a power of 2, got {n}")
+    b = _b()
+    ty = block_type(tl.int32, [n])
+    return _result(b.create("tt.make_range", [], [b.ty(ty)], {"start": b.i32_attr(start), "end": b.i32_attr(end)}),
+                   ty)
+
+
+def _shape_arg(shape):
+    shape = _unwrap(shape)
+    if isinstance(shape, int):
+        shape = [shape]
+    if isinstance(shape, tensor):
+        raise SemanticError("shape must be known at compile time (tl.constexpr)")
+    out = []
+    for s in shape:
+        if isinstance(s, tensor):
+            raise SemanticError("shape must be known at compile time (tl.constexpr)")
+        s = _unwrap(s)
+        if not isinstance(s, int):
+            raise SemanticError(f"shape entries must be integers, got {s!r}")
+        out.append(s)
+    return out
+
+
+def full(shape, value, dt) -> tensor:
+    shape = _shape_arg(shape)
+    dt = _unwrap(dt)
+    if not isinstance(dt, dtype):
+        raise SemanticError(f"dtype must be a tl dtype, got {dt!r}")
+    if isinstance(value, tensor):
+        if value.type.is_block():
+            raise SemanticError("full() value must be a scalar")
+        v = cast(value, dt)
+        return splat(v, shape) if shape else v
+    ty = block_type(dt, shape) if shape else dt
+    return constant(_unwrap(value), ty)
+
+
+# ----------------------------------------------------------------------------------------------
+# memory
+# ----------------------------------------------------------------------------------------------
+
+_CACHE = {"": 1, None: 1, ".ca": 2, ".cg": 3, ".wb": 4, ".cs": 5, ".wt": 6, ".cv": 7}
+_EVICT = {"": 1, None: 1, "evict_normal": 1, "evict_first": 2, "evict_last": 3}
+_PADDING = {"": None, None: None, "zero": 1, "nan": 2}
+_SEM = {None: 4, "relaxed": 1, "acquire": 2, "release": 3, "acq_rel": 4}
+_SCOPE = {None: 1, "gpu": 1, "cta": 2, "sys": 3}
+
+
+def _mem_attr(table, v, what):
+    v = _unwrap(v)
+    if v not in table:
+        raise SemanticError(f"unknown {what} {v!r}; expected one of {[k for k in table if k]}")
+    return table[v]
+
+
+def _is_block_ptr(p: tensor) -> bool:
+    return p.type.is_ptr() and p.type.element_ty.is_block()
+
+
+def _boundary_check(bc, rank):
+    bc = _unwrap(bc)
+    if bc is None:
+        return []
+    if isinstance(bc, int):
+        bc = (bc,)
+    out = sorted({int(_unwrap(d)) for d in bc})
+    for d in out:
+        if not 0 <= d < rank:
+            raise SemanticError(f"boundary_check dimension {d} out of range for rank {rank}")
+    return out
+
+
+def load(ptr, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False) -> tensor:
+    if not isinstance(ptr, tensor) or not ptr.type.scalar.is_ptr():
+        what = ptr.type if isinstance(ptr, tensor) else repr(_unwrap(ptr))
+        raise SemanticError(f"Unsupported ptr type {what} in `tl.load`: the first argument must be a pointer "
+                            "or a tensor of pointers")
+    b = _b()
+    mask = None if _unwrap(mask) is None else mask
+    other = None if _unwrap(other) is None else other
+    attrs = {"cache": b.i32_attr(_mem_attr(_CACHE, cache_modifier, "cache modifier")),
+             "evict": b.i32_attr(_mem_attr(_EVICT, eviction_policy, "eviction policy")),
+             "isVolatile": b.bool_attr(_unwrap(volatile))}
+    if _is_block_ptr(ptr):
+        if mask is not None or other is not None:
+            raise SemanticError("`mask` and `other` arguments cannot be specified for loading block pointers")
+        bty = ptr.type.element_ty
+        bc = _boundary_check(boundary_check, len(bty.shape))
+        pad = _mem_attr(_PADDING, padding_option, "padding option")
+        if bc:
+            attrs["boundaryCheck"] = b.i32_array(bc)
+        if pad is not None:
+            attrs["padding"] = b.i32_attr(pad)
+        attrs["operandSegmentSizes"] = b.i32_array([1, 0, 0])
+        return _result(b.create("tt.load", [ptr], [b.ty(bty)], attrs), bty)
+    if _unwrap(padding_option) or _boundary_check(boundary_check, 8):
+        raise SemanticError("`padding_option` and `boundary_check` are only supported for block pointers "
+                            "(tl.make_block_ptr)")
+    if mask is None and other is not None:
+        raise SemanticError("`other` cannot be provided without `mask`")
+    if mask is not None:
+        mask = to_tensor(mask)
+        if mask.type.scalar != tl.int1:
+            raise SemanticError(f"Mask argument must have boolean (int1) element type, got {mask.type.scalar}")
+        if mask.type.is_block() and not ptr.type.is_block():
+            ptr = splat(ptr, mask.type.shape)
+    if ptr.type.is_block():
+        shape = ptr.type.shape
+        if mask is not None:
+            try:
+                mask = broadcast_impl_shape(mask, shape)
+            except SemanticError as e:
+                raise SemanticError(f"mask of shape {list(mask.type.shape)} does not match the pointer shape "
+                                    f"{list(shape)}: {e}") from None
+    elt = ptr.type.scalar.element_ty
+    is_bool = elt == tl.int1
+    if is_bool:
+        elt = tl.int8
+        ptr = cast(ptr, pointer_type(tl.int8))
+    if other is not None:
+        if not isinstance(other, tensor) and ptr.type.is_block():
+            other = constant(_unwrap(other), block_type(elt, ptr.type.shape))
+        other = cast(other, elt)
+        if ptr.type.is_block():
+            other = broadcast_impl_shape(other, ptr.type.shape)
+    rty = _with_shape(elt, ptr.type)
+    ops = [ptr] + ([mask] if mask is not None else []) + ([other] if other is not None else [])
+    attrs["operandSegmentSizes"] = b.i32_array([1, int(mask is not None), int(other is not None)])
+    ret = _result(b.create("tt.load", ops, [b.ty(rty)], attrs), rty)
+    if is_bool:
+        ret = cast(ret, tl.int1)
+    return ret
+
+
+def store(ptr, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    if not isinstance(ptr, tensor) or not ptr.type.scalar.is_ptr():
+        what = ptr.type if isinstance(ptr, tensor) else repr(_unwrap(ptr))
+        raise SemanticError(f"Unsupported ptr type {what} in `tl.store`: the first argument must be a pointer "
+                            "or a tensor of pointers")
+    b = _b()
+    mask = None if _unwrap(mask) is None else mask
+    attrs = {"cache": b.i32_attr(_mem_attr(_CACHE, cache_modifier, "cache modifier")),
+             "evict": b.i32_attr(_mem_attr(_EVICT, eviction_policy, "eviction policy"))}
+    if _is_block_ptr(ptr):
+        if mask is not None:
+            raise SemanticError("`mask` cannot be specified for storing to block pointers")
+        bty = ptr.type.element_ty
+        value = to_tensor(value)
+        value = broadcast_impl_shape(value, bty.shape)
+        value = cast(value, bty.scalar)
+        bc = _boundary_check(boundary_check, len(bty.shape))
+        if bc:
+            attrs["boundaryCheck"] = b.i32_array(bc)
+        attrs["operandSegmentSizes"] = b.i32_array([1, 1, 0])
+        b.create("tt.store", [ptr, value], [], attrs)
+        return None
+    if _boundary_check(boundary_check, 8):
+        raise SemanticError("`boundary_check` is only supported for block pointers")
+    value = to_tensor(value, None) if not isinstance(value, tensor) else value
+    if mask is not None:
+        mask = to_tensor(mask)
+        if mask.type.scalar != tl.int1:
+            raise SemanticError(f"Mask argument must have boolean (int1) element type, got {mask.type.scalar}")
+    if not ptr.type.is_block():
+        if value.type.is_block():
+            raise SemanticError("Value argument cannot be block type if pointer argument is not a block")
+        if mask is not None and mask.type.is_block():
+            raise SemanticError("Mask argument cannot be block type if pointer argument is not a block")
+    else:
+        shape = ptr.type.shape
+        value = broadcast_impl_shape(value, shape)
+        if mask is not None:
+            try:
+                mask = broadcast_impl_shape(mask, shape)
+            except SemanticError as e:
+                raise SemanticError(f"mask of shape {list(mask.type.shape)} does not match the pointer shape "
+                                    f"{list(shape)}: {e}") from None
+    elt = ptr.type.scalar.element_ty
+    if elt == tl.int1:
+        elt = tl.int8
+        ptr = cast(ptr, pointer_type(tl.int8))
+    value = cast(value, elt)
+    ops = [ptr, value] + ([mask] if mask is not None else [])
+    attrs["operandSegmentSizes"] = b.i32_array([1, 1, int(mask is not None)])
+    b.create("tt.store", ops, [], attrs)
+    return None
+
+
+def _atom_prep(ptr, val, mask, op_name):
+    if not isinstance(ptr, tensor) or not ptr.type.scalar.is_ptr():
+        raise SemanticError(f"Pointer argument of {op_name} must be a pointer or a tensor of pointers")
+    elt = ptr.type.scalar.element_ty
+    if elt.is_bool() or elt.primitive_bitwidth < 16 and not elt.is_floating() and elt.is_int():
+        raise SemanticError(f"atomic ops do not support {elt}")
+    if mask is not None and _unwrap(mask) is None:
+        mask = None
+    shapes = [x.type.shape for x in (ptr, val, mask) if isinstance(x, tensor) and x.type.is_block()]
+    val = to_tensor(val) if not isinstance(val, tensor) else val
+    if shapes:
+        shape = shapes[0]
+        ptr = broadcast_impl_shape(ptr, shape)
+        val = broadcast_impl_shape(val, shape)
+        if mask is not None:
+            mask = broadcast_impl_shape(to_tensor(mask), shape)
+    val = cast(val, elt)
+    if mask is None:
+        mask = _scalar_like(True, tl.int1, ptr)
+    else:
+        mask = cast(to_tensor(mask), tl.int1)
+    return ptr, val, mask
+
+
+def atomic_rmw(kind: str, ptr, val, mask=None, sem=None, scope=None) -> tensor:
+    ptr, val, mask = _atom_prep(ptr, val, mask, f"atomic_{kind}")
+    elt = val.type.scalar
+    if kind == "add":
+        code = 5 if elt.is_floating() else 4
+    elif kind in ("max", "min"):
+        if elt.is_int_unsigned():
+            code = 8 if kind == "max" else 9
+        else:
+            code = 6 if kind == "max" else 7
+    else:
+        if elt.is_floating() and kind in ("and", "or", "xor"):
+            raise SemanticError(f"atomic_{kind} needs integer values, got {elt}")
+        code = {"and": 1, "or": 2, "xor": 3, "xchg": 10}[kind]
+    b = _b()
+    attrs = {"atomic_rmw_op": b.i32_attr(code), "sem": b.i32_attr(_mem_attr(_SEM, sem, "sem")),
+             "scope": b.i32_attr(_mem_attr(_SCOPE, scope, "scope"))}
+    return _result(b.create("tt.atomic_rmw", [ptr, val, mask], [b.ty(val.type)], attrs), val.type)
+
+
+def atomic_cas(ptr, cmp, val, sem=None, scope=None) -> tensor:
+    ptr, val, _ = _atom_prep(ptr, val, None, "atomic_cas")
+    cmp = cast(to_tensor(cmp) if not isinstance(cmp, tensor) else cmp, val.type.scalar)
+    if ptr.type.is_block():
+        cmp = broadcast_impl_shape(cmp, ptr.type.shape)
+    b = _b()
+    attrs = {"sem": b.i32_attr(_mem_attr(_SEM, sem, "sem")), "scope": b.i32_attr(_mem_attr(_SCOPE, scope, "scope"))}
+    return _result(b.create("tt.atomic_cas", [ptr, cmp, val], [b.ty(val.type)], attrs), val.type)
+
+
+# ----------------------------------------------------------------------------------------------
+# block pointers
+# ----------------------------------------------------------------------------------------------
+
+def make_block_ptr(base, shape, strides, offsets, block_shape, order) -> tensor:
+    if not isinstance(base, tensor) or not base.type.is_ptr() or base.type.element_ty.is_block():
+        raise SemanticError("make_block_ptr base must be a scalar pointer")
+    shape, strides, offsets = [_unwrap(x) for x in (shape, strides, offsets)]
+    block_shape, order = _shape_arg(block_shape), [int(_unwrap(o)) for o in _unwrap(order)]
+    if not (len(shape) == len(strides) == len(offsets) == len(block_shape) == len(order)):
+        raise SemanticError("make_block_ptr: shape, strides, offsets, block_shape and order must have the same "
+                            "length")
+    if sorted(order) != list(range(len(order))):
+        raise SemanticError(f"make_block_ptr order {order} is not a permutation")
+    shape_v = [cast(to_tensor(s), tl.int64) for s in shape]
+    strides_v = [cast(to_tensor(s), tl.int64) for s in strides]
+    offs_v = [cast(to_tensor(s), tl.int32) for s in offsets]
+    for v in shape_v + strides_v + offs_v:
+        if v.type.is_block():
+            raise SemanticError("make_block_ptr shape/strides/offsets must be scalars")
+    rty = pointer_type(block_type(base.type.element_ty, block_shape))
+    b = _b()
+    attrs = {"order": b.i32_array(order), "operandSegmentSizes": b.i32_array([1, len(shape), len(shape), len(shape)])}
+    return _result(b.create("tt.make_tensor_ptr", [base] + shape_v + strides_v + offs_v, [b.ty(rty)], attrs), rty)
+
+
+def advance(ptr, offsets) -> tensor:
+    if not isinstance(ptr, tensor) or not _is_block_ptr(ptr):
+        raise SemanticError("advance() needs a block pointer (from tl.make_block_ptr)")
+    offs = [cast(to_tensor(o), tl.int32) for o in _unwrap(offsets)]
+    if len(offs) != len(ptr.type.element_ty.shape):
+        raise SemanticError("advance() needs one offset per dimension")
+    b = _b()
+    return _result(b.create("tt.advance", [ptr] + offs, [b.ty(ptr.type)]), ptr.type)
+
+
+# ----------------------------------------------------------------------------------------------
+# reductions and scans
+# ----------------------------------------------------------------------------------------------
+
+def _combine_fn(hint: str, elem_types, fn, key=None):
+    """A private func.func taking 2*k scalars of ``elem_types`` and returning k: the combine function."""
+    from mlir import ir
+    b = _b()
+    if key is not None and key in b._combine_cache:
+        return b._combine_cache[key]
+    k = len(elem_types)
+    name = b.unique_name(hint + "_" + "_".join(t.mlir_str() for t in elem_types))
+    in_types = [b.ty(t) for t in elem_types] * 2
+    ftype = ir.FunctionType.get(in_types, [b.ty(t) for t in elem_types], b.context)
+    saved_ip, saved_loc = b.ip, b.loc
+    b.ip = ir.InsertionPoint.at_block_begin(b.module.body)
+    func = b.create("func.func", [], [], {"sym_name": b.str_attr(name), "function_type": ir.TypeAttr.get(ftype),
+                                          "sym_visibility": b.str_attr("private")}, regions=1)
+    block = func.regions[0].blocks.append(*in_types, arg_locs=[b.loc] * len(in_types))
+    b.ip = ir.InsertionPoint(block)
+    try:
+        args = [tensor(block.arguments[i], elem_types[i % k]) for i in range(2 * k)]
+        if b.codegen is not None:
+            res = b.codegen.call_function(fn, args)
+        else:
+            res = fn(*args)
+        if not isinstance(res, (tuple, list)):
+            res = (res,)
+        res = [_unwrap(r) for r in res]
+        if len(res) != k:
+            raise SemanticError(f"the combine function must return {k} value(s), got {len(res)}")
+        outs = []
+        for r, t in zip(res, elem_types):
+            r = to_tensor(r, t) if not isinstance(r, tensor) else r
+            if r.type.is_block():
+                raise SemanticError("the combine function must return scalars")
+            if r.type != t:
+                r = cast(r, t)
+            outs.append(r)
+        b.create("func.return", outs, [])
+    finally:
+        b.ip, b.loc = saved_ip, saved_loc
+    ref = ir.FlatSymbolRefAttr.get(name, b.context)
+    if key is not None:
+        b._combine_cache[key] = ref
+    return ref
+
+
+def reduction(inputs, axis, combine, keep_dims=False, hint="reduce", key=None):
+    inputs = [to_tensor(x) for x in inputs]
+    axis = _unwrap(axis)
+    keep_dims = _unwrap(keep_dims)
+    if axis is None:
+        orig_rank = len(inputs[0].type.shape) if inputs[0].type.is_block() else 0
+        inputs = [reshape(x, [x.type.numel], can_reorder=True) if x.type.is_block() else splat(x, [1])
+                  for x in inputs]
+        res = reduction(inputs, 0, combine, False, hint, key)
+        if keep_dims:
+            res = tuple(reshape(splat(r, [1]), [1] * _py.max(orig_rank, 1)) for r in res)
+        return res
+    for x in inputs:
+        if not x.type.is_block():
+            raise SemanticError("cannot reduce a scalar: the input must be a tensor")
+    shape = inputs[0].type.shape
+    for x in inputs:
+        if x.type.shape != shape:
+            raise SemanticError(f"all reduction inputs must have the same shape, got {list(shape)} and "
+                                f"{list(x.type.shape)}")
+    axis = _norm_axis(axis, len(shape))
+    ref = _combine_fn(hint, [x.type.scalar for x in inputs], combine, key)
+    out_shape = list(shape[:axis]) + list(shape[axis + 1:])
+    rtys = [block_type(x.type.scalar, out_shape) if out_shape else x.type.scalar for x in inputs]
+    b = _b()
+    op = b.create("tt.reduce", inputs, [b.ty(t) for t in rtys], {"axis": b.i32_attr(axis), "combine": ref})
+    res = tuple(tensor(r, t) for r, t in zip(op.results, rtys))
+    if keep_dims:
+        res = tuple(expand_dims(r, axis) for r in res)
+    return res
+
+
+def scan(inputs, axis, combine, reverse=False, hint="scan", key=None):
+    inputs = [to_tensor(x) for x in inputs]
+    axis = _unwrap(axis)
+    for x in inputs:
+        if not x.type.is_block():
+            raise SemanticError("cannot scan a scalar: the input must be a tensor")
+    shape = inputs[0].type.shape
+    axis = _norm_axis(axis, len(shape))
+    ref = _combine_fn(hint, [x.type.scalar for x in inputs], combine, key)
+    b = _b()
+    op = b.create("tt.scan", inputs, [b.ty(x.type) for x in inputs],
+                  {"axis": b.i32_attr(axis), "reverse": b.bool_attr(_unwrap(reverse)), "combine": ref})
+    return tuple(tensor(r, x.type) for r, x in zip(op.results, inputs))
+
+
+# ----------------------------------------------------------------------------------------------
+# dot
+# ----------------------------------------------------------------------------------------------
+
+_PRECISION = {"tf32": 0, "tf32x3": 1, "ieee": 2, "hf32": 3, "bf16x3": 4, "bf16x6": 5}
+
+
+def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+        out_dtype=tl.float32) -> tensor:
+    out_dtype = _unwrap(out_dtype)
+    input_precision = _unwrap(input_precision)
+    allow_tf32 = _unwrap(allow_tf32)
+    if not isinstance(a, tensor) or not isinstance(b, tensor) or not a.type.is_block() or not b.type.is_block():
+        raise SemanticError("dot() operands must be tensors")
+    sa, sb = a.type.shape, b.type.shape
+    if len(sa) != len(sb) or len(sa) not in (2, 3):
+        raise SemanticError(f"dot() operands must both be 2-D (or 3-D batched), got shapes {list(sa)} and "
+                            f"{list(sb)}")
+    if sa[-1] != sb[-2]:
+        raise SemanticError(f"dot() inner dimensions must match: first input shape {list(sa)}, second input "
+                            f"shape {list(sb)}")
+    at, bt = a.type.scalar, b.type.scalar
+    if at.is_int() != bt.is_int():
+        raise SemanticError(f"dot() operands must both be integers or both be floats, got {at} and {bt}")
+    if at != bt:
+        if at.is_fp8() or bt.is_fp8():
+            pass
+        else:
+            ret = computation_type_impl(at, False, bt, False, False)
+            a, b = cast(a, ret), cast(b, ret)
+    if input_precision is None:
+        input_precision = "tf32" if allow_tf32 in (None, True) else "ieee"
+    if input_precision not in _PRECISION:
+        raise SemanticError(f"unknown input_precision {input_precision!r}")
+    if a.type.scalar.is_int():
+        ret_scalar = tl.int32
+    else:
+        ret_scalar = out_dtype if acc is None else None
+    out_shape = list(sa[:-1]) + [sb[-1]]
+    if acc is None or _unwrap(acc) is None:
+        acc_t = constant(0, block_type(ret_scalar, out_shape))
+    else:
+        acc_t = to_tensor(acc)
+        if not acc_t.type.is_block() or list(acc_t.type.shape) != out_shape:
+            raise SemanticError(f"dot() accumulator shape must be {out_shape}, got {acc_t.type}")
+    bld = _b()
+    attrs = {"inputPrecision": bld.i32_attr(_PRECISION[input_precision]),
+             "maxNumImpreciseAcc": bld.i32_attr(_unwrap(max_num_imprecise_acc) or 0)}
+    return _result(bld.create("tt.dot", [a, b, acc_t], [bld.ty(acc_t.type)], attrs), acc_t.type)
+
+
+# ----------------------------------------------------------------------------------------------
+# debugging
+# ----------------------------------------------------------------------------------------------
+
+def device_print(prefix, args, hex=False):
+    b = _b()
+    vals = [to_tensor(a) for a in args]
+    signed = [1 if v.type.scalar.is_int_signed() else 0 for v in vals]
+    b.create("tt.print", vals, [], {"prefix": b.str_attr(prefix), "hex": b.bool_attr(hex),
+                                    "isSigned": b.i32_array(signed)})
+
+
+def device_assert(cond, msg=""):
+    b = _b()
+    cond = cast(to_tensor(cond), tl.int1)
+    b.create("tt.assert", [cond], [], {"message": b.str_attr(str(msg))})
