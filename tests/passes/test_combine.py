@@ -93,10 +93,10 @@ def test_broadcast_and_expand_dims_of_splat():
   %er3 = "tt.expand_dims"(%er) {axis = 0 : i32} : (tensor<1x4xi32>) -> tensor<1x1x4xi32>
   %b3 = "tt.broadcast"(%er3) : (tensor<1x1x4xi32>) -> tensor<1x8x4xi32>
   %b4 = "tt.broadcast"(%b3) : (tensor<1x8x4xi32>) -> tensor<3x8x4xi32>
-  "tt.print"(%b) {prefix = ""} : (tensor<8x4xi32>) -> ()
-  "tt.print"(%e) {prefix = ""} : (tensor<1x4xi32>) -> ()
-  "tt.print"(%b2) {prefix = ""} : (tensor<2x4xi32>) -> ()
-  "tt.print"(%b4) {prefix = ""} : (tensor<3x8x4xi32>) -> ()
+  "tt.print"(%b) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8x4xi32>) -> ()
+  "tt.print"(%e) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x4xi32>) -> ()
+  "tt.print"(%b2) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<2x4xi32>) -> ()
+  "tt.print"(%b4) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3x8x4xi32>) -> ()
   return""")
     out = run_pass(combine_pass, src)
     splats = op_lines(out, "tt.splat")
@@ -115,8 +115,8 @@ def test_splat_and_broadcast_of_constants_become_dense():
   %s = "tt.splat"(%c) : (i32) -> tensor<4xi32>
   %d = arith.constant dense<1.5> : tensor<1x4xf32>
   %b = "tt.broadcast"(%d) : (tensor<1x4xf32>) -> tensor<2x4xf32>
-  "tt.print"(%s) {prefix = ""} : (tensor<4xi32>) -> ()
-  "tt.print"(%b) {prefix = ""} : (tensor<2x4xf32>) -> ()
+  "tt.print"(%s) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xi32>) -> ()
+  "tt.print"(%b) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<2x4xf32>) -> ()
   return""")
     out = run_pass(combine_pass, src)
     assert count(out, "tt.splat") == 0 and count(out, "tt.broadcast") == 0
@@ -148,12 +148,12 @@ def test_constant_masks():
 
 
 def _dot_src(add: str, acc: str = "dense<0.0>", extra_use: bool = False) -> str:
-    use = '\n  "tt.print"(%dot) {prefix = ""} : (tensor<16x16xf32>) -> ()' if extra_use else ""
+    use = '\n  "tt.print"(%dot) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16x16xf32>) -> ()' if extra_use else ""
     return func(f"""
   %zero = arith.constant {acc} : tensor<16x16xf32>
   %dot = "tt.dot"(%a, %b, %zero) {{inputPrecision = 0 : i32, maxNumImpreciseAcc = 0 : i32}} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>) -> tensor<16x16xf32>
   %sum = {add} : tensor<16x16xf32>{use}
-  "tt.print"(%sum) {{prefix = ""}} : (tensor<16x16xf32>) -> ()
+  "tt.print"(%sum) {{prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<16x16xf32>) -> ()
   return""", args="%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %d: tensor<16x16xf32>")
 
 

@@ -32,10 +32,10 @@ def test_keeps_ops_that_differ():
   %s2 = "tt.splat"(%n) : (i32) -> tensor<64xi32>
   %e = "tt.expand_dims"(%r) {axis = 0 : i32} : (tensor<128xi32>) -> tensor<1x128xi32>
   %e2 = "tt.expand_dims"(%r) {axis = 1 : i32} : (tensor<128xi32>) -> tensor<128x1xi32>
-  "tt.print"(%r, %r2, %s) {prefix = ""} : (tensor<128xi32>, tensor<128xi32>, tensor<128xi32>) -> ()
-  "tt.print"(%s2) {prefix = ""} : (tensor<64xi32>) -> ()
-  "tt.print"(%e) {prefix = ""} : (tensor<1x128xi32>) -> ()
-  "tt.print"(%e2) {prefix = ""} : (tensor<128x1xi32>) -> ()
+  "tt.print"(%r, %r2, %s) {prefix = "", operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>} : (tensor<128xi32>, tensor<128xi32>, tensor<128xi32>) -> ()
+  "tt.print"(%s2) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<64xi32>) -> ()
+  "tt.print"(%e) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x128xi32>) -> ()
+  "tt.print"(%e2) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<128x1xi32>) -> ()
   return""")
     out = run_pass(cse_pass, src)
     assert count(out, "tt.make_range") == 2
@@ -51,8 +51,8 @@ def test_commutative_operands_are_a_multiset():
   %1 = "tt.mulhiui"(%b, %a) : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
   %2 = "tt.precise_divf"(%c, %d) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   %3 = "tt.precise_divf"(%d, %c) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
-  "tt.print"(%0, %1) {prefix = ""} : (tensor<8xi32>, tensor<8xi32>) -> ()
-  "tt.print"(%2, %3) {prefix = ""} : (tensor<8xf32>, tensor<8xf32>) -> ()
+  "tt.print"(%0, %1) {prefix = "", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0>} : (tensor<8xi32>, tensor<8xi32>) -> ()
+  "tt.print"(%2, %3) {prefix = "", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0>} : (tensor<8xf32>, tensor<8xf32>) -> ()
   return""", args="%n: i32, %c: tensor<8xf32>, %d: tensor<8xf32>")
     out = run_pass(cse_pass, src)
     assert count(out, "tt.mulhiui") == 1
@@ -66,8 +66,8 @@ def test_never_merges_loads_or_effects():
   "tt.store"(%0, %a) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : (tensor<128x!tt.ptr<f32>>, tensor<128xf32>) -> ()
   %b = "tt.load"(%0) {{operandSegmentSizes = array<i32: 1, 0, 0>}} : (tensor<128x!tt.ptr<f32>>) -> tensor<128xf32>
   "tt.store"(%0, %b) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : (tensor<128x!tt.ptr<f32>>, tensor<128xf32>) -> ()
-  "tt.print"(%n) {{prefix = "x"}} : (i32) -> ()
-  "tt.print"(%n) {{prefix = "x"}} : (i32) -> ()
+  "tt.print"(%n) {{prefix = "x", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (i32) -> ()
+  "tt.print"(%n) {{prefix = "x", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (i32) -> ()
   return""")
     out = run_pass(cse_pass, src)
     assert count(out, "tt.load") == 2 and count(out, "tt.store") == 2 and count(out, "tt.print") == 2
@@ -83,18 +83,18 @@ def test_dominance_scopes():
   %0 = {SPLAT}
   scf.for %i = %c0 to %n step %c1 : i32 {{
     %1 = {SPLAT}
-    "tt.print"(%1) {{prefix = "a"}} : (tensor<128x!tt.ptr<f32>>) -> ()
+    "tt.print"(%1) {{prefix = "a", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<128x!tt.ptr<f32>>) -> ()
   }}
   scf.if %cond {{
     %2 = "tt.splat"(%n) : (i32) -> tensor<4xi32>
-    "tt.print"(%2) {{prefix = "b"}} : (tensor<4xi32>) -> ()
+    "tt.print"(%2) {{prefix = "b", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<4xi32>) -> ()
   }} else {{
     %3 = "tt.splat"(%n) : (i32) -> tensor<4xi32>
-    "tt.print"(%3) {{prefix = "c"}} : (tensor<4xi32>) -> ()
+    "tt.print"(%3) {{prefix = "c", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<4xi32>) -> ()
   }}
   %4 = "tt.splat"(%n) : (i32) -> tensor<4xi32>
-  "tt.print"(%0) {{prefix = "d"}} : (tensor<128x!tt.ptr<f32>>) -> ()
-  "tt.print"(%4) {{prefix = "d"}} : (tensor<4xi32>) -> ()
+  "tt.print"(%0) {{prefix = "d", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<128x!tt.ptr<f32>>) -> ()
+  "tt.print"(%4) {{prefix = "d", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<4xi32>) -> ()
   return""")
     out = run_pass(cse_pass, src)
     assert count(out, "tt.splat") == 4  # 1 pointer splat + 3 i32 splats
@@ -104,7 +104,7 @@ def test_dominance_scopes():
 def test_functions_are_separate_scopes():
     body = f"""
   %0 = {SPLAT}
-  "tt.print"(%0) {{prefix = ""}} : (tensor<128x!tt.ptr<f32>>) -> ()
+  "tt.print"(%0) {{prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<128x!tt.ptr<f32>>) -> ()
   return"""
     src = func(body) + func(body, name="k2")
     out = run_pass(cse_pass, src)

@@ -29,9 +29,9 @@ def test_keeps_effects_and_volatile_loads():
   %old = "tt.atomic_rmw"(%p, %c) {atomic_rmw_op = 5 : i32, sem = 4 : i32, scope = 1 : i32} : (!tt.ptr<f32>, f32) -> f32
   %t = arith.constant true
   "tt.assert"(%t) {message = "m"} : (i1) -> ()
-  "tt.print"(%n) {prefix = "n"} : (i32) -> ()
-  %ext = "tt.extern_elementwise"(%c) {libname = "", libpath = "", symbol = "f", pure = false} : (f32) -> f32
-  %ext2 = "tt.extern_elementwise"(%c) {libname = "", libpath = "", symbol = "f", pure = true} : (f32) -> f32
+  "tt.print"(%n) {prefix = "n", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (i32) -> ()
+  %ext = "tt.extern_elementwise"(%c) {libname = "", libpath = "", symbol = "f", pure = false, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (f32) -> f32
+  %ext2 = "tt.extern_elementwise"(%c) {libname = "", libpath = "", symbol = "f", pure = true, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (f32) -> f32
   return""")
     out = run_pass(dce_pass, src)
     assert effect_sequence(out) == ["tt.load", "tt.load", "tt.store", "tt.atomic_rmw", "tt.assert", "tt.print"]
@@ -50,7 +50,7 @@ def test_removes_dead_loops_without_effects_only():
     scf.yield %a : tensor<4xi32>
   }
   %r2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<4xi32>) : i32 {
-    "tt.print"(%i) {prefix = "i"} : (i32) -> ()
+    "tt.print"(%i) {prefix = "i", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (i32) -> ()
     scf.yield %acc : tensor<4xi32>
   }
   return""")

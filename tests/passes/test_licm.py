@@ -42,18 +42,18 @@ def test_hoists_out_of_nests_and_while():
   scf.for %i = %c0 to %n step %c1 : i32 {
     scf.for %j = %c0 to %n step %c1 : i32 {
       %s = "tt.splat"(%n) : (i32) -> tensor<4xi32>
-      "tt.print"(%s) {prefix = "s"} : (tensor<4xi32>) -> ()
+      "tt.print"(%s) {prefix = "s", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xi32>) -> ()
     }
   }
   %w = scf.while (%k = %c0) : (i32) -> i32 {
     %t = "tt.splat"(%n) : (i32) -> tensor<8xi32>
-    "tt.print"(%t) {prefix = "t"} : (tensor<8xi32>) -> ()
+    "tt.print"(%t) {prefix = "t", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8xi32>) -> ()
     %cond = arith.cmpi slt, %k, %n : i32
     scf.condition(%cond) %k : i32
   } do {
   ^bb0(%k2: i32):
     %u = "tt.splat"(%n) : (i32) -> tensor<16xi32>
-    "tt.print"(%u) {prefix = "u"} : (tensor<16xi32>) -> ()
+    "tt.print"(%u) {prefix = "u", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xi32>) -> ()
     %k3 = arith.addi %k2, %c1 : i32
     scf.yield %k3 : i32
   }
@@ -74,7 +74,7 @@ def test_does_not_hoist_integer_division():
   %c1 = arith.constant 1 : i32
   scf.for %i = %c0 to %n step %c1 : i32 {
     %d = arith.divsi %c1, %n : i32
-    "tt.print"(%d) {prefix = "d"} : (i32) -> ()
+    "tt.print"(%d) {prefix = "d", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (i32) -> ()
   }
   return""")
     out = run_pass(licm_pass, src)

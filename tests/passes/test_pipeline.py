@@ -51,11 +51,11 @@ func.func public @sum_rows(%x: !tt.ptr<f32>, %o: !tt.ptr<f32>, %n: i32) {{
     %ns = "tt.splat"(%n) : (i32) -> tensor<128xi32>
     %m = arith.cmpi slt, %offs, %ns : tensor<128xi32>
     %v = "tt.load"(%p2, %m, %init) {{operandSegmentSizes = array<i32: 1, 1, 1>}} : ({T}, tensor<128xi1>, tensor<128xf32>) -> tensor<128xf32>
-    "tt.print"(%i) {{prefix = "i"}} : (i32) -> ()
+    "tt.print"(%i) {{prefix = "i", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (i32) -> ()
     %a2 = arith.addf %a, %v : tensor<128xf32>
     scf.yield %a2 : tensor<128xf32>
   }}
-  %tot = "tt.reduce"(%acc) {{axis = 0 : i32, combine = @add_f32}} : (tensor<128xf32>) -> f32
+  %tot = "tt.reduce"(%acc) {{axis = 0 : i32, combine = @add_f32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<128xf32>) -> f32
   %t = arith.constant true
   "tt.assert"(%t) {{message = "ok"}} : (i1) -> ()
   "tt.store"(%o, %tot) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : (!tt.ptr<f32>, f32) -> ()
@@ -114,7 +114,7 @@ def test_effects_never_reordered_or_removed():
 func.func public @k(%p: !tt.ptr<f32>, %n: i32) {{
   %base = "tt.splat"(%p) : (!tt.ptr<f32>) -> {T}
   %a = "tt.load"(%base) {{operandSegmentSizes = array<i32: 1, 0, 0>}} : ({T}) -> tensor<128xf32>
-  "tt.print"(%a) {{prefix = "a"}} : (tensor<128xf32>) -> ()
+  "tt.print"(%a) {{prefix = "a", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<128xf32>) -> ()
   "tt.store"(%base, %a) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : ({T}, tensor<128xf32>) -> ()
   %b = "tt.load"(%base) {{operandSegmentSizes = array<i32: 1, 0, 0>}} : ({T}) -> tensor<128xf32>
   %c1 = arith.constant 1 : i32
@@ -122,13 +122,13 @@ func.func public @k(%p: !tt.ptr<f32>, %n: i32) {{
   "tt.assert"(%cmp) {{message = "n > 1"}} : (i1) -> ()
   "tt.store"(%base, %b) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : ({T}, tensor<128xf32>) -> ()
   %c = "tt.load"(%base) {{operandSegmentSizes = array<i32: 1, 0, 0>}} : ({T}) -> tensor<128xf32>
-  "tt.print"(%c) {{prefix = "c"}} : (tensor<128xf32>) -> ()
+  "tt.print"(%c) {{prefix = "c", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<128xf32>) -> ()
   return
 }}
 """
     before, out = _run(src)
     assert effect_sequence(out) == before
-    assert '{prefix = "a"}' in out and '{prefix = "c"}' in out
+    assert 'prefix = "a"}' in out and 'prefix = "c"}' in out
 
 
 def test_print_ir_after_all_and_timing(capfd):
@@ -156,7 +156,7 @@ def test_invalid_result_raises():
     src = """
 func.func public @k(%n: i32) {
   %r = "tt.make_range"() {start = 4 : i32, end = 0 : i32} : () -> tensor<4xi32>
-  "tt.print"(%r) {prefix = ""} : (tensor<4xi32>) -> ()
+  "tt.print"(%r) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xi32>) -> ()
   return
 }
 """
@@ -182,7 +182,7 @@ func.func public @k(%n: i32) {
   %b = "tt.broadcast"(%e) : (tensor<1x4xi32>) -> tensor<2x4xi32>
   %c = arith.constant dense<1> : tensor<2x4xi32>
   %x = arith.addi %b, %c : tensor<2x4xi32>
-  "tt.print"(%x) {prefix = ""} : (tensor<2x4xi32>) -> ()
+  "tt.print"(%x) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<2x4xi32>) -> ()
   return
 }
 """

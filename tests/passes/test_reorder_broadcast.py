@@ -11,7 +11,7 @@ def test_elementwise_of_splats_runs_on_scalars():
   %s = arith.addi %a, %b : tensor<128xi32>
   %t = arith.muli %s, %c : tensor<128xi32>
   %lt = arith.cmpi slt, %t, %b : tensor<128xi32>
-  "tt.print"(%lt) {prefix = ""} : (tensor<128xi1>) -> ()
+  "tt.print"(%lt) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<128xi1>) -> ()
   return""", args="%n: i32, %m: i32")
     out = run_pass(reorder_broadcast_pass, src)
     assert "arith.addi %arg0, %arg1 : i32" in out
@@ -29,7 +29,7 @@ def test_addptr_of_splats():
   %b = "tt.splat"(%n) : (i32) -> tensor<8xi32>
   %c = "tt.addptr"(%a, %b) : (tensor<8x!tt.ptr<f32>>, tensor<8xi32>) -> tensor<8x!tt.ptr<f32>>
   %x = "tt.load"(%c) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<8x!tt.ptr<f32>>) -> tensor<8xf32>
-  "tt.print"(%x) {prefix = ""} : (tensor<8xf32>) -> ()
+  "tt.print"(%x) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8xf32>) -> ()
   return""")
     out = run_pass(reorder_broadcast_pass, src)
     (line,) = op_lines(out, "tt.addptr")
@@ -49,7 +49,7 @@ def test_elementwise_of_broadcasts_runs_on_the_source_shape():
   %x = arith.addi %b, %s : tensor<4x8xi32>
   %y = arith.muli %x, %c : tensor<4x8xi32>
   %z = arith.subi %y, %bg : tensor<4x8xi32>
-  "tt.print"(%z) {prefix = ""} : (tensor<4x8xi32>) -> ()
+  "tt.print"(%z) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xi32>) -> ()
   return""")
     out = run_pass(reorder_broadcast_pass, src)
     for name in ("arith.addi", "arith.subi"):
@@ -69,7 +69,7 @@ def test_mismatched_broadcast_sources_untouched():
   %b0 = "tt.broadcast"(%e0) : (tensor<1x4xi32>) -> tensor<4x4xi32>
   %b1 = "tt.broadcast"(%e1) : (tensor<4x1xi32>) -> tensor<4x4xi32>
   %x = arith.addi %b0, %b1 : tensor<4x4xi32>
-  "tt.print"(%x) {prefix = ""} : (tensor<4x4xi32>) -> ()
+  "tt.print"(%x) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x4xi32>) -> ()
   return""")
     out = run_pass(reorder_broadcast_pass, src)
     (line,) = op_lines(out, "arith.addi")
@@ -81,7 +81,7 @@ def test_expand_dims_of_splat():
     src = func("""
   %s = "tt.splat"(%n) : (i32) -> tensor<4xi32>
   %e = "tt.expand_dims"(%s) {axis = 0 : i32} : (tensor<4xi32>) -> tensor<1x4xi32>
-  "tt.print"(%e) {prefix = ""} : (tensor<1x4xi32>) -> ()
+  "tt.print"(%e) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x4xi32>) -> ()
   return""")
     out = run_pass(reorder_broadcast_pass, src)
     assert count(out, "tt.expand_dims") == 0
