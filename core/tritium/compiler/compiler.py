@@ -115,8 +115,10 @@ class CompiledKernel:
         t = metadata.get("target") or {}
         self.target = GPUTarget(t.get("backend", ""), t.get("arch", 0), t.get("warp_size", 32))
         self.hash = metadata.get("hash", "")
-        # GPU drivers fill these in when loading a binary (``_init_handles``); 0 for others
-        self.n_regs = metadata.get("n_regs", 0)
+        # GPU drivers fill these in when loading a binary (``_init_handles``).  Backends without registers or
+        # shared memory (the interpreter) get plausible non-zero placeholders, so that the occupancy arithmetic
+        # of Triton's tutorials (``NUM_REGS // (n_regs * ...)``, ``SIZE_SMEM // shared``) works unchanged.
+        self.n_regs = metadata.get("n_regs", 32)
         self.n_spills = metadata.get("n_spills", 0)
         self.module = None
         self.function = None
@@ -198,7 +200,7 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
         "constexprs": {str(k): repr(v) for k, v in (getattr(src, "constexprs", {}) or {}).items()},
         "attrs": _jsonable(getattr(src, "attrs", {}) or {}),
         "stages": list(stages),
-        "shared": 0,
+        "shared": 1024,  # placeholder; GPU stages set the real value
     }
     asm: dict = {}
     cur = src
