@@ -533,7 +533,9 @@ class CodeGenerator(ast.NodeVisitor):
             return fn(*args)
         if fn is _py.print:
             raise _Unsupported("print() is not supported in @jit functions; use tl.device_print or tl.static_print")
-        if fn is _py.range or fn is tl.range or fn is tl.static_range:
+        if fn is _py.range:
+            return tl.range(*args, **kws)
+        if fn is tl.range or fn is tl.static_range:
             return fn(*args, **kws)
         if _c.is_builtin(fn) or (inspect.ismethod(fn) and isinstance(fn.__self__, tensor)) or \
                 (getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, tensor)):
