@@ -151,6 +151,11 @@ def test_missing_constexpr(fake):
         kern[(1,)](arr(), arr(), 3, 1.0)
 
 
+def test_missing_constexpr_with_typo(fake):
+    with pytest.raises(TypeError, match=r"missing constexpr argument 'BLOCK'.*unexpected keyword argument 'BLOKC'"):
+        kern[(1,)](arr(), arr(), 3, 1.0, BLOKC=4)
+
+
 def test_missing_argument(fake):
     with pytest.raises(TypeError, match=r"kernel 'kern' is missing argument 'scale'"):
         kern[(1,)](arr(), arr(), 3, BLOCK=4)

@@ -127,11 +127,15 @@ class Binder:
             if vals[i] is _MISSING:
                 if p.has_default:
                     vals[i] = p.default
-                elif p.is_constexpr:
+                    continue
+                import difflib
+
+                typo = difflib.get_close_matches(p.name, list(options), n=1)
+                hint = f"; got unexpected keyword argument '{typo[0]}': did you mean '{p.name}'?" if typo else ""
+                if p.is_constexpr:
                     raise TypeError(f"kernel '{self.name}' is missing constexpr argument '{p.name}' "
-                                    f"(pass it by keyword: {p.name}=...)")
-                else:
-                    raise TypeError(f"kernel '{self.name}' is missing argument '{p.name}'")
+                                    f"(pass it by keyword: {p.name}=...){hint}")
+                raise TypeError(f"kernel '{self.name}' is missing argument '{p.name}'{hint}")
         return vals, options
 
     def bind(self, args: tuple, kwargs: dict, warmup: bool = False) -> Bound:
