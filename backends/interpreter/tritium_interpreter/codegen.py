@@ -248,7 +248,7 @@ class _Gen:
 
     def err(self, op, message):
         t = _loc_tuple(op.location) or ("", 0, 0)
-        raise CompilationError(message, t[0], t[1], (t[2] - 1) if t[2] else None, kernel=self.kernel_name)
+        raise CompilationError(message, t[0], t[1], t[2] if t[0] else None, kernel=self.kernel_name)
 
     def elem(self, op, type_str):
         e = _elem_info_str(type_str)

@@ -93,7 +93,8 @@ class Ctx:
 def where_loc(loc):
     if not loc:
         return ""
-    return format_source_line(loc[0], loc[1], loc[2] - 1 if len(loc) > 2 and loc[2] else None)
+    # columns are 0-based, as the frontend writes them (ast col_offset)
+    return format_source_line(loc[0], loc[1], loc[2] if len(loc) > 2 else None)
 
 
 # ----------------------------------------------------------------------------------------------
