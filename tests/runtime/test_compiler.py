@@ -112,6 +112,8 @@ def test_compiled_kernel_launch(fake):
     k = compile(src(), target="fake")
     k[(3,)](1, 2, 3, 4)
     assert fake.launches[-1][1:] == ((3, 1, 1), [1, 2, 3, 4])
+    k[(3,)](1, 2, 3, 4, 64)  # every parameter, constexprs included (Triton's tutorials do this)
+    assert fake.launches[-1][1:] == ((3, 1, 1), [1, 2, 3, 4])
 
 
 def _frontend_ready():

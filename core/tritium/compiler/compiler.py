@@ -145,7 +145,17 @@ class CompiledKernel:
         from ..runtime.driver import launch
 
         g = tuple(grid) + (1,) * (3 - len(tuple(grid)))
-        launch(self, g, list(args))
+        launch(self, g, self.runtime_args(args))
+
+    def runtime_args(self, args) -> list:
+        """``args`` as the driver wants them: the runtime ones.  Like Triton's launcher, a call that passes every
+        parameter (constexprs included, as Triton's tutorials do) is filtered down to the signature's."""
+        args = list(args)
+        names = self.metadata.get("arg_names") or []
+        sig = self.metadata.get("signature") or {}
+        if names and len(args) == len(names) and len(names) != len(sig):
+            args = [a for n, a in zip(names, args) if n in sig]
+        return args
 
     def __getitem__(self, grid: Any):
         return lambda *args: self.launch(grid, *args)
@@ -197,6 +207,7 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
         "backend": target.backend,
         "options": _jsonable(opts_dict),
         "signature": _jsonable(dict(getattr(src, "signature", {}) or {})),
+        "arg_names": list(getattr(getattr(src, "fn", None), "arg_names", []) or []),
         "constexprs": {str(k): repr(v) for k, v in (getattr(src, "constexprs", {}) or {}).items()},
         "attrs": _jsonable(getattr(src, "attrs", {}) or {}),
         "stages": list(stages),
