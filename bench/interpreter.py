@@ -1,0 +1,159 @@
+"""Interpreter benchmark: the same tutorial kernels on tritium's interpreter and on Triton's (TRITON_INTERPRET=1).
+
+    python bench/interpreter.py [--repeat N] [--triton-python PATH] [--json OUT]
+
+Each implementation runs in its own worker process (Triton reads TRITON_INTERPRET at import), on the same
+inputs, in one invocation of this script.  Triton's side needs ``triton`` and ``torch``; without them it is
+skipped with a message.  ``--triton-python`` runs Triton's worker under another Python (a venv with triton and
+torch).  Times are the median of ``--repeat`` launches after one warm-up launch (which compiles).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+WORKLOADS = {
+    "vector_add": "vector add, 2^20 float32, BLOCK 1024",
+    "softmax": "softmax 1024x1024 float32, one row per program",
+    "layer_norm": "layer norm fwd 512x1000 float32, BLOCK 256",
+}
+
+
+def _worker(impl: str, repeat: int, names: list) -> dict:
+    import numpy as np
+
+    sys.path.insert(0, str(HERE))
+    import tutorial_kernels as K
+
+    if impl == "triton":
+        import torch
+
+        wrap = torch.from_numpy
+    else:
+        wrap = lambda a: a  # noqa: E731
+    rng = np.random.default_rng(0)
+    results = {}
+
+    def timeit(fn, check):
+        fn()  # warm-up: compiles
+        check()
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    if "vector_add" in names:
+        n = 1 << 20
+        x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+        out = np.empty_like(x)
+        tx, ty, to = wrap(x), wrap(y), wrap(out)
+
+        def check():
+            np.testing.assert_array_equal(out, x + y)
+
+        results["vector_add"] = timeit(lambda: K.add_kernel[(n // 1024,)](tx, ty, to, n, BLOCK_SIZE=1024), check)
+
+    if "softmax" in names:
+        x = rng.standard_normal((1024, 1024), dtype=np.float32)
+        out = np.empty_like(x)
+        tx, to = wrap(x), wrap(out)
+
+        def check():
+            e = np.exp(x - x.max(1, keepdims=True))
+            np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+        results["softmax"] = timeit(lambda: K.softmax_kernel[(1024,)](to, tx, 1024, 1024, 1024, BLOCK_SIZE=1024),
+                                    check)
+
+    if "layer_norm" in names:
+        M, N = 512, 1000
+        x = rng.standard_normal((M, N), dtype=np.float32)
+        w, b = rng.standard_normal(N, dtype=np.float32), rng.standard_normal(N, dtype=np.float32)
+        y = np.empty_like(x)
+        mean, rstd = np.empty(M, np.float32), np.empty(M, np.float32)
+        t = [wrap(a) for a in (x, y, w, b, mean, rstd)]
+
+        def check():
+            mu = x.mean(1, keepdims=True)
+            rs = 1 / np.sqrt(((x - mu) ** 2).mean(1, keepdims=True) + 1e-5)
+            np.testing.assert_allclose(y, (x - mu) * rs * w + b, rtol=1e-4, atol=1e-4)
+
+        results["layer_norm"] = timeit(
+            lambda: K.layer_norm_fwd_kernel[(M,)](*t, N, N, 1e-5, BLOCK_SIZE=256), check)
+    return results
+
+
+def _run_worker(python: str, impl: str, repeat: int, names: list):
+    env = dict(os.environ, BENCH_IMPL=impl)
+    if impl == "triton":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
+        env["TRITIUM_TARGET"] = "interpreter"
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "core"), str(ROOT / "backends" / "interpreter"),
+                                                          env.get("PYTHONPATH")]))
+    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import interpreter as b; "
+            f"print('RESULT' + json.dumps(b._worker({impl!r}, {repeat}, {names!r})))")
+    r = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        if line.startswith("RESULT"):
+            return json.loads(line[6:]), None
+    return None, (r.stderr or r.stdout).strip().splitlines()[-1:] or ["no output"]
+
+
+def _has_triton(python: str) -> bool:
+    r = subprocess.run([python, "-c", "import triton, torch"], capture_output=True)
+    return r.returncode == 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--triton-repeat", type=int, default=3)
+    ap.add_argument("--triton-python", default=sys.executable)
+    ap.add_argument("--only", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
+    ap.add_argument("--json", default=str(HERE / "out" / "interpreter.json"))
+    args = ap.parse_args(argv)
+
+    ours, err = _run_worker(sys.executable, "tritium", args.repeat, args.only)
+    if ours is None:
+        print("tritium worker failed:", *err, sep="\n  ")
+        return 1
+    theirs = None
+    if _has_triton(args.triton_python):
+        theirs, err = _run_worker(args.triton_python, "triton", args.triton_repeat, args.only)
+        if theirs is None:
+            print("Triton's interpreter failed:", *err, sep="\n  ")
+    else:
+        print(f"Triton's interpreter skipped: `import triton, torch` fails under {args.triton_python} "
+              "(pip install triton torch, or pass --triton-python)")
+
+    print(f"\n{'workload':<52} {'tritium s':>10} {'triton s':>10} {'speedup':>8}")
+    rows = []
+    for name in args.only:
+        t_ours = ours[name]
+        t_theirs = theirs.get(name) if theirs else None
+        speed = t_theirs / t_ours if t_theirs else None
+        rows.append({"workload": name, "description": WORKLOADS[name], "tritium_s": t_ours,
+                     "triton_s": t_theirs, "speedup": speed})
+        print(f"{WORKLOADS[name]:<52} {t_ours:>10.4f} "
+              f"{(f'{t_theirs:.4f}' if t_theirs else '-'):>10} {(f'{speed:.1f}x' if speed else '-'):>8}")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

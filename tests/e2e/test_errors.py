@@ -1,0 +1,141 @@
+"""Wrong kernels and wrong launches: each raises a clear exception naming the offending source line."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tritium
+from tritium.errors import CompilationError, DeviceAssertionError, OutOfBoundsError
+
+from . import bad_kernels as B
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _interpreter(monkeypatch):
+    monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
+
+
+def marked_line(tag):
+    """(line number, stripped text) of the line of bad_kernels.py marked ``# ERR:tag``."""
+    for i, line in enumerate(open(B.__file__).read().splitlines(), start=1):
+        if line.rstrip().endswith(f"# ERR:{tag}"):
+            return i, line.split("#")[0].strip()
+    raise AssertionError(tag)
+
+
+def check_names_line(exc, tag):
+    lineno, text = marked_line(tag)
+    msg = str(exc)
+    assert f"bad_kernels.py:{lineno}" in msg, msg
+    assert text in msg, msg
+
+
+f32 = lambda n=64: np.zeros(n, np.float32) + 1
+
+
+COMPILE_ERRORS = [
+    ("ptr_plus_ptr", lambda: B.ptr_plus_ptr[(1,)](f32(), f32())),
+    ("no_broadcast", lambda: B.no_broadcast[(1,)](np.zeros(64, np.int32))),
+    ("runtime_arange", lambda: B.runtime_arange[(1,)](f32(), 16)),
+    ("unknown_builtin", lambda: B.unknown_builtin[(1,)](f32())),
+    ("undefined_name", lambda: B.undefined_name[(1,)](f32())),
+    ("non_pow2_arange", lambda: B.non_pow2_arange[(1,)](f32(128))),
+    ("float_offset", lambda: B.float_offset[(1,)](f32())),
+    ("bitwise_on_float", lambda: B.bitwise_on_float[(1,)](f32())),
+    ("loop_type_change", lambda: B.loop_type_change[(1,)](f32(), 3)),
+    ("unsupported_break", lambda: B.unsupported_break[(1,)](f32(), 3)),
+    ("calls_python", lambda: B.calls_python[(1,)](f32())),
+    ("wrong_callee_args", lambda: B.wrong_callee_args[(1,)](f32())),
+    ("load_from_int", lambda: B.load_from_int[(1,)](f32(), 3)),
+    ("mask_wrong_shape", lambda: B.mask_wrong_shape[(1,)](f32())),
+    ("mutable_global", lambda: B.mutable_global[(1,)](f32())),
+    ("reduce_bad_axis", lambda: B.reduce_bad_axis[(1,)](f32())),
+    ("store_to_block_arg_wrong_rank", lambda: B.store_to_block_arg_wrong_rank[(1,)](f32(256))),
+]
+
+
+@pytest.mark.parametrize("tag,launch", COMPILE_ERRORS, ids=[t for t, _ in COMPILE_ERRORS])
+def test_compile_error_names_line(tag, launch):
+    with pytest.raises(CompilationError) as ei:
+        launch()
+    check_names_line(ei.value, tag)
+
+
+def test_out_of_bounds_load_names_line_and_program():
+    x = f32(100)
+    y = np.zeros(100, np.float32)
+    with pytest.raises(OutOfBoundsError) as ei:
+        B.oob_load[(4,)](x, y, 100, BLOCK=32)  # program 3 reads elements 96..127 of 100
+    check_names_line(ei.value, "oob_load")
+    assert "(3, 0, 0)" in str(ei.value)
+    assert not y.any(), "nothing may be stored by a launch that faulted before its stores"
+
+
+def test_out_of_bounds_store_names_line():
+    x = f32(16)
+    with pytest.raises(OutOfBoundsError) as ei:
+        B.oob_store[(1,)](x, 8, BLOCK=16)
+    check_names_line(ei.value, "oob_store")
+
+
+def test_out_of_bounds_in_2d_grid_names_program():
+    x = f32(4 * 16)
+    with pytest.raises(OutOfBoundsError) as ei:
+        B.oob_2d_program[(1, 5)](x, 16, BLOCK=16)  # row 4 is past the end
+    check_names_line(ei.value, "oob_2d_program")
+    assert "(0, 4, 0)" in str(ei.value)
+
+
+def test_failing_device_assert():
+    x = np.arange(8, dtype=np.float32)
+    with pytest.raises(DeviceAssertionError) as ei:
+        B.failing_assert[(1,)](x, BLOCK=8)
+    check_names_line(ei.value, "failing_assert")
+    assert "x must stay below 5" in str(ei.value)
+    B.failing_assert[(1,)](np.zeros(8, np.float32), BLOCK=8)  # holds: no error
+
+
+def test_missing_constexpr():
+    with pytest.raises(TypeError, match="BLOCK"):
+        B.needs_constexpr[(1,)](f32())
+
+
+def test_too_many_arguments():
+    with pytest.raises(TypeError, match="needs_constexpr"):
+        B.needs_constexpr[(1,)](f32(), 16, 3)
+
+
+def test_unknown_keyword_argument():
+    with pytest.raises(TypeError, match="BLOK"):
+        B.needs_constexpr[(1,)](f32(), BLOK=16)
+
+
+def test_unsupported_argument_type():
+    with pytest.raises(TypeError, match="list"):
+        B.needs_constexpr[(1,)]([1.0, 2.0], BLOCK=16)
+
+
+def test_calling_jit_function_directly():
+    with pytest.raises(RuntimeError, match="jit"):
+        B.needs_constexpr(f32(), 16)
+
+
+def test_errors_never_kill_the_process():
+    # every compile error above raised inside this process; a fresh process checks the same for LLVM/MLIR
+    # aborts: compile a broken kernel and make sure the interpreter survives to print a message.
+    code = (
+        "import numpy as np, tritium\n"
+        "from tests.e2e import bad_kernels as B\n"
+        "try:\n"
+        "    B.no_broadcast[(1,)](np.zeros(64, np.int32))\n"
+        "except tritium.CompilationError as e:\n"
+        "    print('caught', type(e).__name__)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={"TRITIUM_TARGET": "interpreter", "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "caught CompilationError" in r.stdout
