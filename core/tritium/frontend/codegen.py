@@ -138,6 +138,8 @@ class CodeGenerator(ast.NodeVisitor):
         self.returned = False
         self.ret = None
         self.loop_depth = 0
+        self.last_assign: Dict[str, ast.AST] = {}
+        self._stmt = None
         self.gscope = dict(fn.__globals__)
         code = getattr(fn.fn, "__code__", None)
         closure = getattr(fn.fn, "__closure__", None)
@@ -219,7 +221,11 @@ class CodeGenerator(ast.NodeVisitor):
         for s in stmts:
             if self.returned:
                 break
-            self.visit(s)
+            prev, self._stmt = self._stmt, s
+            try:
+                self.visit(s)
+            finally:
+                self._stmt = prev
 
     def visit_Return(self, node):
         if self.loop_depth:
@@ -306,6 +312,8 @@ class CodeGenerator(ast.NodeVisitor):
 
     def _assign(self, target, value):
         if isinstance(target, ast.Name):
+            if self._stmt is not None:
+                self.last_assign[target.id] = self._stmt
             if isinstance(value, _Lambda):
                 raise _Unsupported("lambda is only supported as a combine function argument (tl.reduce / "
                                    "tl.associative_scan)")
@@ -826,6 +834,17 @@ class CodeGenerator(ast.NodeVisitor):
     def _yield_values(self, carried, init_types, where):
         outs = []
         for n, t in zip(carried, init_types):
+            try:
+                outs.append(self._yield_value(n, t, where))
+            except SemanticError as e:
+                node = self.last_assign.get(n)
+                if node is None:
+                    raise
+                raise self._error(node, e) from e
+        return outs
+
+    def _yield_value(self, n, t, where):
+        if True:
             v = self.lscope.get(n)
             if v is None:
                 raise SemanticError(f"loop-carried variable '{n}' is not defined at the end of the {where} body")
@@ -834,14 +853,13 @@ class CodeGenerator(ast.NodeVisitor):
                     raise SemanticError(f"Loop-carried variable '{n}' has initial type {t} but is re-assigned to "
                                         f"{v.type} in the {where}. Please make sure that the type stays consistent "
                                         "(e.g. initialise it with tl.zeros(..., dtype=...) or cast with .to()).")
-                outs.append(v)
+                return v
             else:
                 u = _unwrap(v)
                 if not _is_py_scalar(u) or t.is_block():
                     raise SemanticError(f"Loop-carried variable '{n}' has initial type {t} but is re-assigned to "
                                         f"{u!r} in the {where}")
-                outs.append(_s.constant(u, t))
-        return outs
+            return _s.constant(u, t)
 
     def visit_For(self, node):
         from mlir import ir
