@@ -308,3 +308,17 @@ def test_internal_exceptions_keep_their_cause():
 def test_unknown_signature_type():
     e = compile_error(k_undefined_name, {"X": "*fp99"})
     assert "fp99" in str(e)
+
+
+@tritium.jit
+def k_one_branch_name(X, c):
+    if c > 0:
+        only = tl.load(X)
+    tl.store(X, only)  # ERR
+
+
+def test_name_defined_in_one_branch():
+    e = compile_error(k_one_branch_name, {"X": "*fp32", "c": "i32"})
+    line, text = err_line(k_one_branch_name)
+    assert e.lineno == line and text in str(e)
+    assert "defined in only one branch" in str(e)

@@ -543,3 +543,26 @@ def global_kernel(X):
 def test_globals_constexpr_and_scalar():
     t = ttir(global_kernel, {"X": "*fp32"})
     assert "tensor<16xf32>" in t and "2.500000e+00" in t
+
+
+@tritium.jit
+def _argmax_combine(a, ia, b, ib):
+    gt = a > b
+    return tl.where(gt, a, b), tl.where(gt, ia, ib)
+
+
+@tritium.jit
+def jit_combine_kernel(X, Out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    v, i = tl.reduce((x, offs), 0, _argmax_combine)
+    tl.store(Out, v + i.to(tl.float32) + _noinline_add(v, v) + _noinline_add(v, v) + _noinline_add(v, 1.0))
+
+
+def test_reduce_with_jit_combine_and_noinline_cache():
+    t = ttir(jit_combine_kernel, {"X": "*fp32", "Out": "*fp32"}, {"BLOCK": 16})
+    assert re.search(r"func.func private @_argmax_combine_f32_i32\(%arg0: f32 .*\) -> \(f32, i32\)", t)
+    assert re.search(r'"tt.reduce"\(%\w+, %\w+\) \{axis = 0 : i32, combine = @_argmax_combine_f32_i32', t)
+    # the noinline callee is generated once per argument types / constexpr values (1.0 is a constexpr)
+    assert len(re.findall(r"func.func private @_noinline_add", t)) == 2
+    assert len(re.findall(r"call @_noinline_add", t)) == 3

@@ -139,6 +139,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.ret = None
         self.loop_depth = 0
         self.last_assign: Dict[str, ast.AST] = {}
+        self.one_branch: Dict[str, int] = {}
         self._stmt = None
         self.gscope = dict(fn.__globals__)
         code = getattr(fn.fn, "__code__", None)
@@ -251,6 +252,9 @@ class CodeGenerator(ast.NodeVisitor):
             return self._check_global(name, self.gscope[name])
         if name in _PY_BUILTINS:
             return getattr(_py, name)
+        if name in self.one_branch:
+            raise NameError(f"'{name}' is defined in only one branch of the if statement at line "
+                            f"{self.one_branch[name]}, so it cannot be used after it")
         raise NameError(f"name '{name}' is not defined")
 
     def _check_global(self, name, v):
@@ -808,6 +812,10 @@ class CodeGenerator(ast.NodeVisitor):
         self.returned, self.ret = False, None
         for n, v in results.items():
             self.lscope[n] = v
+        for st in (state["then"][2], state["else"][2]):
+            for n in st:
+                if n not in self.lscope:
+                    self.one_branch[n] = node.lineno
 
     def _carried(self, body_stmts, exclude=()):
         names = []
