@@ -174,7 +174,9 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
 
     Builds the backend's stage dict (``backend.compiler.add_stages(stages, options)``), lets plugins amend it
     (``tritium_add_stages``), then runs the stages in order: the first gets ``src``, each next one the previous
-    output.  Every output is kept in ``asm[stage]`` and shown to the ``tritium_stage_output`` hook.  ``until``
+    output.  A ``tritium_override_stage`` hook may substitute an output (its stage is then listed in
+    ``metadata["overridden"]``).  Every output is kept in ``asm[stage]`` and shown to the ``tritium_stage_output``
+    hook.  ``until``
     stops after that stage (the kernel is then incomplete: ``metadata["complete"]`` is False).
     """
     from ..plugins import get_plugin_manager
@@ -217,8 +219,15 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
     cur = src
     for name, fn in stages.items():
         cur = fn(cur, metadata)
+        # a plugin may substitute the output (irdump's TRITIUM_OVERRIDE_DIR); such a kernel is marked, and a
+        # file cache must not store it under the compile key
+        sub = pm.hook.tritium_override_stage(kernel_name=metadata["name"], stage=name, output=cur,
+                                             metadata=metadata)
+        if sub is not None:
+            cur = sub
+            metadata.setdefault("overridden", []).append(name)
         asm[name] = cur
-        pm.hook.tritium_stage_output(kernel_name=metadata["name"], stage=name, output=cur)
+        pm.hook.tritium_stage_output(kernel_name=metadata["name"], stage=name, output=cur, metadata=metadata)
         if name == until:
             break
     metadata["complete"] = list(asm) == list(stages)

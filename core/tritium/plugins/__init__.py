@@ -47,8 +47,30 @@ class TritiumHookSpecs:
         """
 
     @hookspec
-    def tritium_stage_output(self, kernel_name: str, stage: str, output: Any) -> None:
-        """Observe the output of each compile stage (text ``str`` or ``bytes``), e.g. to dump IR."""
+    def tritium_stage_output(self, kernel_name: str, stage: str, output: Any, metadata: dict) -> None:
+        """Observe the output of each compile stage (text ``str`` or ``bytes``), e.g. to dump IR.
+
+        ``metadata`` is the compile's metadata so far (``metadata["hash"]`` is the compile key's hash); it is
+        the live dict: read it, don't change it.  Implementations may omit the ``metadata`` parameter.
+        """
+
+    @hookspec(firstresult=True)
+    def tritium_override_stage(self, kernel_name: str, stage: str, output: Any, metadata: dict) -> Any:
+        """Return a substitute for a stage's ``output`` (same kind: ``str`` or ``bytes``), or ``None`` to keep it.
+
+        Called after each stage ran, before ``tritium_stage_output`` and before the next stage sees the output
+        (like Triton's ``TRITON_KERNEL_OVERRIDE``).  The first non-``None`` result wins.  ``compile()`` then
+        appends the stage's name to ``metadata["overridden"]``: such a kernel no longer matches its compile key,
+        so a file cache must not store it.
+        """
+
+    @hookspec(firstresult=True)
+    def tritium_bypass_cache(self) -> Optional[str]:
+        """Return a reason (text) to bypass the on-disk kernel cache for now, or ``None``.
+
+        A file cache asks this before loading or storing: e.g. while stage overrides are active a cached
+        kernel would hide them (the ``irdump`` plugin answers while ``TRITIUM_OVERRIDE_DIR`` is set).
+        """
 
     @hookspec
     def tritium_launch_enter(self, kernel: Any, grid: tuple, args: list) -> None:
@@ -154,5 +176,10 @@ def hook():
     return get_plugin_manager().hook
 
 
+def cache_bypass_reason() -> Optional[str]:
+    """Why the on-disk kernel cache must be bypassed now (a plugin's ``tritium_bypass_cache``), or ``None``."""
+    return get_plugin_manager().hook.tritium_bypass_cache()
+
+
 __all__ = ["hookspec", "hookimpl", "TritiumHookSpecs", "get_plugin_manager", "register", "unregister",
-           "unavailable_plugins", "reset", "hook", "PROJECT", "ENTRY_POINT_GROUP"]
+           "unavailable_plugins", "reset", "hook", "cache_bypass_reason", "PROJECT", "ENTRY_POINT_GROUP"]
