@@ -4,6 +4,7 @@
     tritium compile FILE.py:KERNEL --signature "*fp32,*fp32,*fp32,i32" --constexpr BLOCK=1024 \\
         --target interpreter --emit ttir,npy --out DIR
     tritium run-example [NAME]             run examples/NAME.py (default vector_add) of a source checkout
+    tritium plugins                        every plugin of the entry-point group: loaded?, its hooks
 """
 from __future__ import annotations
 
@@ -211,6 +212,34 @@ def cmd_run_example(args: argparse.Namespace) -> int:
     return 0
 
 
+# -------------------------------------------------------------------------------------------- plugins
+def cmd_plugins(args: argparse.Namespace) -> int:
+    from .plugins import _entry_points, get_plugin_manager, unavailable_plugins
+
+    pm = get_plugin_manager()
+    broken = unavailable_plugins()
+    rows = []
+    for ep in _entry_points():
+        plugin = pm.get_plugin(ep.name)
+        hooks = sorted(h.name for h in (pm.get_hookcallers(plugin) or [])) if plugin is not None else []
+        dist = getattr(getattr(ep, "dist", None), "name", None)
+        rows.append({"name": ep.name, "module": ep.value, "distribution": dist, "loaded": plugin is not None,
+                     "error": broken.get(ep.name), "hooks": hooks})
+    others = [n for n, _ in pm.list_name_plugin() if n not in {r["name"] for r in rows}]
+    if args.json:
+        print(json.dumps({"plugins": rows, "registered_programmatically": others}, indent=2))
+        return 0
+    print("tritium plugins (entry-point group 'tritium'):")
+    for r in rows:
+        state = "loaded" if r["loaded"] else f"FAILED: {r['error']}"
+        print(f"  {r['name']:<12} {r['module']:<28} {state}")
+        if r["hooks"]:
+            print(f"  {'':<12} hooks: {', '.join(r['hooks'])}")
+    for n in others:
+        print(f"  {n:<12} (registered programmatically)")
+    return 0
+
+
 # ------------------------------------------------------------------------------------------- main
 def make_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tritium", description="tritium: a Triton-compatible GPU kernel compiler")
@@ -219,6 +248,9 @@ def make_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("backends", help="list backends: installed, active, why not, which is selected")
     b.add_argument("--json", action="store_true", help="machine-readable output")
     b.set_defaults(func=cmd_backends)
+    p = sub.add_parser("plugins", help="list plugins (entry-point group 'tritium'): loaded?, hooks")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_plugins)
     c = sub.add_parser("compile", help="compile a @jit kernel and write its stages")
     c.add_argument("kernel", metavar="FILE.py:KERNEL")
     c.add_argument("--signature", "-s", default="", help='types of the non-constexpr parameters in order, '
