@@ -1,4 +1,4 @@
-"""MLIR dialects of tritium: ``tt`` (TTIR) now, ``ttg`` (layouts) with the GPU backends.
+"""MLIR dialects of tritium: ``tt`` (TTIR) and ``ttg`` (TTGIR: layouts, shared memory).
 
 Importing this package does not import MLIR; :func:`make_context` does.
 """
@@ -6,11 +6,12 @@ from __future__ import annotations
 
 
 def make_context():
-    """A fresh ``mlir.ir.Context`` with the upstream dialects and tt loaded."""
+    """A fresh ``mlir.ir.Context`` with the upstream dialects, tt and ttg loaded."""
     from mlir import ir
 
-    from . import tt
+    from . import tt, ttg
 
     ctx = ir.Context()
     tt.load_dialect(ctx)
+    ttg.load_dialect(ctx)
     return ctx

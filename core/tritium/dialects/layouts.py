@@ -1,0 +1,497 @@
+"""Layouts: how the elements of a tensor are spread over the registers, lanes and warps of a CTA.
+
+Python mirrors of the ``ttg`` encodings (:mod:`tritium.dialects.ttg`) with the math the passes and the
+lowering need.  Every distributed layout (blocked, slice) reduces, for a given tensor shape, to a
+:class:`LinearLayout` (Triton's linear layouts, restricted to what we need): each bit of the register index,
+of the lane id and of the warp id has a *base*, an element index; the element a thread holds in register
+``r`` is the XOR of the bases of the bits set in ``r``, ``lane`` and ``warp``.  A zero base means replication
+(several threads or registers hold the same element).  Shapes are powers of two, as in Triton.
+
+Register order (the order of the per-thread values in the lowering's value lists):
+
+* blocked: first the ``sizePerThread`` elements (the fastest dim of ``order`` first), then the repetitions
+  of the CTA tile (again the fastest dim first);
+* slice(dim, parent): the parent's registers for the parent shape (``dim`` of size 1), dropping ``dim`` and
+  the registers that became duplicates.
+
+Nothing here imports MLIR except ``to_attr`` / ``from_attr``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+
+def _log2(n: int) -> int:
+    if n <= 0 or n & (n - 1):
+        raise ValueError(f"layout sizes must be powers of two, got {n}")
+    return n.bit_length() - 1
+
+
+def _arr(xs) -> str:
+    return "array<i32: " + ", ".join(str(int(x)) for x in xs) + ">"
+
+
+# ----------------------------------------------------------------------------------------------
+# Linear layouts
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LinearLayout:
+    """``index(reg, lane, warp) = XOR of bases`` over the set bits; bases are element-index tuples."""
+
+    shape: tuple
+    reg: tuple  # tuple of index tuples, one per register bit
+    lane: tuple
+    warp: tuple
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def num_regs(self) -> int:
+        return 1 << len(self.reg)
+
+    @property
+    def num_lanes(self) -> int:
+        return 1 << len(self.lane)
+
+    @property
+    def num_warps(self) -> int:
+        return 1 << len(self.warp)
+
+    @staticmethod
+    def _apply(bases, x: int, acc: list) -> None:
+        i = 0
+        while x:
+            if x & 1:
+                b = bases[i]
+                for d in range(len(acc)):
+                    acc[d] ^= b[d]
+            x >>= 1
+            i += 1
+
+    def index(self, reg: int, lane: int = 0, warp: int = 0) -> tuple:
+        acc = [0] * self.rank
+        self._apply(self.reg, reg, acc)
+        self._apply(self.lane, lane, acc)
+        self._apply(self.warp, warp, acc)
+        return tuple(acc)
+
+    def reg_indices(self) -> list:
+        """Element index of every register of thread (lane 0, warp 0): the register-only part."""
+        return [self.index(r) for r in range(self.num_regs)]
+
+    def elements(self, warp: int, lane: int) -> list:
+        return [self.index(r, lane, warp) for r in range(self.num_regs)]
+
+    def owners(self, index: Sequence[int]) -> list:
+        """Every (warp, lane, register) that holds ``index``, in (warp, lane, register) order."""
+        return list(_inverse(self).get(tuple(index), ()))
+
+    def disjoint(self) -> bool:
+        """True when the register, lane and warp bases of each dim use disjoint bits (XOR == +)."""
+        for d in range(self.rank):
+            seen = 0
+            for b in self.reg + self.lane + self.warp:
+                if b[d] & seen:
+                    return False
+                seen |= b[d]
+        return True
+
+
+@lru_cache(maxsize=256)
+def _inverse(ll: LinearLayout) -> dict:
+    out: dict = {}
+    for w in range(ll.num_warps):
+        for ln in range(ll.num_lanes):
+            for r in range(ll.num_regs):
+                out.setdefault(ll.index(r, ln, w), []).append((w, ln, r))
+    return out
+
+
+def _unit(rank: int, d: int, v: int) -> tuple:
+    out = [0] * rank
+    out[d] = v
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------------------------
+# Encodings
+# ----------------------------------------------------------------------------------------------
+
+class _Distributed:
+    """Shared API of distributed layouts: everything derives from :meth:`linear`."""
+
+    def linear(self, shape) -> LinearLayout:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def regs_per_thread(self, shape) -> int:
+        return self.linear(tuple(shape)).num_regs
+
+    def elements(self, shape, warp: int, lane: int) -> list:
+        """Element indices thread (warp, lane) holds, in register order."""
+        return self.linear(tuple(shape)).elements(warp, lane)
+
+    def owners(self, shape, index) -> list:
+        return self.linear(tuple(shape)).owners(index)
+
+    def owner(self, shape, index) -> tuple:
+        """The first (warp, lane, register) holding ``index``."""
+        o = self.owners(shape, index)
+        if not o:
+            raise ValueError(f"no thread holds {tuple(index)} of shape {tuple(shape)} in {self}")
+        return o[0]
+
+    def to_attr(self, context=None):
+        from mlir import ir
+
+        return ir.Attribute.parse(self.to_str(), context)
+
+
+@dataclass(frozen=True)
+class BlockedLayout(_Distributed):
+    size_per_thread: tuple
+    threads_per_warp: tuple
+    warps_per_cta: tuple
+    order: tuple
+
+    def __post_init__(self):
+        for name in ("size_per_thread", "threads_per_warp", "warps_per_cta", "order"):
+            object.__setattr__(self, name, tuple(int(x) for x in getattr(self, name)))
+        r = len(self.order)
+        if not (len(self.size_per_thread) == len(self.threads_per_warp) == len(self.warps_per_cta) == r):
+            raise ValueError(f"blocked layout parameters of different ranks: {self}")
+        if sorted(self.order) != list(range(r)):
+            raise ValueError(f"order {self.order} is not a permutation")
+
+    @property
+    def rank(self) -> int:
+        return len(self.order)
+
+    @property
+    def num_warps(self) -> int:
+        n = 1
+        for w in self.warps_per_cta:
+            n *= w
+        return n
+
+    @property
+    def threads_per_warp_total(self) -> int:
+        n = 1
+        for t in self.threads_per_warp:
+            n *= t
+        return n
+
+    def shape_per_cta_tile(self) -> tuple:
+        return tuple(s * t * w for s, t, w in zip(self.size_per_thread, self.threads_per_warp, self.warps_per_cta))
+
+    def linear(self, shape) -> LinearLayout:
+        return _blocked_linear(self, tuple(shape))
+
+    def to_str(self) -> str:
+        return (f"#ttg.blocked<{_arr(self.size_per_thread)}, {_arr(self.threads_per_warp)}, "
+                f"{_arr(self.warps_per_cta)}, {_arr(self.order)}>")
+
+    def contig_per_thread(self, shape) -> int:
+        """Elements of consecutive registers that are consecutive along the fastest dim."""
+        d = self.order[0]
+        return min(self.size_per_thread[d], shape[d])
+
+
+@lru_cache(maxsize=4096)
+def _blocked_linear(lay: BlockedLayout, shape: tuple) -> LinearLayout:
+    rank = len(shape)
+    if len(shape) != lay.rank:
+        raise ValueError(f"layout of rank {lay.rank} for a tensor of shape {shape}")
+    spt_b, lane_b, warp_b, rep_b = {}, {}, {}, {}
+    for d in range(rank):
+        lg = _log2(shape[d])
+        pos = 0
+
+        def take(n):
+            nonlocal pos
+            out = []
+            for _ in range(n):
+                out.append(_unit(rank, d, 1 << pos) if pos < lg else _unit(rank, d, 0))
+                pos += 1
+            return out
+
+        spt_b[d] = take(_log2(lay.size_per_thread[d]))
+        lane_b[d] = take(_log2(lay.threads_per_warp[d]))
+        warp_b[d] = take(_log2(lay.warps_per_cta[d]))
+        rep_b[d] = take(max(0, lg - pos))
+    reg = [b for d in lay.order for b in spt_b[d]] + [b for d in lay.order for b in rep_b[d]]
+    lane = [b for d in lay.order for b in lane_b[d]]
+    warp = [b for d in lay.order for b in warp_b[d]]
+    return LinearLayout(shape, tuple(reg), tuple(lane), tuple(warp))
+
+
+@dataclass(frozen=True)
+class SliceLayout(_Distributed):
+    dim: int
+    parent: object
+
+    @property
+    def rank(self) -> int:
+        return self.parent.rank - 1
+
+    @property
+    def num_warps(self) -> int:
+        return self.parent.num_warps
+
+    def parent_shape(self, shape) -> tuple:
+        s = list(shape)
+        s.insert(self.dim, 1)
+        return tuple(s)
+
+    def linear(self, shape) -> LinearLayout:
+        return _slice_linear(self, tuple(shape))
+
+    def to_str(self) -> str:
+        return f"#ttg.slice<{self.dim} : i32, {self.parent.to_str()}>"
+
+    @property
+    def order(self) -> tuple:
+        return tuple(o - (o > self.dim) for o in self.parent.order if o != self.dim)
+
+    def contig_per_thread(self, shape) -> int:
+        ll = self.linear(tuple(shape))
+        return _contig_regs(ll, self.order[0]) if shape else 1
+
+
+@lru_cache(maxsize=4096)
+def _slice_linear(lay: SliceLayout, shape: tuple) -> LinearLayout:
+    p = lay.parent.linear(lay.parent_shape(shape))
+
+    def drop(b):
+        return b[:lay.dim] + b[lay.dim + 1:]
+
+    reg = tuple(drop(b) for b in p.reg if any(drop(b)))
+    return LinearLayout(shape, reg, tuple(drop(b) for b in p.lane), tuple(drop(b) for b in p.warp))
+
+
+def _contig_regs(ll: LinearLayout, d: int) -> int:
+    """How many leading registers are consecutive elements along dim ``d`` (a power of two)."""
+    n = 1
+    for i, b in enumerate(ll.reg):
+        if b == _unit(ll.rank, d, 1 << i):
+            n <<= 1
+        else:
+            break
+    return n
+
+
+@dataclass(frozen=True)
+class SharedLayout:
+    """Swizzled shared memory (Triton's ``#shared``): ``vec`` elements stay together, rows are XOR-swizzled
+    in groups of ``per_phase`` rows over ``max_phase`` phases.  ``order`` is fastest dim first."""
+
+    vec: int = 1
+    per_phase: int = 1
+    max_phase: int = 1
+    order: tuple = (0,)
+
+    def __post_init__(self):
+        object.__setattr__(self, "order", tuple(int(x) for x in self.order))
+
+    def to_str(self) -> str:
+        return f"#ttg.shared<{self.vec} : i32, {self.per_phase} : i32, {self.max_phase} : i32, {_arr(self.order)}>"
+
+    def to_attr(self, context=None):
+        from mlir import ir
+
+        return ir.Attribute.parse(self.to_str(), context)
+
+    def offset(self, index, shape) -> int:
+        """Element offset of ``index`` in a buffer of ``shape`` (swizzled along the two fastest dims)."""
+        rank = len(shape)
+        fast = self.order[0]
+        # row-major along ``order`` reversed: fastest dim has stride 1
+        strides = [0] * rank
+        s = 1
+        for d in self.order:
+            strides[d] = s
+            s *= shape[d]
+        col = index[fast]
+        if rank >= 2:
+            row = index[self.order[1]]
+            phase = (row // self.per_phase) % self.max_phase
+            col = ((col // self.vec) ^ phase) * self.vec + col % self.vec
+        return sum(index[d] * strides[d] for d in range(rank) if d != fast) + col
+
+
+# ----------------------------------------------------------------------------------------------
+# Construction, attributes
+# ----------------------------------------------------------------------------------------------
+
+def default_blocked(shape, num_warps: int, threads_per_warp: int = 32, size_per_thread=None) -> BlockedLayout:
+    """Triton's ``getDefaultBlockedEncoding``: order = dims from the last (fastest) to the first, sizePerThread
+    1 (or ``size_per_thread``), lanes then warps handed out from the fastest dim while the shape has room; the
+    slowest dim takes what is left."""
+    rank = len(shape)
+    order = tuple(range(rank - 1, -1, -1))
+    spt = list(size_per_thread) if size_per_thread is not None else [1] * rank
+    tpw, wpc = [1] * rank, [1] * rank
+    rem_lanes, rem_warps, rem_threads = threads_per_warp, num_warps, threads_per_warp * num_warps
+    prev_lanes = prev_warps = 1
+    for i in order[:-1]:
+        threads = max(1, min(rem_threads, shape[i] // spt[i]))
+        tpw[i] = max(1, min(threads, rem_lanes))
+        wpc[i] = max(1, min(threads // tpw[i], rem_warps))
+        rem_warps //= wpc[i]
+        rem_lanes //= tpw[i]
+        rem_threads //= threads
+        prev_lanes *= tpw[i]
+        prev_warps *= wpc[i]
+    last = order[-1]
+    tpw[last] = threads_per_warp // prev_lanes
+    wpc[last] = num_warps // prev_warps
+    return BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), order)
+
+
+def _parse(s: str):
+    pos = 0
+
+    def skip():
+        nonlocal pos
+        while pos < len(s) and s[pos] in " \n\t":
+            pos += 1
+
+    def expect(t):
+        nonlocal pos
+        skip()
+        if not s.startswith(t, pos):
+            raise ValueError(f"bad layout attribute {s!r} at {pos}: expected {t!r}")
+        pos += len(t)
+
+    def number():
+        nonlocal pos
+        skip()
+        m = re.compile(r"-?\d+").match(s, pos)
+        if not m:
+            raise ValueError(f"bad layout attribute {s!r} at {pos}")
+        pos = m.end()
+        skip()
+        if s.startswith(":", pos):
+            pos += 1
+            skip()
+            m2 = re.compile(r"i\d+").match(s, pos)
+            pos = m2.end()
+        return int(m.group())
+
+    def array():
+        nonlocal pos
+        expect("array<i32")
+        skip()
+        if s.startswith(">", pos):
+            pos += 1
+            return ()
+        expect(":")
+        out = [number()]
+        skip()
+        while s.startswith(",", pos):
+            pos += 1
+            out.append(number())
+            skip()
+        expect(">")
+        return tuple(out)
+
+    def value():
+        nonlocal pos
+        skip()
+        m = re.compile(r"#ttg\.(\w+)<").match(s, pos)
+        if not m:
+            raise ValueError(f"bad layout attribute {s!r} at {pos}")
+        pos = m.end()
+        kind = m.group(1)
+        if kind == "blocked":
+            a = array(); expect(","); b = array(); expect(","); c = array(); expect(","); d = array()
+            out = BlockedLayout(a, b, c, d)
+        elif kind == "slice":
+            dim = number(); expect(","); parent = value()
+            out = SliceLayout(dim, parent)
+        elif kind == "shared":
+            v = number(); expect(","); pp = number(); expect(","); mp = number(); expect(","); o = array()
+            out = SharedLayout(v, pp, mp, o)
+        else:
+            raise ValueError(f"unknown ttg layout #{kind} in {s!r}")
+        expect(">")
+        return out
+
+    return value()
+
+
+@lru_cache(maxsize=4096)
+def parse_layout(text: str):
+    """The layout dataclass of a printed ``#ttg.*<...>`` attribute."""
+    return _parse(text)
+
+
+def from_attr(attr):
+    """The layout dataclass of an ``mlir.ir.Attribute`` (or its text)."""
+    return parse_layout(str(attr))
+
+
+# ----------------------------------------------------------------------------------------------
+# Pictures
+# ----------------------------------------------------------------------------------------------
+
+def ownership_grid(layout, shape) -> list:
+    """For a 1-D or 2-D ``shape``: a grid (list of rows) of sorted lists of the thread ids holding each element
+    (thread id = warp * lanes + lane)."""
+    ll = layout.linear(tuple(shape))
+    shape2 = tuple(shape) if len(shape) == 2 else (1, shape[0])
+    grid = [[[] for _ in range(shape2[1])] for _ in range(shape2[0])]
+    for w in range(ll.num_warps):
+        for ln in range(ll.num_lanes):
+            t = w * ll.num_lanes + ln
+            for idx in ll.elements(w, ln):
+                i, j = (idx if len(shape) == 2 else (0, idx[0]))
+                if t not in grid[i][j]:
+                    grid[i][j].append(t)
+    for row in grid:
+        for c in row:
+            c.sort()
+    return grid
+
+
+def picture(layout, shape, path) -> str:
+    """Write a PNG of which thread owns each element of a 1-D/2-D tensor of ``shape`` (colour = warp, label =
+    lowest thread id holding it, ``+`` when replicated).  Needs matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("layouts.picture needs matplotlib: pip install matplotlib") from None
+    if len(shape) not in (1, 2):
+        raise ValueError(f"picture draws 1-D or 2-D tensors, got shape {tuple(shape)}")
+    grid = ownership_grid(layout, shape)
+    ll = layout.linear(tuple(shape))
+    rows, cols = len(grid), len(grid[0])
+    fig, ax = plt.subplots(figsize=(max(4, cols * 0.45), max(2, rows * 0.45)))
+    cmap = plt.get_cmap("tab20")
+    for i in range(rows):
+        for j in range(cols):
+            t = grid[i][j][0]
+            w = t // ll.num_lanes
+            ax.add_patch(plt.Rectangle((j, rows - 1 - i), 1, 1, color=cmap(w % 20), alpha=0.25 + 0.75 * ((t % 2) == 0)))
+            label = f"{t}" + ("+" if len(grid[i][j]) > 1 else "")
+            ax.text(j + 0.5, rows - 0.5 - i, label, ha="center", va="center", fontsize=6)
+    ax.set_xlim(0, cols)
+    ax.set_ylim(0, rows)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(f"{layout.to_str()} {tuple(shape)}", fontsize=7)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return str(path)
+
+
+__all__ = ["LinearLayout", "BlockedLayout", "SliceLayout", "SharedLayout", "default_blocked", "from_attr",
+           "parse_layout", "picture", "ownership_grid"]
