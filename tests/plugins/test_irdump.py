@@ -80,10 +80,13 @@ def test_inactive_without_env(env, tmp_path):
     assert irdump.dump_dir() is None and irdump.override_dir() is None
     assert irdump_plugin.tritium_override_stage(kernel_name="k", stage="ttir", output="x", metadata={}) is None
     assert irdump_plugin.tritium_bypass_cache() is None
-    env.chdir(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    env.chdir(work)
     k = compile(src(), target="interpreter")
     assert "overridden" not in k.metadata
-    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written anywhere we look
+    assert list(work.iterdir()) == []  # no dump in the working directory
+    assert not [p for p in tmp_path.rglob("*") if p.suffix in (".ttir", ".npy") and "cache" not in p.parts]
 
 
 def test_dump_writes_every_stage_and_metadata(env, tmp_path):
@@ -138,6 +141,12 @@ def test_override_ttir_changes_the_result(env, tmp_path, capfd):
     x, y, out = run(k)
     np.testing.assert_allclose(out, x * y)
     assert not np.allclose(out, x + y)
+    # the overridden kernel was not cached under the compile key: without the override, x + y again
+    env.delenv("TRITIUM_OVERRIDE_DIR")
+    k2 = compile(src(), target="interpreter")
+    assert "overridden" not in k2.metadata and "arith.addf" in k2.asm["ttir"]
+    x, y, out = run(k2)
+    np.testing.assert_allclose(out, x + y)
 
 
 def _edit_npy_add_to_mul(npy: str) -> str:
@@ -215,3 +224,17 @@ def test_bytes_stage_is_dumped_and_overridden_as_bytes(env, tmp_path):
         assert dumped.read_bytes() == b"\x01\x02\xfe"  # the dump shows what the kernel really holds
     finally:
         plugins.get_plugin_manager().unregister(plugin)
+
+
+def test_cli_plugins_lists_irdump_and_profiler():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "tritium", "plugins", "--json"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = {p["name"]: p for p in json.loads(r.stdout)["plugins"]}
+    assert rows["irdump"]["loaded"] and rows["irdump"]["module"] == "tritium_irdump.plugin"
+    assert {"tritium_stage_output", "tritium_override_stage"} <= set(rows["irdump"]["hooks"])
+    assert rows["profiler"]["loaded"] and {"tritium_launch_enter", "tritium_launch_exit"} <= set(
+        rows["profiler"]["hooks"])
