@@ -124,7 +124,7 @@ def with_encoding(ty, layout):
 
     ty = ir.RankedTensorType(ty)
     attr = layout if isinstance(layout, ir.Attribute) else layout.to_attr(ty.context)
-    return ir.RankedTensorType.get(list(ty.shape), ty.element_type, attr)
+    return ir.RankedTensorType.get(list(ty.shape), ty.element_type, attr, loc=ir.Location.unknown(ty.context))
 
 
 def memdesc_type(shape, element, shared_layout, context=None):
