@@ -78,61 +78,12 @@ class CUDACompiler(BaseCompiler):
         return "cuda-0"
 
 
-def _load_libcuda():
-    try:
-        return ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return None
+def CUDADriver():
+    """The cuda driver (:mod:`tritium_nvidia.driver`), imported when first asked for: it imports cuda-python
+    lazily too, so the plugin loads on a machine without it."""
+    from .driver import CUDADriver as _Driver
 
-
-class CUDADriver(BaseDriver):
-    """Device probing with ctypes (libcuda); launching needs the (not yet written) launcher."""
-
-    def __init__(self):
-        self._probed = False
-        self._reason = ""
-        self._cc = None
-
-    def _probe(self) -> None:
-        if self._probed:
-            return
-        self._probed = True
-        lib = _load_libcuda()
-        if lib is None:
-            self._reason = "no CUDA driver (libcuda.so.1 not found)"
-            return
-        if lib.cuInit(0) != 0:
-            self._reason = "no device (cuInit failed)"
-            return
-        n = ctypes.c_int(0)
-        if lib.cuDeviceGetCount(ctypes.byref(n)) != 0 or n.value == 0:
-            self._reason = "no device"
-            return
-        dev, major, minor = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
-        lib.cuDeviceGet(ctypes.byref(dev), 0)
-        lib.cuDeviceGetAttribute(ctypes.byref(major), 75, dev)  # COMPUTE_CAPABILITY_MAJOR
-        lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev)  # COMPUTE_CAPABILITY_MINOR
-        self._cc = major.value * 10 + minor.value
-        if missing():
-            self._reason = f"cuda-python is not installed: {PIP}"
-
-    def is_active(self) -> bool:
-        self._probe()
-        return not self._reason
-
-    def inactive_reason(self) -> str:
-        self._probe()
-        return self._reason
-
-    def get_current_target(self) -> GPUTarget:
-        if not self.is_active():
-            raise BackendUnavailable(f"cuda: {self._reason}")
-        return GPUTarget("cuda", self._cc, 32)
-
-    def launch(self, kernel, grid, args) -> None:
-        if not self.is_active():
-            raise BackendUnavailable(f"cuda: {self._reason}")
-        raise StageNotImplemented("the cuda backend cannot launch kernels yet")
+    return _Driver()
 
 
 @hookimpl

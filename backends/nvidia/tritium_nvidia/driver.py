@@ -1,0 +1,470 @@
+"""The CUDA driver: device probing and properties, contexts, module loading, and launching (cuda-python).
+
+Importing this module imports nothing CUDA: ``cuda.bindings.driver`` is imported the first time the driver is
+asked anything, and a machine without cuda-python, libcuda or a device gets ``is_active() == False`` with the
+reason in ``inactive_reason()``.  Every failing driver call raises :class:`CUDAError` with the CUresult's name.
+
+Launch path (per launch, after the first): the current device and stream (torch's, when torch is imported),
+one dict lookup for the kernel's launcher on that device, then :mod:`tritium_nvidia.launcher` (one
+``struct.pack_into`` and ``cuLaunchKernel``).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any, Optional
+
+from tritium.compiler.backend import BaseDriver, GPUTarget
+from tritium.errors import BackendUnavailable, KernelRuntimeError, OutOfResources
+
+from . import launcher as _launcher
+
+PIP = "pip install 'tritium[nvidia]'"
+COMPILE_ONLY_ENV = "TRITIUM_COMPILE_ONLY"
+
+
+def compile_only() -> bool:
+    """``TRITIUM_COMPILE_ONLY=1``: the driver is "active" without a device and launches nothing, so running
+    kernels (tests, benchmarks) with ``TRITIUM_TARGET=cuda:90`` only compiles them, through the file cache.
+    This is how the GPU workflow fills the cache it carries to the device (scripts/gpu_prepare.sh)."""
+    return os.environ.get(COMPILE_ONLY_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+DEFAULT_SHARED_LIMIT = 48 * 1024  # without opting in, a block gets at most 48 KiB of shared memory
+
+_cu = None
+
+
+def cu():
+    """``cuda.bindings.driver`` (imported on first use)."""
+    global _cu
+    if _cu is None:
+        from cuda.bindings import driver
+
+        _cu = driver
+    return _cu
+
+
+class CUDAError(KernelRuntimeError, RuntimeError):
+    """A CUDA driver call failed; ``code`` is the CUresult value, ``name`` its name (``CUDA_ERROR_...``)."""
+
+    def __init__(self, call: str, code: Any):
+        self.call = call
+        self.code = int(code)
+        self.name = error_name(code)
+        desc = error_string(code)
+        super().__init__(f"{call} failed: {self.name}" + (f" ({desc})" if desc else ""))
+
+
+def error_name(code: Any) -> str:
+    try:
+        err, name = cu().cuGetErrorName(code)
+        if int(err) == 0 and name:
+            return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:  # noqa: BLE001 - naming an error must never raise
+        pass
+    try:
+        return cu().CUresult(int(code)).name
+    except Exception:  # noqa: BLE001
+        return f"CUresult {int(code)}"
+
+
+def error_string(code: Any) -> str:
+    try:
+        err, s = cu().cuGetErrorString(code)
+        if int(err) == 0 and s:
+            return s.decode() if isinstance(s, bytes) else str(s)
+    except Exception:  # noqa: BLE001
+        pass
+    return ""
+
+
+def check(call: str, result: tuple) -> Any:
+    """Unwrap a cuda.bindings result tuple ``(CUresult, *values)``; raise :class:`CUDAError` on failure."""
+    err = result[0]
+    if int(err) != 0:
+        raise CUDAError(call, err)
+    if len(result) == 1:
+        return None
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def _attr(name: str):
+    return getattr(cu().CUdevice_attribute, "CU_DEVICE_ATTRIBUTE_" + name)
+
+
+class _Device:
+    """One CUDA device: handle, primary context, properties (read once)."""
+
+    def __init__(self, index: int):
+        c = cu()
+        self.index = index
+        self.handle = check("cuDeviceGet", c.cuDeviceGet(index))
+        self.context = None
+        self._props: Optional[dict] = None
+        major = self.attribute("COMPUTE_CAPABILITY_MAJOR")
+        minor = self.attribute("COMPUTE_CAPABILITY_MINOR")
+        self.capability = major * 10 + minor
+
+    def attribute(self, name: str) -> int:
+        return int(check(f"cuDeviceGetAttribute({name})", cu().cuDeviceGetAttribute(_attr(name), self.handle)))
+
+    def attribute_or(self, name: str, default: Any = None) -> Any:
+        try:
+            return self.attribute(name)
+        except Exception:  # noqa: BLE001 - attributes removed in newer drivers (clock rates in CUDA 13)
+            return default
+
+    def properties(self) -> dict:
+        if self._props is None:
+            self._props = {
+                "name": self.name(),
+                "multiprocessor_count": self.attribute("MULTIPROCESSOR_COUNT"),
+                "max_shared_mem": self.attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+                "max_shared_mem_default": self.attribute("MAX_SHARED_MEMORY_PER_BLOCK"),
+                "max_num_regs": self.attribute("MAX_REGISTERS_PER_BLOCK"),
+                "warpSize": self.attribute("WARP_SIZE"),
+                "sm_clock_rate": self.attribute_or("CLOCK_RATE"),  # kHz
+                "mem_clock_rate": self.attribute_or("MEMORY_CLOCK_RATE"),  # kHz
+                "mem_bus_width": self.attribute_or("GLOBAL_MEMORY_BUS_WIDTH"),  # bits
+                "l2_cache_size": self.attribute_or("L2_CACHE_SIZE"),
+                "capability": self.capability,
+            }
+        return self._props
+
+    def name(self) -> str:
+        try:
+            raw = check("cuDeviceGetName", cu().cuDeviceGetName(256, self.handle))
+            return raw.split(b"\0", 1)[0].decode() if isinstance(raw, bytes) else str(raw)
+        except Exception:  # noqa: BLE001
+            return f"cuda:{self.index}"
+
+    def make_current(self) -> None:
+        """Retain the device's primary context (once) and make it current on this thread."""
+        c = cu()
+        if self.context is None:
+            self.context = check("cuDevicePrimaryCtxRetain", c.cuDevicePrimaryCtxRetain(self.handle))
+        check("cuCtxSetCurrent", c.cuCtxSetCurrent(self.context))
+
+
+class LoadedKernel:
+    """A CompiledKernel's cubin loaded on one device: module, function, registers, and its launch function."""
+
+    def __init__(self, driver: "CUDADriver", kernel: Any, device: _Device):
+        c = cu()
+        md = kernel.metadata
+        self.name = md.get("name") or getattr(kernel, "name", "kernel")
+        asm = getattr(kernel, "asm", {}) or {}
+        cubin = asm.get("cubin")
+        if cubin is None:
+            raise KernelRuntimeError(f"kernel '{self.name}' has no cubin (stages: {list(asm)}); compile it for a "
+                                     f"cuda target to launch it on the GPU")
+        if isinstance(cubin, str):
+            cubin = cubin.encode("latin-1")
+        arch = (md.get("target") or {}).get("arch")
+        if arch not in (None, 0) and int(str(arch).rstrip("a")) != device.capability:
+            raise KernelRuntimeError(f"kernel '{self.name}' was compiled for sm_{arch} but device {device.index} "
+                                     f"is sm_{device.capability}: compile it for cuda:{device.capability}")
+        self.device = device
+        props = device.properties()
+        self.shared = int(md.get("shared", 0) or 0)
+        if self.shared > props["max_shared_mem"]:
+            raise OutOfResources(self.shared, props["max_shared_mem"], "shared memory")
+        device.make_current()
+        self.module = check("cuModuleLoadData", c.cuModuleLoadData(cubin))
+        self.function = check(f"cuModuleGetFunction({self.name})",
+                              c.cuModuleGetFunction(self.module, self.name.encode()))
+        FA = c.CUfunction_attribute
+        fattr = lambda a: int(check("cuFuncGetAttribute", c.cuFuncGetAttribute(a, self.function)))  # noqa: E731
+        self.n_regs = fattr(FA.CU_FUNC_ATTRIBUTE_NUM_REGS)
+        self.n_spills = fattr(FA.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) // 4
+        self.max_threads = fattr(FA.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        self.static_shared = fattr(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        if self.shared > DEFAULT_SHARED_LIMIT:
+            # opt in to the device's larger shared memory (dynamic part only: static shared counts against it)
+            check("cuFuncSetCacheConfig",
+                  c.cuFuncSetCacheConfig(self.function, c.CUfunc_cache.CU_FUNC_CACHE_PREFER_SHARED))
+            check("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+                  c.cuFuncSetAttribute(self.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       props["max_shared_mem"] - self.static_shared))
+        self.num_warps = int(md.get("num_warps", 4) or 4)
+        self.block = self.num_warps * 32
+        if self.block > self.max_threads:
+            raise OutOfResources(self.block, self.max_threads, "threads per block (num_warps * 32)")
+        if int(md.get("num_ctas", 1) or 1) != 1:
+            raise KernelRuntimeError(f"kernel '{self.name}': num_ctas > 1 (clusters) is not supported yet")
+        if int(md.get("global_scratch_size", 0) or 0) or int(md.get("profile_scratch_size", 0) or 0):
+            raise KernelRuntimeError(f"kernel '{self.name}' needs global scratch memory, which the cuda launcher "
+                                     f"does not allocate yet")
+        self.types, self.names = arg_types(kernel)
+        n_params = self._param_count()
+        n_extra = 0
+        if n_params is not None:
+            if n_params < len(self.types):
+                raise KernelRuntimeError(f"kernel '{self.name}': the cubin has {n_params} parameters but the "
+                                         f"metadata lists {len(self.types)} arguments")
+            n_extra = n_params - len(self.types)  # scratch pointers: passed as null
+        self.packer = _launcher.Packer(self.types, n_extra)
+        # tritium (like Triton) allocates shared memory dynamically: what the metadata counts beyond the
+        # cubin's static shared memory is passed as the launch's dynamic shared memory
+        dynamic_shared = max(0, self.shared - self.static_shared)
+        self.dynamic_shared = dynamic_shared
+        self.launch = _launcher.make_launch(self.function, self.packer, block=self.block, shared=dynamic_shared,
+                                            cu_launch=c.cuLaunchKernel, names=self.names, kernel_name=self.name,
+                                            on_error=self._on_error, check_pointer=driver.check_pointer)
+        self._driver = driver
+
+    def _param_count(self) -> Optional[int]:
+        c = cu()
+        if hasattr(c, "cuFuncGetParamCount"):
+            try:
+                err, n = c.cuFuncGetParamCount(self.function)
+                if int(err) == 0:
+                    return int(n)
+            except Exception:  # noqa: BLE001 - older drivers
+                pass
+        return None
+
+    def _on_error(self, err, args) -> None:
+        c = cu()
+        if int(err) in (int(c.CUresult.CUDA_ERROR_INVALID_CONTEXT), int(c.CUresult.CUDA_ERROR_INVALID_HANDLE)):
+            # no (or another) context current on this thread: make ours current and retry once
+            cur = c.cuCtxGetCurrent()
+            if self.device.context is None or int(cur[1] or 0) != int(self.device.context):
+                self.device.make_current()
+                raise _RetryLaunch()
+        raise CUDAError(f"cuLaunchKernel({self.name})", err)
+
+
+class _RetryLaunch(Exception):
+    pass
+
+
+def arg_types(kernel: Any) -> tuple:
+    """``(types, names)`` of a compiled kernel's runtime arguments, in order, from its metadata.
+
+    Reads ``metadata["arg_types"]`` (the lowering's list) when present, else the compile ``signature``
+    (``{name: type}``, non-constexpr parameters in order)."""
+    md = kernel.metadata
+    sig = md.get("signature") or {}
+    types = md.get("arg_types")
+    if types:
+        types = [str(t) for t in types]
+        names = list(md.get("arg_names_runtime") or (list(sig) if len(sig) == len(types) else []))
+    else:
+        names = list(sig)
+        types = [str(sig[n]) for n in names]
+    return types, names
+
+
+class CUDADriver(BaseDriver):
+    """tritium's CUDA driver (``driver.active`` when the cuda backend is selected)."""
+
+    def __init__(self):
+        self._probed = False
+        self._reason = ""
+        self._devices: dict = {}
+        self._lock = threading.RLock()
+        self._streams: dict = {}
+        self.skipped_launches = 0  # launches skipped under TRITIUM_COMPILE_ONLY
+        self.utils = _Utils(self)
+
+    # ------------------------------------------------------------------------------------------ probing
+    def _probe(self) -> None:
+        if self._probed:
+            return
+        with self._lock:
+            if self._probed:
+                return
+            self._reason = self._find_reason()
+            self._probed = True
+
+    @staticmethod
+    def _find_reason() -> str:
+        try:
+            c = cu()
+        except ImportError:
+            return f"cuda-python is not installed: {PIP}"
+        try:
+            err, = c.cuInit(0)
+        except Exception as e:  # noqa: BLE001 - cuda.pathfinder raises when libcuda.so is absent
+            return f"no CUDA driver (libcuda.so.1 not found: {type(e).__name__})"
+        if int(err) != 0:
+            return f"no usable CUDA device (cuInit: {error_name(err)})"
+        err, n = c.cuDeviceGetCount()
+        if int(err) != 0 or n == 0:
+            return "no CUDA device" + (f" (cuDeviceGetCount: {error_name(err)})" if int(err) else "")
+        return ""
+
+    def is_active(self) -> bool:
+        if compile_only():
+            return True
+        self._probe()
+        return not self._reason
+
+    def inactive_reason(self) -> str:
+        if compile_only():
+            return ""
+        self._probe()
+        return self._reason
+
+    def _require(self) -> None:
+        if not self.is_active():
+            raise BackendUnavailable(f"cuda: {self._reason}")
+
+    # ------------------------------------------------------------------------------------------ devices
+    def device(self, index: Optional[int] = None) -> _Device:
+        if index is None:
+            index = self.get_current_device()
+        d = self._devices.get(index)
+        if d is None:
+            self._require()
+            with self._lock:
+                d = self._devices.get(index)
+                if d is None:
+                    d = self._devices[index] = _Device(index)
+        return d
+
+    def get_current_device(self) -> int:
+        if compile_only():
+            return 0
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            try:
+                return torch.cuda.current_device()
+            except Exception:  # noqa: BLE001 - torch without CUDA
+                pass
+        return int(os.environ.get("TRITIUM_CUDA_DEVICE", "0") or 0)
+
+    def set_current_device(self, index: int) -> None:
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.cuda.set_device(index)
+        self.device(index).make_current()
+
+    def get_current_stream(self, device: Optional[int] = None) -> int:
+        torch = sys.modules.get("torch")
+        if torch is not None and not compile_only():
+            try:
+                if device is None:
+                    device = torch.cuda.current_device()
+                raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+                if raw is not None:
+                    return raw(device)
+                return torch.cuda.current_stream(device).cuda_stream
+            except Exception:  # noqa: BLE001
+                pass
+        return 0
+
+    def get_current_target(self) -> GPUTarget:
+        if compile_only():
+            from tritium.runtime.driver import requested_target
+
+            req = requested_target()
+            arch = req[1] if req and req[0] == "cuda" and req[1] else 90
+            return GPUTarget("cuda", int(str(arch).lower().removeprefix("sm_").rstrip("a")), 32)
+        self._require()
+        return GPUTarget("cuda", self.device().capability, 32)
+
+    def get_device_properties(self, device: Optional[int] = None) -> dict:
+        return dict(self.device(device).properties())
+
+    def get_active_torch_device(self):
+        import torch
+
+        return torch.device("cuda", self.get_current_device())
+
+    def get_device_interface(self):
+        import torch
+
+        return torch.cuda
+
+    def synchronize(self, device: Optional[int] = None) -> None:
+        self.device(device).make_current()
+        check("cuCtxSynchronize", cu().cuCtxSynchronize())
+
+    def check_pointer(self, ptr: int) -> None:
+        """Raise if ``ptr`` is not memory the device can read (host memory passed as a pointer argument)."""
+        c = cu()
+        A = c.CUpointer_attribute
+        err, _ = c.cuPointerGetAttribute(A.CU_POINTER_ATTRIBUTE_DEVICE_POINTER, ptr)
+        if int(err) != 0:
+            raise KernelRuntimeError(f"pointer 0x{ptr:x} is not device-accessible memory "
+                                     f"({error_name(err)}): pass CUDA tensors")
+
+    # ------------------------------------------------------------------------------------------ loading
+    def load(self, kernel: Any, device: Optional[int] = None) -> LoadedKernel:
+        """Load ``kernel``'s cubin on ``device`` (once; cached on the kernel) and fill in ``kernel.n_regs``,
+        ``n_spills``, ``module``, ``function`` like Triton's ``_init_handles``."""
+        if device is None:
+            device = self.get_current_device()
+        loaded = kernel.__dict__.get("_cuda_loaded")
+        if loaded is None:
+            loaded = kernel.__dict__.setdefault("_cuda_loaded", {})
+        lk = loaded.get(device)
+        if lk is None:
+            with self._lock:
+                lk = loaded.get(device)
+                if lk is None:
+                    lk = LoadedKernel(self, kernel, self.device(device))
+                    loaded[device] = lk
+                    kernel.module, kernel.function = lk.module, lk.function
+                    kernel.n_regs, kernel.n_spills = lk.n_regs, lk.n_spills
+                    kernel.n_max_threads = lk.max_threads
+        return lk
+
+    def _stream(self, s: int) -> Any:
+        cs = self._streams.get(s)
+        if cs is None:
+            cs = self._streams[s] = cu().CUstream(s)
+        return cs
+
+    # ------------------------------------------------------------------------------------------ launching
+    def launch(self, kernel: Any, grid: tuple, args: list, stream: Optional[int] = None) -> None:
+        """Launch ``kernel`` over ``grid`` (3-tuple) on the current device and stream (torch's when torch is
+        imported; ``stream`` overrides); loads the cubin on first use on a device."""
+        loaded = kernel.__dict__.get("_cuda_loaded")
+        if loaded is None:  # first launch of this kernel (or TRITIUM_COMPILE_ONLY)
+            if compile_only():
+                self.skipped_launches += 1
+                return
+            self._require()
+            loaded = {}
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            dev = torch._C._cuda_getDevice()
+            if stream is None:
+                stream = torch._C._cuda_getCurrentRawStream(dev)
+        else:
+            dev = self.get_current_device()
+        lk = loaded.get(dev)
+        if lk is None:
+            lk = self.load(kernel, dev)
+        s = self._streams.get(stream or 0)
+        if s is None:
+            s = self._stream(stream or 0)
+        gx, gy, gz = grid
+        try:
+            lk.launch(gx, gy, gz, s, args)
+        except _RetryLaunch:
+            lk.launch(gx, gy, gz, s, args)
+
+
+class _Utils:
+    """``driver.active.utils`` (Triton's names)."""
+
+    def __init__(self, driver: CUDADriver):
+        self._driver = driver
+
+    def get_device_properties(self, device: Any = None) -> dict:
+        return self._driver.get_device_properties(device if device is None else int(device))
+
+    def load_binary(self, name: str, cubin: bytes, shared: int, device: int) -> tuple:
+        """Triton's ``load_binary``: ``(module, function, n_regs, n_spills, n_max_threads)``."""
+        from tritium.compiler.compiler import CompiledKernel
+
+        k = CompiledKernel({"cubin": cubin}, {"name": name, "shared": shared, "signature": {}})
+        lk = self._driver.load(k, device)
+        return lk.module, lk.function, lk.n_regs, lk.n_spills, lk.max_threads
+
+
+__all__ = ["CUDADriver", "CUDAError", "LoadedKernel", "check", "arg_types", "error_name"]
