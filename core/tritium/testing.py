@@ -1,68 +1,390 @@
-"""Testing helpers with Triton's names: ``assert_close`` and ``do_bench``."""
+"""Testing and benchmarking helpers with Triton's names and signatures.
+
+* :func:`do_bench` times a callable in milliseconds: with device events on GPU backends (the backend driver's
+  own benchmarker when it has one, else ``torch.cuda.Event`` when the active target is cuda/hip), with
+  ``time.perf_counter`` on the interpreter;
+* :func:`assert_close` compares arrays, tensors and scalars;
+* :class:`Benchmark` + :func:`perf_report` sweep a function over arguments and write a table, a CSV and a PNG
+  plot (pandas is not needed: ``run(return_df=True)`` returns a :class:`Table`).
+"""
 from __future__ import annotations
 
+import csv
+import math
+import os
 import statistics
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+_RETURN_MODES = ("min", "max", "mean", "median", "all")
 
 
+# ------------------------------------------------------------------------------------------- assert_close
 def _to_numpy(x: Any):
     import numpy as np
 
     if hasattr(x, "detach") and hasattr(x, "cpu"):  # torch
         x = x.detach().cpu()
-        if str(getattr(x, "dtype", "")) == "torch.bfloat16":
+        if str(getattr(x, "dtype", "")) in ("torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2",
+                                            "torch.float8_e4m3fnuz", "torch.float8_e5m2fnuz"):
             x = x.float()
         return x.numpy()
     return np.asarray(x)
 
 
-def assert_close(x: Any, y: Any, atol: Optional[float] = None, rtol: Optional[float] = None,
-                 err_msg: str = "") -> None:
-    """Assert ``x`` and ``y`` (arrays, tensors or scalars) are elementwise close (like Triton's)."""
+def assert_close(x: Any, y: Any, atol: Any = None, rtol: Any = None, err_msg: str = "") -> None:
+    """Assert ``x`` and ``y`` (arrays, tensors or scalars) are elementwise close, as ``triton.testing``'s.
+
+    ``atol`` defaults to 1e-2 and ``rtol`` to 0; either may be a callable of ``x``'s dtype.  NaNs compare equal.
+    """
     import numpy as np
 
-    a, b = _to_numpy(x), _to_numpy(y)
+    dtype = getattr(x, "dtype", None)
     atol = 1e-2 if atol is None else atol
     rtol = 0.0 if rtol is None else rtol
+    atol = atol(dtype) if callable(atol) else atol
+    rtol = rtol(dtype) if callable(rtol) else rtol
+    a, b = _to_numpy(x), _to_numpy(y)
     if a.dtype == np.bool_ or b.dtype == np.bool_:
         np.testing.assert_array_equal(a, b, err_msg=err_msg)
         return
-    np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), atol=atol, rtol=rtol, equal_nan=True,
-                               err_msg=err_msg)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    if a.size > 1 or b.size > 1:
+        np.testing.assert_allclose(a64, b64, atol=atol, rtol=rtol, equal_nan=True, err_msg=err_msg)
+        return
+    if not np.allclose(a64, b64, atol=atol, rtol=rtol, equal_nan=True):
+        raise AssertionError(f"{err_msg} {a} is not close to {b} (atol={atol}, rtol={rtol})".strip())
 
 
-def do_bench(fn: Callable, warmup: int = 25, rep: int = 100, grad_to_none: Any = None,
-             quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean"):
-    """Time ``fn()`` in milliseconds with ``time.perf_counter`` (warmup / rep are in ms, as in Triton).
-
-    Host timing: right for the interpreter; GPU backends will time with device events.
-    """
-    if return_mode not in ("min", "max", "mean", "median", "all"):
-        raise ValueError(f"return_mode must be min, max, mean, median or all, got {return_mode!r}")
-    t0 = time.perf_counter()
-    fn()
-    est = max((time.perf_counter() - t0) * 1e3, 1e-6)
-    n_warmup = max(1, int(warmup / est))
-    n_rep = max(1, int(rep / est))
-    for _ in range(min(n_warmup, 1000)):
-        fn()
-    times = []
-    for _ in range(min(n_rep, 10000)):
-        if grad_to_none is not None:
-            for g in grad_to_none:
-                g.grad = None
-        s = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - s) * 1e3)
+# ------------------------------------------------------------------------------------------- do_bench
+def _summarize(times: List[float], quantiles: Optional[Sequence[float]], return_mode: str):
     if quantiles is not None:
         import numpy as np
 
-        qs = [float(q) for q in np.quantile(np.asarray(times), list(quantiles))]
+        qs = [float(q) for q in np.quantile(np.asarray(times, dtype=np.float64), list(quantiles))]
         return qs[0] if len(qs) == 1 else qs
     if return_mode == "all":
-        return times
+        return list(times)
     return {"min": min, "max": max, "mean": statistics.fmean, "median": statistics.median}[return_mode](times)
 
 
-__all__ = ["assert_close", "do_bench"]
+def _clear_grads(grad_to_none: Any) -> None:
+    if grad_to_none is not None:
+        for g in grad_to_none:
+            g.grad = None
+
+
+class _HostTimer:
+    """``time.perf_counter`` timing (the interpreter runs kernels synchronously on the host)."""
+
+    def synchronize(self) -> None:
+        pass
+
+    def clear_cache(self) -> None:
+        pass  # flushing a host "L2" would only add noise: the interpreter's cost is Python, not memory
+
+    def time(self, fn: Callable, n: int, before: Optional[Callable] = None) -> List[float]:
+        out = []
+        for _ in range(n):
+            if before is not None:
+                before()
+            s = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - s) * 1e3)
+        return out
+
+
+class _TorchEventTimer:
+    """Device-event timing through ``torch.cuda`` (cuda and hip builds of torch), flushing L2 between runs."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self._cache = torch.empty(int(256e6 // 4), dtype=torch.int, device="cuda")
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize()
+
+    def clear_cache(self) -> None:
+        self._cache.zero_()
+
+    def time(self, fn: Callable, n: int, before: Optional[Callable] = None) -> List[float]:
+        ev = self.torch.cuda.Event
+        starts = [ev(enable_timing=True) for _ in range(n)]
+        ends = [ev(enable_timing=True) for _ in range(n)]
+        for i in range(n):
+            if before is not None:
+                before()
+            self.clear_cache()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        self.synchronize()
+        return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+
+
+def _active_backend() -> Optional[str]:
+    try:
+        from .runtime import driver
+
+        return driver.select().name
+    except Exception:  # noqa: BLE001 - no backend: time on the host
+        return None
+
+
+def _backend_benchmarker(name: Optional[str]) -> Optional[Callable]:
+    """A benchmarker the active backend's driver offers itself (``driver.get_benchmarker()``), if any."""
+    if name is None:
+        return None
+    try:
+        from .runtime import driver
+
+        d = driver.get_driver(name)
+        get = getattr(type(d), "get_benchmarker", None)
+        if get is None:
+            return None
+        bench = d.get_benchmarker()
+        return None if bench is do_bench else bench
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _timer_for(name: Optional[str]):
+    if name in ("cuda", "hip"):
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                return _TorchEventTimer(torch)
+        except ImportError:
+            pass
+    return _HostTimer()
+
+
+def do_bench(fn: Callable, warmup: float = 25, rep: float = 100, grad_to_none: Any = None,
+             quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean"):
+    """Run ``fn()`` repeatedly and return its time in milliseconds (``triton.testing.do_bench``).
+
+    ``warmup`` and ``rep`` are time budgets in ms: the number of warm-up and timed runs comes from a first
+    estimate of ``fn``'s time (after one untimed call, which absorbs compilation).  ``grad_to_none``: tensors
+    whose ``.grad`` is reset before every run.  ``quantiles`` (e.g. ``[0.5, 0.2, 0.8]``) returns those
+    quantiles of the timed runs (a list, or one float for one quantile); otherwise ``return_mode`` picks
+    ``min`` / ``max`` / ``mean`` / ``median`` of them, or ``all`` (the list of times).
+    """
+    if return_mode not in _RETURN_MODES:
+        raise ValueError(f"return_mode must be one of {', '.join(_RETURN_MODES)}, got {return_mode!r}")
+    backend = _active_backend()
+    bench = _backend_benchmarker(backend)
+    if bench is not None:
+        return bench(fn, warmup=warmup, rep=rep, grad_to_none=grad_to_none, quantiles=quantiles,
+                     return_mode=return_mode)
+    timer = _timer_for(backend)
+    fn()
+    timer.synchronize()
+    # estimate: up to 5 runs, fewer when one run alone eats the budget (slow interpreter kernels)
+    est_times: List[float] = []
+    budget = max(float(rep), 1e-3)
+    while len(est_times) < 5 and sum(est_times) < budget:
+        est_times += timer.time(fn, 1)
+    estimate_ms = max(statistics.fmean(est_times), 1e-6)
+    n_warmup = max(1, int(warmup / estimate_ms))
+    n_repeat = max(1, int(rep / estimate_ms))
+    for _ in range(min(n_warmup, 100_000)):
+        fn()
+    timer.synchronize()
+    times = timer.time(fn, min(n_repeat, 100_000), before=lambda: _clear_grads(grad_to_none))
+    return _summarize(times, quantiles, return_mode)
+
+
+# ------------------------------------------------------------------------------------------- perf_report
+class Benchmark:
+    """One sweep for :func:`perf_report` (``triton.testing.Benchmark``).
+
+    ``x_names``: argument names set from each entry of ``x_vals`` (a value, or a tuple with one value per name);
+    ``line_arg``: the argument set from each of ``line_vals`` (one plotted line each, labelled ``line_names``);
+    ``args``: fixed keyword arguments; ``plot_name``: file stem of the CSV / PNG (no plot when empty);
+    ``styles``: ``[(color, linestyle), ...]`` per line.  The benchmarked function returns a number, or
+    ``(mean, min, max)`` (the min/max band is shaded in the plot).
+    """
+
+    def __init__(self, x_names: List[str], x_vals: List[Any], line_arg: str, line_vals: List[Any],
+                 line_names: List[str], plot_name: str, args: Dict[str, Any], xlabel: str = "", ylabel: str = "",
+                 x_log: bool = False, y_log: bool = False, styles=None):
+        self.x_names = list(x_names)
+        self.x_vals = list(x_vals)
+        self.x_log = x_log
+        self.line_arg = line_arg
+        self.line_vals = list(line_vals)
+        self.line_names = list(line_names)
+        self.y_log = y_log
+        self.styles = styles
+        self.xlabel = xlabel
+        self.ylabel = ylabel
+        self.plot_name = plot_name
+        self.args = dict(args)
+        if len(self.line_names) != len(self.line_vals):
+            raise ValueError(f"Benchmark '{plot_name}': {len(self.line_vals)} line_vals but "
+                             f"{len(self.line_names)} line_names")
+
+
+class Table:
+    """What ``perf_report(...).run(return_df=True)`` returns instead of a pandas DataFrame.
+
+    ``columns`` (x names then line names), ``rows`` (lists, one per x value); ``table[col]`` is a column as a
+    list, ``to_dicts()`` the rows as dicts, ``to_string()`` the printed table, ``to_csv(path)`` the CSV.
+    ``min`` / ``max`` hold the min / max columns per line name when the function returned triples.
+    """
+
+    def __init__(self, columns: List[str], rows: List[list], min: Optional[dict] = None,
+                 max: Optional[dict] = None):
+        self.columns = list(columns)
+        self.rows = [list(r) for r in rows]
+        self.min = min or {}
+        self.max = max or {}
+
+    def __getitem__(self, col: str) -> list:
+        i = self.columns.index(col)
+        return [r[i] for r in self.rows]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def shape(self) -> tuple:
+        return (len(self.rows), len(self.columns))
+
+    def to_dicts(self) -> List[dict]:
+        return [dict(zip(self.columns, r)) for r in self.rows]
+
+    @staticmethod
+    def _fmt(v: Any, precision: int = 6) -> str:
+        if v is None:
+            return ""
+        if isinstance(v, float):
+            return f"{v:.{precision}f}"
+        return str(v)
+
+    def to_string(self) -> str:
+        cells = [[str(c) for c in self.columns]]
+        cells += [[str(i)] + [self._fmt(v) for v in r] for i, r in enumerate(self.rows)]
+        cells[0] = [""] + cells[0]
+        widths = [max(len(row[j]) for row in cells) for j in range(len(cells[0]))]
+        return "\n".join(" ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells)
+
+    def to_csv(self, path: str, precision: int = 6) -> None:
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(self.columns)
+            for r in self.rows:
+                w.writerow([self._fmt(v, precision) for v in r])
+
+    def __repr__(self) -> str:
+        return self.to_string()
+
+
+def _split_result(ret: Any) -> tuple:
+    if isinstance(ret, (list, tuple)):
+        if len(ret) != 3:
+            raise ValueError(f"a perf_report function returns a number or (mean, min, max), got {ret!r}")
+        return tuple(ret)
+    return ret, None, None
+
+
+def _plot(bench: Benchmark, table: Table, mins: dict, maxs: dict, save_path: str, show_plots: bool) -> None:
+    import matplotlib
+
+    if not show_plots:
+        try:
+            matplotlib.use("Agg")
+        except Exception:  # noqa: BLE001 - a backend already in use is fine
+            pass
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    first_x = bench.x_names[0]
+    xs = table[first_x]
+    for i, name in enumerate(bench.line_names):
+        color = bench.styles[i][0] if bench.styles else None
+        ls = bench.styles[i][1] if bench.styles else None
+        ys = [math.nan if v is None else v for v in table[name]]
+        ax.plot(xs, ys, label=name, color=color, ls=ls)
+        lo, hi = mins.get(name), maxs.get(name)
+        if lo and hi and all(v is not None for v in lo + hi):
+            ax.fill_between(xs, lo, hi, alpha=0.15, color=color)
+    ax.legend()
+    ax.set_xlabel(bench.xlabel or first_x)
+    ax.set_ylabel(bench.ylabel)
+    ax.set_xscale("log" if bench.x_log else "linear")
+    ax.set_yscale("log" if bench.y_log else "linear")
+    if save_path:
+        fig.savefig(os.path.join(save_path, f"{bench.plot_name}.png"))
+    if show_plots:
+        plt.show()
+    plt.close(fig)
+
+
+class Mark:
+    """A function decorated with :func:`perf_report`; ``.run(...)`` runs its benchmarks."""
+
+    def __init__(self, fn: Callable, benchmarks: Any):
+        self.fn = fn
+        self.benchmarks = benchmarks
+
+    def _run(self, bench: Benchmark, save_path: str, show_plots: bool, print_data: bool,
+             save_precision: int = 6, **kwargs) -> Table:
+        rows, mins, maxs = [], {n: [] for n in bench.line_names}, {n: [] for n in bench.line_names}
+        for x in bench.x_vals:
+            xs = list(x) if isinstance(x, (list, tuple)) else [x] * len(bench.x_names)
+            if len(xs) != len(bench.x_names):
+                raise ValueError(f"Benchmark '{bench.plot_name}': x value {x!r} has {len(xs)} entries for "
+                                 f"{len(bench.x_names)} x_names {bench.x_names}")
+            x_args = dict(zip(bench.x_names, xs))
+            means = []
+            for name, y in zip(bench.line_names, bench.line_vals):
+                mean, lo, hi = _split_result(self.fn(**x_args, **{bench.line_arg: y}, **bench.args, **kwargs))
+                means.append(mean)
+                mins[name].append(lo)
+                maxs[name].append(hi)
+            rows.append(xs + means)
+        table = Table(bench.x_names + bench.line_names, rows, mins, maxs)
+        if save_path:
+            os.makedirs(save_path, exist_ok=True)
+        if bench.plot_name and (save_path or show_plots):
+            _plot(bench, table, mins, maxs, save_path, show_plots)
+        if print_data:
+            print(f"{bench.plot_name}:")
+            print(table.to_string())
+        if save_path and bench.plot_name:
+            table.to_csv(os.path.join(save_path, f"{bench.plot_name}.csv"), precision=save_precision)
+        return table
+
+    def run(self, show_plots: bool = False, print_data: bool = False, save_path: str = "",
+            return_df: bool = False, **kwargs):
+        """Run every benchmark: print the table (``print_data``), write ``<plot_name>.csv`` / ``.png`` and
+        ``results.html`` into ``save_path``, and return the :class:`Table` (a list of them for a list of
+        benchmarks) when ``return_df``."""
+        single = isinstance(self.benchmarks, Benchmark)
+        benchmarks = [self.benchmarks] if single else list(self.benchmarks)
+        tables = []
+        try:
+            for bench in benchmarks:
+                tables.append(self._run(bench, save_path, show_plots, print_data, **kwargs))
+        finally:
+            if save_path:
+                os.makedirs(save_path, exist_ok=True)
+                with open(os.path.join(save_path, "results.html"), "w", encoding="utf-8") as html:
+                    html.write("<html><body>\n")
+                    for bench in benchmarks:
+                        if bench.plot_name:
+                            html.write(f'<image src="{bench.plot_name}.png"/>\n')
+                    html.write("</body></html>\n")
+        if return_df:
+            return tables[0] if single else tables
+        return None
+
+
+def perf_report(benchmarks):
+    """Decorator: ``@perf_report(Benchmark(...) or [Benchmark, ...])`` turns ``fn`` into a :class:`Mark`."""
+    return lambda fn: Mark(fn, benchmarks)
+
+
+__all__ = ["assert_close", "do_bench", "Benchmark", "Mark", "Table", "perf_report"]

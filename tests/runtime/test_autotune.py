@@ -1,0 +1,517 @@
+"""tritium.autotune / tritium.heuristics / tritium.Config on the interpreter.
+
+Timing assertions only compare configs whose costs differ by well over 10x (loop trip counts of 16 vs 1024),
+never absolute times, so a loaded machine does not make them flake.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import tritium as triton
+import tritium.language as tl
+from tritium.runtime import driver
+from tritium.runtime.autotuner import Autotuner, Heuristics
+
+
+def _ready():
+    try:
+        from tritium.frontend import make_ttir  # noqa: F401
+
+        return "interpreter" in driver.backends()
+    except ImportError:
+        return False
+
+
+pytestmark = pytest.mark.skipif(not _ready(), reason="frontend or interpreter backend not installed")
+
+
+@pytest.fixture(autouse=True)
+def _interp(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "0")  # the precompile tests turn it on
+    for v in ("TRITIUM_PRINT_AUTOTUNING", "TRITON_PRINT_AUTOTUNING", "TRITIUM_CACHE_AUTOTUNING",
+              "TRITON_CACHE_AUTOTUNING"):
+        monkeypatch.delenv(v, raising=False)
+
+
+# ------------------------------------------------------------------------------------------- kernels
+@triton.jit
+def loop_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """One program sums x in a loop of cdiv(n, BLOCK) iterations: BLOCK=16 loops 64x more than BLOCK=1024."""
+    pid = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + pid, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def scale2(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2, mask=m)
+
+
+@triton.jit
+def atomic_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.atomic_add(out_ptr, tl.sum(x, axis=0))
+
+
+@triton.jit
+def add_one_inplace(x_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) + 1, mask=m)
+
+
+@triton.jit
+def even_scale2(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:  # unmasked: the interpreter raises OutOfBoundsError if EVEN is wrongly true
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+    else:
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2, mask=m)
+
+
+@triton.jit
+def needs_big_block(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK >= 64, "BLOCK too small")
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2, mask=m)
+
+
+def _grid(n):
+    return lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+
+
+def _cheap_bench(fn, quantiles=None):
+    """A do_bench that runs fn once (tests that do not care which config wins stay fast)."""
+    fn()
+    s = time.perf_counter()
+    fn()
+    t = (time.perf_counter() - s) * 1e3
+    return [t, t, t]
+
+
+CONFIGS_16_1024 = [triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 1024})]
+
+
+# ------------------------------------------------------------------------------------------- Config
+def test_config_all_kwargs_and_str():
+    c = triton.Config({"BLOCK": 128, "GROUP": 8}, num_warps=8, num_stages=2)
+    assert c.all_kwargs() == {"BLOCK": 128, "GROUP": 8, "num_warps": 8, "num_stages": 2, "num_ctas": 1}
+    assert str(c) == "BLOCK: 128, GROUP: 8, num_warps: 8, num_ctas: 1, num_stages: 2, maxnreg: None"
+    assert triton.Config({"BLOCK": 1}, maxnreg=128).all_kwargs()["maxnreg"] == 128
+    assert c == triton.Config({"BLOCK": 128, "GROUP": 8}, num_warps=8, num_stages=2)
+    assert len({c, triton.Config({"BLOCK": 128, "GROUP": 8}, num_warps=8, num_stages=2)}) == 1
+
+
+# ------------------------------------------------------------------------------------------- tuning
+def test_autotune_picks_the_faster_config():
+    k = triton.autotune(configs=CONFIGS_16_1024, key=["n"], warmup=1, rep=5)(loop_sum)
+    assert isinstance(k, Autotuner) and k.base_fn is loop_sum
+    x = np.ones(16384, dtype=np.float32)
+    out = np.zeros(1, dtype=np.float32)
+    k[(1,)](x, out, x.size)
+    assert out[0] == 16384.0
+    assert k.best_config.kwargs == {"BLOCK": 1024}
+    t = {c.kwargs["BLOCK"]: v for c, v in k.configs_timings.items()}
+    assert set(t) == {16, 1024}
+    assert len(t[16]) == 3 and t[16][0] > t[1024][0]  # [median, p20, p80]
+    assert k.bench_time > 0 and k.bench_count == 1
+
+
+def test_best_config_remembered_per_key():
+    k = triton.autotune(configs=CONFIGS_16_1024, key=["n"], do_bench=_cheap_bench)(scale2)
+    x = np.arange(1000, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(1000)](x, out, 1000)
+    assert k.bench_count == 1
+    np.testing.assert_array_equal(out, x * 2)
+    k[_grid(1000)](x, out, 1000)  # same key: no benchmark
+    assert k.bench_count == 1 and len(k.cache) == 1
+    x2 = np.arange(500, dtype=np.float32)
+    out2 = np.empty_like(x2)
+    k[_grid(500)](x2, out2, 500)  # new key value
+    assert k.bench_count == 2 and len(k.cache) == 2
+    np.testing.assert_array_equal(out2, x2 * 2)
+    k[_grid(500)](x2.astype(np.float64), out2.astype(np.float64), 500)  # same n, new dtype: new key
+    assert k.bench_count == 3
+    assert sorted(k.cache) == sorted([(1000, "float32", "float32"), (500, "float32", "float32"),
+                                      (500, "float64", "float64")])
+
+
+def test_single_config_does_not_benchmark():
+    calls = []
+    k = triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"],
+                        do_bench=lambda fn, quantiles=None: calls.append(1) or [1.0] * 3)(scale2)
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(100)](x, out, 100)
+    np.testing.assert_array_equal(out, x * 2)
+    assert calls == [] and k.best_config.kwargs == {"BLOCK": 64}
+
+
+def test_print_autotuning(monkeypatch, capsys):
+    monkeypatch.setenv("TRITON_PRINT_AUTOTUNING", "1")
+    k = triton.autotune(configs=CONFIGS_16_1024, key=["n"], do_bench=_cheap_bench)(scale2)
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(100)](x, out, 100)
+    cap = capsys.readouterr()
+    assert "autotuning for function scale2" in cap.out
+    assert f"best config selected: {k.best_config};" in cap.out
+    assert "finished after" in cap.out
+    assert "2/2 configs" in cap.err  # the progress bar
+    k[_grid(100)](x, out, 100)
+    assert "autotuning" not in capsys.readouterr().out  # cached: nothing printed
+
+
+def test_conflicting_meta_parameters():
+    k = triton.autotune(configs=CONFIGS_16_1024, key=["n"], do_bench=_cheap_bench)(scale2)
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    with pytest.raises(ValueError, match="Conflicting meta-parameters: BLOCK"):
+        k[_grid(100)](x, out, 100, BLOCK=64)
+    with pytest.raises(ValueError, match="Conflicting meta-parameters: BLOCK"):
+        k[_grid(100)](x, out, 100, 64)
+    k2 = triton.autotune(configs=[triton.Config({"BLOCK": 16}, num_warps=2),
+                                  triton.Config({"BLOCK": 32}, num_warps=2)], key=["n"], do_bench=_cheap_bench)(scale2)
+    with pytest.raises(ValueError, match="num_warps"):
+        k2[_grid(100)](x, out, 100, num_warps=4)
+
+
+def test_bad_key_and_hook_names():
+    with pytest.raises(ValueError, match="key 'm' is not a parameter"):
+        triton.autotune(configs=CONFIGS_16_1024, key=["m"])(scale2)
+    with pytest.raises(ValueError, match="reset_to_zero names 'y'"):
+        triton.autotune(configs=CONFIGS_16_1024, key=["n"], reset_to_zero=["y"])(scale2)
+    with pytest.raises(ValueError, match="restore_value names 'y'"):
+        triton.autotune(configs=CONFIGS_16_1024, key=["n"], restore_value="y")(scale2)
+
+
+def test_static_assert_failure_means_infinite_time():
+    k = triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 128})], key=["n"],
+                        do_bench=_cheap_bench)(needs_big_block)
+    x = np.arange(300, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(300)](x, out, 300)
+    assert k.best_config.kwargs == {"BLOCK": 128}
+    assert k.configs_timings[triton.Config({"BLOCK": 16})] == [float("inf")] * 3
+    np.testing.assert_array_equal(out, x * 2)
+
+
+def test_warmup_compiles_every_config():
+    k = triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], key=["n"])(scale2)
+    kernels = k.warmup("*fp32", "*fp32", 100, grid=(1,))
+    assert len(kernels) == 2 and all(isinstance(c, triton.CompiledKernel) for c in kernels)
+
+
+# ------------------------------------------------------------------------------------------- pruning
+def test_prune_configs_by_early_config_prune():
+    seen = {}
+
+    def early(configs, named_args, **kwargs):
+        seen["names"] = sorted(named_args)
+        return [c for c in configs if c.kwargs["BLOCK"] <= named_args["n"]]
+
+    configs = [triton.Config({"BLOCK": b}) for b in (16, 32, 256, 512)]
+    k = triton.autotune(configs=configs, key=["n"], do_bench=_cheap_bench,
+                        prune_configs_by={"early_config_prune": early})(scale2)
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(100)](x, out, 100)
+    assert seen["names"] == ["n", "out_ptr", "x_ptr"]
+    assert sorted(c.kwargs["BLOCK"] for c in k.configs_timings) == [16, 32]
+    np.testing.assert_array_equal(out, x * 2)
+
+
+def test_prune_configs_by_perf_model_top_k():
+    calls = []
+
+    def perf_model(**kw):
+        calls.append(sorted(kw))
+        return abs(kw["BLOCK"] - 64)  # estimated: 64 best, then 32, then 16, then 128
+
+    configs = [triton.Config({"BLOCK": b}) for b in (16, 32, 64, 128, 1024)]
+    k = triton.autotune(configs=configs, key=["n"], do_bench=_cheap_bench,
+                        prune_configs_by={"perf_model": perf_model, "top_k": 2})(scale2)
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(100)](x, out, 100)
+    assert sorted(c.kwargs["BLOCK"] for c in k.configs_timings) == [32, 64]
+    assert "BLOCK" in calls[0] and "n" in calls[0] and "num_warps" in calls[0]
+    k2 = triton.autotune(configs=configs, key=["n"], do_bench=_cheap_bench,
+                         prune_configs_by={"perf_model": perf_model, "top_k": 0.6})(scale2)
+    k2[_grid(100)](x, out, 100)
+    assert sorted(c.kwargs["BLOCK"] for c in k2.configs_timings) == [16, 32, 64]
+    with pytest.raises(ValueError, match="unknown prune_configs_by"):
+        triton.autotune(configs=configs, key=["n"], prune_configs_by={"topk": 2})(scale2)
+
+
+# ------------------------------------------------------------------------------------------- hooks
+def _launch_atomic(k, x, out):
+    n = int(np.prod(x.shape))
+    k[_grid(n)](x, out, n)
+
+
+@pytest.mark.parametrize("lib", ["numpy", "torch"])
+def test_reset_to_zero_keeps_accumulator_correct(lib):
+    x = np.ones(1000, dtype=np.float32)
+    out = np.zeros(1, dtype=np.float32)
+    if lib == "torch":
+        torch = pytest.importorskip("torch")
+        x, out = torch.from_numpy(x), torch.zeros(1, dtype=torch.float32)
+    configs = [triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})]
+    k = triton.autotune(configs=configs, key=["n"], reset_to_zero=["out_ptr"], warmup=1, rep=3)(atomic_sum)
+    _launch_atomic(k, x, out)
+    assert float(out[0]) == 1000.0  # benchmark runs accumulated, but were zeroed before the real launch
+    # the test can fail: without reset_to_zero the benchmark runs leave their sums behind
+    k2 = triton.autotune(configs=configs, key=["n"], warmup=1, rep=3)(atomic_sum)
+    out2 = out * 0
+    _launch_atomic(k2, x, out2)
+    assert float(out2[0]) > 1000.0
+
+
+@pytest.mark.parametrize("lib", ["numpy", "torch"])
+def test_restore_value(lib):
+    x = np.arange(300, dtype=np.float32)
+    if lib == "torch":
+        torch = pytest.importorskip("torch")
+        x = torch.arange(300, dtype=torch.float32)
+    orig = np.array(np.asarray(x), copy=True)
+    configs = [triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})]
+    k = triton.autotune(configs=configs, key=["n"], restore_value=["x_ptr"], warmup=1, rep=3)(add_one_inplace)
+    k[_grid(300)](x, 300)
+    np.testing.assert_array_equal(np.asarray(x), orig + 1)  # exactly one increment survives
+    k[_grid(300)](x, 300)  # cached: a plain launch
+    np.testing.assert_array_equal(np.asarray(x), orig + 2)
+    y = np.arange(300, dtype=np.float32)
+    k2 = triton.autotune(configs=configs, key=["n"], warmup=1, rep=3)(add_one_inplace)
+    k2[_grid(300)](y, 300)
+    assert (y > orig + 1).all()  # without restore_value the benchmark runs' increments remain
+
+
+def test_user_pre_and_post_hooks_and_config_pre_hook():
+    events = []
+    cfg_hook = lambda nargs: events.append(("config", nargs["BLOCK"]))  # noqa: E731
+    configs = [triton.Config({"BLOCK": 64}, pre_hook=cfg_hook), triton.Config({"BLOCK": 128})]
+    k = triton.autotune(configs=configs, key=["n"], do_bench=_cheap_bench,
+                        pre_hook=lambda kw, reset_only=False: events.append(("pre", reset_only)),
+                        post_hook=lambda kw, exception: events.append(("post", exception)))(scale2)
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(100)](x, out, 100)
+    assert ("config", 64) in events and ("pre", False) in events and ("post", None) in events
+    assert ("pre", True) in events  # reset_only call after tuning, as Triton does
+
+
+# ------------------------------------------------------------------------------------------- disk cache
+def test_disk_cache_in_process(tmp_path):
+    def make():
+        return triton.autotune(configs=CONFIGS_16_1024, key=["n"], do_bench=_cheap_bench,
+                               cache_results=True)(scale2)
+
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    k1 = make()
+    k1[_grid(100)](x, out, 100)
+    assert k1.bench_count == 1
+    files = list((tmp_path / "cache" / "autotune").glob("scale2-*.json"))
+    assert len(files) == 1
+    data = json.loads(files[0].read_text())
+    assert data["configs"] == [str(c) for c in CONFIGS_16_1024] and data["best_config"] == str(k1.best_config)
+    k2 = make()  # a fresh autotuner (as in a new process) reads the file
+    k2[_grid(100)](x, out, 100)
+    assert k2.bench_count == 0 and k2.best_config == k1.best_config
+    np.testing.assert_array_equal(out, x * 2)
+    files[0].write_text("{not json")  # corrupt: benchmark again, rewrite
+    k3 = make()
+    k3[_grid(100)](x, out, 100)
+    assert k3.bench_count == 1
+    assert json.loads(files[0].read_text())["best_config"] == str(k3.best_config)
+    k4 = make()
+    k4[_grid(50)](x, out, 50)  # another key: another file
+    assert k4.bench_count == 1 and len(list((tmp_path / "cache" / "autotune").glob("scale2-*.json"))) == 2
+
+
+def test_cache_autotuning_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_AUTOTUNING", "1")
+    k = triton.autotune(configs=CONFIGS_16_1024, key=["n"], do_bench=_cheap_bench)(scale2)
+    assert k.cache_results
+    x = np.arange(100, dtype=np.float32)
+    k[_grid(100)](x, np.empty_like(x), 100)
+    assert list((tmp_path / "cache" / "autotune").glob("scale2-*.json"))
+
+
+_SCRIPT = textwrap.dedent('''
+    import numpy as np
+    import tritium as triton
+    import tritium.language as tl
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 1024})], key=["n"],
+                     warmup=1, rep=5, cache_results=True)
+    @triton.jit
+    def loop_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for start in range(0, n, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(out_ptr + pid, tl.sum(acc, axis=0))
+
+    if __name__ == "__main__":
+        x = np.ones(16384, dtype=np.float32)
+        out = np.zeros(1, dtype=np.float32)
+        loop_sum[(1,)](x, out, x.size)
+        print("RESULT", out[0], "BENCH_COUNT", loop_sum.bench_count, "BEST", loop_sum.best_config.kwargs["BLOCK"])
+''')
+
+
+def test_disk_cache_reused_by_a_second_process(tmp_path):
+    script = tmp_path / "tune.py"
+    script.write_text(_SCRIPT)
+    env = {**os.environ, "TRITIUM_TARGET": "interpreter", "TRITIUM_CACHE_DIR": str(tmp_path / "cache"),
+           "TRITIUM_PRINT_AUTOTUNING": "1", "TRITIUM_AUTOTUNE_PRECOMPILE": "0"}
+
+    def run():
+        p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return p.stdout
+
+    first = run()
+    assert "finished after" in first and "BENCH_COUNT 1" in first and "RESULT 16384.0" in first
+    assert "BEST 1024" in first
+    second = run()
+    assert "loaded from the autotune cache" in second and "finished after" not in second
+    assert "BENCH_COUNT 0" in second and "RESULT 16384.0" in second and "BEST 1024" in second
+
+
+# ------------------------------------------------------------------------------------------- precompile
+def test_parallel_precompile_in_workers(monkeypatch):
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    k = triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 256})], key=["n"],
+                        do_bench=_cheap_bench)(scale2)
+    x = np.arange(777, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(777)](x, out, 777)
+    assert k.last_precompile["mode"] == "parallel", k.last_precompile
+    assert k.last_precompile["ok"] == 2 and k.last_precompile["failed"] == 0
+    np.testing.assert_array_equal(out, x * 2)
+
+
+def test_precompile_falls_back_to_serial_for_local_kernels(monkeypatch):
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+
+    @triton.jit
+    def local_scale3(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 3, mask=m)
+
+    k = triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], key=["n"],
+                        do_bench=_cheap_bench)(local_scale3)
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(100)](x, out, 100)
+    assert k.last_precompile["mode"] == "serial" and "cannot be imported" in k.last_precompile["reason"]
+    np.testing.assert_array_equal(out, x * 3)
+
+
+def test_precompile_worker_failure_is_not_fatal(monkeypatch):
+    from tritium.runtime import autotuner
+
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    # a kernel whose module cannot be imported in a worker: every job fails, tuning still works serially
+    monkeypatch.setattr(autotuner, "_kernel_locator", lambda fn: ("no_such_module_xyz", fn.__qualname__, None))
+    k = triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], key=["n"],
+                        do_bench=_cheap_bench)(scale2)
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(100)](x, out, 100)
+    assert k.last_precompile["mode"] == "serial" and "no_such_module_xyz" in k.last_precompile["reason"]
+    np.testing.assert_array_equal(out, x * 2)
+
+
+# ------------------------------------------------------------------------------------------- heuristics
+HEUR_CALLS = []
+
+
+def _even(args):
+    HEUR_CALLS.append((args["n"], args["BLOCK"]))
+    return args["n"] % args["BLOCK"] == 0
+
+
+def test_heuristics_computes_a_constexpr():
+    k = triton.heuristics({"EVEN": _even})(even_scale2)
+    assert isinstance(k, Heuristics)
+    for n in (256, 300):
+        HEUR_CALLS.clear()
+        x = np.arange(n, dtype=np.float32)
+        out = np.empty_like(x)
+        k[_grid(n)](x, out, n, BLOCK=64)
+        assert HEUR_CALLS == [(n, 64)]
+        np.testing.assert_array_equal(out, x * 2)
+    # both specialisations were compiled (EVEN True for 256, False for 300)
+    keys = [key for per_dev in even_scale2.cache.values() for key in per_dev]
+    assert len(keys) >= 2
+
+
+def test_heuristics_positional_args_and_defaults():
+    k = triton.heuristics({"BLOCK": lambda a: triton.next_power_of_2(a["n"]) // 4,
+                           "EVEN": lambda a: a["n"] % a["BLOCK"] == 0})(even_scale2)
+    x = np.arange(200, dtype=np.float32)
+    out = np.empty_like(x)
+    k[lambda meta: (triton.cdiv(200, meta["BLOCK"]),)](x, out, 200)  # BLOCK = 64, EVEN = False
+    np.testing.assert_array_equal(out, x * 2)
+
+
+def test_heuristics_stacked_under_autotune():
+    k = triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"],
+                        do_bench=_cheap_bench)(triton.heuristics({"EVEN": _even})(even_scale2))
+    HEUR_CALLS.clear()
+    x = np.arange(320, dtype=np.float32)  # EVEN for BLOCK=64, not for BLOCK=128
+    out = np.empty_like(x)
+    k[_grid(320)](x, out, 320)
+    assert (320, 64) in HEUR_CALLS and (320, 128) in HEUR_CALLS  # EVEN computed per config
+    np.testing.assert_array_equal(out, x * 2)
+    assert k.base_fn is even_scale2
+
+
+def test_heuristics_stacked_over_autotune():
+    inner = triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"],
+                            do_bench=_cheap_bench)(even_scale2)
+    k = triton.heuristics({"EVEN": lambda a: False})(inner)
+    x = np.arange(300, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(300)](x, out, 300)
+    np.testing.assert_array_equal(out, x * 2)
+    assert inner.best_config is not None
+
+
+def test_heuristics_with_parallel_precompile(monkeypatch):
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    k = triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 128})], key=["n"],
+                        do_bench=_cheap_bench)(triton.heuristics({"EVEN": _even})(even_scale2))
+    x = np.arange(1600, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(1600)](x, out, 1600)
+    assert k.last_precompile["mode"] == "parallel" and k.last_precompile["ok"] == 2, k.last_precompile
+    np.testing.assert_array_equal(out, x * 2)
