@@ -4,6 +4,7 @@
     tritium compile FILE.py:KERNEL --signature "*fp32,*fp32,*fp32,i32" --constexpr BLOCK=1024 \\
         --target interpreter --emit ttir,npy --out DIR
     tritium run-example [NAME]             run examples/NAME.py (default vector_add) of a source checkout
+    tritium cache [ls|clear|dir]           the on-disk kernel cache (TRITIUM_CACHE_DIR, ~/.tritium/cache)
     tritium plugins                        every plugin of the entry-point group: loaded?, its hooks
 """
 from __future__ import annotations
@@ -161,8 +162,16 @@ def cmd_compile(args: argparse.Namespace) -> int:
               f"(its stages: {', '.join(stages)})", file=sys.stderr)
         return 2
     last = max(emit, key=list(stages).index)
+    if fn.debug is not None:  # as JITFunction.run does, so that the cache key is the one a launch computes
+        options.setdefault("debug", fn.debug)
     src = ASTSource(fn, signature, constexprs, attrs)
-    kernel = compile(src, target=target, options=options, until=last)
+    kernel = compile(src, target=target, options=options, until=last, use_cache=not args.no_cache)
+    if not args.no_cache:
+        from .runtime import cache as fcache
+
+        why = fcache.disabled_reason()
+        state = f"not used ({why})" if why else ("hit" if kernel.from_cache else "stored")
+        print(f"cache: {fcache.cache_dir() / kernel.metadata['hash']} [{state}]")
     out = Path(args.out or ".")
     out.mkdir(parents=True, exist_ok=True)
     for e in emit:
@@ -176,6 +185,43 @@ def cmd_compile(args: argparse.Namespace) -> int:
     meta = out / f"{kernel.name}.json"
     meta.write_text(json.dumps(kernel.metadata, indent=2, sort_keys=True) + "\n")
     print(f"wrote {meta}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- cache
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    import time
+
+    from .runtime import cache as fcache
+
+    fc = fcache.get_file_cache()
+    if args.action == "dir":
+        print(fc.dir)
+        return 0
+    if args.action == "clear":
+        n = fc.clear()
+        print(f"removed {n} entr{'y' if n == 1 else 'ies'} from {fc.dir}")
+        return 0
+    rows = fc.entries()
+    if args.json:
+        print(json.dumps({"dir": str(fc.dir), "entries": rows}, indent=2))
+        return 0
+    print(f"{fc.dir}: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'}, "
+          f"{_size(sum(r['size'] for r in rows))}")
+    for r in sorted(rows, key=lambda r: r["created"]):
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created"]))
+        stages = ",".join(r["stages"]) + ("" if r["complete"] else " (partial)")
+        bad = "" if r["valid"] else "  [unreadable]"
+        print(f"  {r['key'][:16]}  {r['name']:<24} {r['target']:<16} {stages:<20} {_size(r['size']):>10}  "
+              f"{when}{bad}")
     return 0
 
 
@@ -261,7 +307,12 @@ def make_parser() -> argparse.ArgumentParser:
                    "(default: the active backend)")
     c.add_argument("--emit", "-e", default="", help="comma-separated stages to write (default: the last)")
     c.add_argument("--out", "-o", default=".", help="output directory")
+    c.add_argument("--no-cache", action="store_true", help="neither read nor write the kernel cache")
     c.set_defaults(func=cmd_compile)
+    k = sub.add_parser("cache", help="the on-disk kernel cache: ls, clear, dir")
+    k.add_argument("action", choices=["ls", "clear", "dir"], nargs="?", default="ls")
+    k.add_argument("--json", action="store_true", help="machine-readable output (ls)")
+    k.set_defaults(func=cmd_cache)
     r = sub.add_parser("run-example", help="run an example kernel from examples/ (default vector_add)")
     r.add_argument("name", nargs="?", default=None)
     r.add_argument("--target", default=None, help="TRITIUM_TARGET for the run (default: interpreter if no GPU)")

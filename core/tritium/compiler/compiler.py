@@ -95,7 +95,8 @@ class ASTSource:
         key = json.dumps({
             "fn": fn_key,
             "signature": [[str(k), v] for k, v in self.signature.items()],
-            "constexprs": sorted((str(k), _value_key(v)) for k, v in self.constexprs.items()),
+            "constexprs": sorted((str(k), _value_key(v) if not hasattr(v, "cache_key") else
+                                  f"jit:{v.cache_key}") for k, v in self.constexprs.items()),
             "attrs": sorted((str(k), sorted(v.items())) for k, v in self.attrs.items()),
         }, sort_keys=True, default=repr)
         return hashlib.sha256(key.encode()).hexdigest()
@@ -120,6 +121,7 @@ class CompiledKernel:
         # of Triton's tutorials (``NUM_REGS // (n_regs * ...)``, ``SIZE_SMEM // shared``) works unchanged.
         self.n_regs = metadata.get("n_regs", 32)
         self.n_spills = metadata.get("n_spills", 0)
+        self.from_cache = False  # compile() loaded it from the file cache
         self.module = None
         self.function = None
         self.handle = None  # backends may keep a loaded program here
@@ -167,8 +169,8 @@ class CompiledKernel:
         return f"CompiledKernel({self.name}, target={self.target}, stages={list(self.asm)})"
 
 
-def compile(src: Any, target: Any = None, options: Optional[dict] = None, until: Optional[str] = None
-            ) -> CompiledKernel:
+def compile(src: Any, target: Any = None, options: Optional[dict] = None, until: Optional[str] = None,
+            use_cache: bool = True) -> CompiledKernel:
     """Compile ``src`` (an :class:`ASTSource`) for ``target`` (a GPUTarget or ``"cuda:90"``; default: the active
     backend's current target).
 
@@ -178,6 +180,10 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
     ``metadata["overridden"]``).  Every output is kept in ``asm[stage]`` and shown to the ``tritium_stage_output``
     hook.  ``until``
     stops after that stage (the kernel is then incomplete: ``metadata["complete"]`` is False).
+
+    The file cache (:mod:`tritium.runtime.cache`) is consulted first under ``metadata["hash"]``: a valid entry
+    with the stages asked for is returned without running any stage (``kernel.from_cache``); a fresh result is
+    stored unless a stage was overridden.  ``use_cache=False`` or ``TRITIUM_DISABLE_CACHE=1`` bypass it.
     """
     from ..plugins import get_plugin_manager
     from ..runtime import driver
@@ -200,11 +206,29 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
 
     opts_dict = options_to_dict(opts)
     src_hash = src.hash() if hasattr(src, "hash") else hashlib.sha256(str(src).encode()).hexdigest()
-    key = f"{src_hash}-{target}-{compiler.hash()}-{json.dumps(_jsonable(opts_dict), sort_keys=True)}"
+    # the file cache (tritium.runtime.cache): same key on every machine for the same kernel and target
+    from ..runtime import cache as _fcache
+
+    stage_plugins = tuple(i.plugin_name for i in pm.hook.tritium_add_stages.get_hookimpls())
+    key = _fcache.compile_key(src_hash, target, compiler, opts_dict, list(stages), stage_plugins)
+    fcache = None if (not use_cache or _fcache.disabled_reason()) else _fcache.get_file_cache()
+    if fcache is not None:
+        need = None if until is None else list(stages)[:list(stages).index(until) + 1]
+        hit = fcache.get(key, need)
+        if hit is not None:
+            _fcache.stats["hits"] += 1
+            asm, md = hit
+            if need is not None:
+                asm = {k: v for k, v in asm.items() if k in need}
+                md = {**md, "complete": list(asm) == list(stages)}
+            kernel = CompiledKernel(asm, md, src)
+            kernel.from_cache = True
+            return kernel
+        _fcache.stats["misses"] += 1
     metadata: dict = {
         **{k: _jsonable(v) for k, v in opts_dict.items()},
         "name": getattr(src, "name", "kernel"),
-        "hash": hashlib.sha256(key.encode()).hexdigest(),
+        "hash": key,
         "target": _jsonable(target),
         "backend": target.backend,
         "options": _jsonable(opts_dict),
@@ -232,7 +256,16 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
             break
     metadata["complete"] = list(asm) == list(stages)
     metadata = _jsonable(metadata)  # whatever stages added, metadata stays JSON-serialisable
-    return CompiledKernel(asm, metadata, src)
+    if fcache is not None and not metadata.get("overridden"):
+        try:
+            fcache.put(key, asm, metadata)
+        except OSError as e:  # a read-only or full cache costs a recompile next time, nothing more
+            import warnings
+
+            warnings.warn(f"tritium: could not write the kernel cache {fcache.dir}: {e}", RuntimeWarning)
+    kernel = CompiledKernel(asm, metadata, src)
+    kernel.from_cache = False
+    return kernel
 
 
 __all__ = ["ASTSource", "CompiledKernel", "compile", "StageNotImplemented", "AttrDict", "options_to_dict"]

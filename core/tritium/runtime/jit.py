@@ -5,9 +5,10 @@ import ast
 import hashlib
 import inspect
 import textwrap
+import types
 from typing import Any, Callable, Optional
 
-from .binder import Binder
+from .binder import DIVISIBILITY, Binder, _is_constexpr_value, unwrap_constexpr
 
 
 class KernelParam:
@@ -78,10 +79,17 @@ class JITFunction(KernelInterface):
 
     Launching (``fn[grid](*args, **kwargs)``) binds the arguments (:mod:`tritium.runtime.binder`), looks the
     specialisation up in an in-memory cache (``self.cache[device][key]``), compiles on a miss through
-    :func:`tritium.compiler.compile`, then launches on the active backend's driver.
+    :func:`tritium.compiler.compile` (which consults the file cache, :mod:`tritium.runtime.cache`), then launches
+    on the active backend's driver.
 
-    TODO(runtime): Triton also checks that global values the kernel read at compile time have not changed
-    since; that check (and the file cache, ``TRITIUM_CACHE_DIR``) belongs to the runtime issue.
+    ``cache_key`` hashes the source, the ``@jit`` functions it calls (transitively) and the global scalar /
+    constexpr values they read (found by scanning the AST as the frontend resolves names: closure cells, then
+    module globals).  Like Triton, those globals are recorded (``used_global_vals``) and every launch checks they
+    still hold the compile-time value: a changed one raises ``RuntimeError``.
+
+    A relaunch takes a fast path: a binder generated for this kernel's signature (Python binds the arguments)
+    computes a tuple of per-argument specialisation descriptors, which maps straight to the compiled kernel and
+    the positions of its runtime arguments; the general :class:`Binder` runs only on a miss.
     """
 
     def __init__(self, fn: Callable, *, do_not_specialize=(), do_not_specialize_on_alignment=(),
@@ -112,7 +120,10 @@ class JITFunction(KernelInterface):
         self._ast = None
         self._cache_key = None
         self._binder = None
-        self.cache: dict = {}  # device key -> specialisation key -> CompiledKernel
+        self._fast_binder = None
+        #: ``[(label, compile-time value, getter)]`` of the globals this kernel and its callees read
+        self.used_global_vals: Optional[list] = None
+        self.cache: dict = _KernelCache()  # device key -> specialisation key -> CompiledKernel
         self.pre_run_hooks: list = []
         self.compile_count = 0  # compilations done by run()/warmup() (tests, diagnostics)
 
@@ -134,21 +145,40 @@ class JITFunction(KernelInterface):
 
     @property
     def cache_key(self) -> str:
-        """Hash of the source and of the ``@jit`` functions it references (by global name)."""
+        """Hash of the source, of the ``@jit`` functions it calls (transitively) and of the global values they
+        read; stable across machines (no absolute paths)."""
         if self._cache_key is None:
-            self._cache_key = self._compute_cache_key(set())
+            used: list = []
+            self._cache_key = self._compute_cache_key({}, used)
+            self.used_global_vals = used
         return self._cache_key
 
-    def _compute_cache_key(self, seen: set) -> str:
-        seen.add(id(self))
+    def _compute_cache_key(self, seen: dict, used: list) -> str:
+        if id(self) in seen:  # recursion: the key of a function being hashed is its name
+            return f"<recursive {self.__qualname__}>"
+        seen[id(self)] = self
+        deps, own = _scan_dependencies(self)
         h = hashlib.sha256(self.src.encode())
-        h.update(repr((self.noinline, self.debug)).encode())
-        names = sorted({n.id for n in ast.walk(self.parse()) if isinstance(n, ast.Name)})
-        for n in names:
-            dep = self.__globals__.get(n)
-            if isinstance(dep, JITFunction) and id(dep) not in seen:
-                h.update(f"{n}:{dep._compute_cache_key(seen)}".encode())
+        h.update(repr((self.noinline, self.debug, self.starting_line_number,
+                       self.file.replace("\\", "/").rsplit("/", 1)[-1])).encode())
+        for label, val, _ in own:
+            h.update(f"\0{label}={type(val).__name__}:{val!r}".encode())
+        used.extend(own)
+        for label, dep in deps:
+            h.update(f"\0{label}:{dep._compute_cache_key(seen, used)}".encode())
         return h.hexdigest()
+
+    def check_globals(self) -> None:
+        """Raise ``RuntimeError`` if a global value this kernel (or a callee) was compiled with has changed."""
+        if self.used_global_vals is None:
+            self.cache_key
+        for label, val, get in self.used_global_vals:
+            new = get()
+            if new is not val and not _same_value(new, val):
+                shown = "<deleted>" if new is _MISSING else repr(new)
+                raise RuntimeError(f"Global variable {label} has changed since kernel '{self.__name__}' was "
+                                   f"compiled, from {val!r} to {shown}: make it a tl.constexpr argument, or do "
+                                   f"not modify it after the first launch")
 
     # -------------------------------------------------------------------------------------- launching
     def add_pre_run_hook(self, hook: Callable) -> None:
@@ -169,14 +199,52 @@ class JITFunction(KernelInterface):
         """Bind, specialise, compile on a cache miss, and launch over ``grid`` (unless ``warmup``)."""
         from . import driver
 
-        for hook in self.pre_run_hooks:
-            hook(*args, **kwargs)
+        if self.pre_run_hooks:
+            for hook in self.pre_run_hooks:
+                hook(*args, **kwargs)
+        used = self.used_global_vals
+        if used:
+            self.check_globals()
+        elif used is None:
+            self.cache_key
         if self.debug is not None and "debug" not in kwargs:
             kwargs["debug"] = self.debug
+        cache = self.cache
+        if type(cache) is not _KernelCache:  # someone assigned a plain dict
+            self.cache = cache = _KernelCache(cache)
+        sel = driver.select()
+        drv = driver.get_driver(sel.name)
+        dev_key = (sel.name, sel.arch, drv.get_current_device() if drv.is_active() else 0)
+        # fast path: generated binder -> descriptor tuple -> (kernel, runtime argument positions)
+        fkey = None
+        if not warmup:
+            fb = self._fast_binder
+            if fb is None:
+                fb = self._fast_binder = _make_fast_binder(self)
+            if fb is not False:
+                fast = None
+                try:
+                    fkey, vals, opts = fb(*args, **kwargs)
+                    fast = cache.fast.get((dev_key, fkey))
+                except Exception:  # noqa: BLE001 - anything odd: the general binder explains it
+                    fkey = None
+                if fast is not None:
+                    kernel = fast[0]
+                    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int:
+                        g = (grid[0], 1, 1)
+                    elif callable(grid):
+                        g = _normalize_grid(self.__name__, grid, {**opts, **dict(zip(self.arg_names, vals))})
+                    elif grid is None:
+                        raise TypeError(f"kernel '{self.__name__}' launched without a grid: use "
+                                        f"{self.__name__}[grid](...)")
+                    else:
+                        g = _normalize_grid(self.__name__, grid, None)
+                    if g[0] * g[1] * g[2]:
+                        _launch(drv, kernel, g, [vals[i] for i in fast[1]])
+                    return kernel
         bound = self.binder.bind(args, kwargs, warmup=warmup)
         opt_key = tuple(sorted((k, _opt_key(v)) for k, v in bound.options.items()))
-        dev_key = self._device_key(driver)
-        per_device = self.cache.setdefault(dev_key, {})
+        per_device = cache.setdefault(dev_key, {})
         key = (bound.key, opt_key)
         kernel = per_device.get(key)
         if kernel is None:
@@ -187,9 +255,11 @@ class JITFunction(KernelInterface):
         if grid is None:
             raise TypeError(f"kernel '{self.__name__}' launched without a grid: use {self.__name__}[grid](...)")
         g = _normalize_grid(self.__name__, grid, {**bound.options, **bound.values})
-        if g[0] * g[1] * g[2] == 0:
-            return kernel
-        driver.launch(kernel, g, bound.runtime_args)
+        if g[0] * g[1] * g[2]:
+            driver.launch(kernel, g, bound.runtime_args)  # checks the backend's deps and device
+        if fkey is not None:  # launched once: later launches with these descriptors take the fast path
+            sig = bound.signature
+            cache.fast[(dev_key, fkey)] = (kernel, tuple(i for i, n in enumerate(self.arg_names) if n in sig))
         return kernel
 
     def _compile(self, bound, driver):
@@ -223,6 +293,257 @@ class JITFunction(KernelInterface):
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+_hooks = None
+
+
+def _launch(drv: Any, kernel: Any, grid: tuple, args: list) -> None:
+    """``driver.launch`` for a kernel already launched once on ``drv``: the plugin launch hooks are called only
+    when some plugin implements them."""
+    global _hooks
+    if _hooks is None:
+        from ..plugins import get_plugin_manager
+
+        h = get_plugin_manager().hook
+        _hooks = (get_plugin_manager, h, h.tritium_launch_enter, h.tritium_launch_exit)
+    pm_get, h, enter, exit_ = _hooks
+    if pm_get().hook is not h:  # the plugin manager was reset
+        _hooks = None
+        return _launch(drv, kernel, grid, args)
+    if not enter._hookimpls and not exit_._hookimpls:
+        drv.launch(kernel, grid, args)
+        return
+    enter(kernel=kernel, grid=grid, args=args)
+    try:
+        drv.launch(kernel, grid, args)
+    finally:
+        exit_(kernel=kernel)
+
+
+class _KernelCache(dict):
+    """``device key -> specialisation key -> CompiledKernel``, plus ``fast``: ``(device key, descriptor tuple) ->
+    (kernel, runtime argument positions)`` for the launch fast path.  ``clear()`` clears both."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.fast: dict = {}
+
+    def clear(self) -> None:
+        super().clear()
+        self.fast.clear()
+
+
+_MISSING = object()
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+# ------------------------------------------------------------------------------------------ dependencies
+_LIB_MODULES = ("tritium", "triton", "math", "numpy", "builtins", "torch")
+
+
+def _is_simple_global(v: Any) -> bool:
+    """A value the frontend reads from a global as a compile-time constant (``_check_global`` in codegen)."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return True
+    if isinstance(v, tuple):
+        return all(_is_simple_global(x) for x in v)
+    return _is_constexpr_value(v)
+
+
+def _local_names(fdef: ast.AST) -> set:
+    names = set()
+    a = fdef.args
+    for arg in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+        names.add(arg.arg)
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+        elif isinstance(n, ast.arg):
+            names.add(n.arg)
+    return names
+
+
+def _scan_dependencies(fn: "JITFunction") -> tuple:
+    """``(deps, used)`` of ``fn``, resolving names as the frontend does (closure cells, then module globals):
+    ``deps`` = ``[(label, JITFunction)]`` it calls or references, ``used`` = ``[(label, value, getter)]`` of the
+    scalar / constexpr globals it reads (``getter()`` returns the current value or ``_MISSING``)."""
+    tree = fn.parse()
+    fdef = tree.body[0] if tree.body else tree
+    local = _local_names(fdef)
+    code = getattr(fn.fn, "__code__", None)
+    cells = dict(zip(code.co_freevars, fn.fn.__closure__ or ())) if code is not None else {}
+    g = fn.__globals__
+    deps, used, seen = {}, {}, set()
+
+    def resolve(name):
+        cell = cells.get(name)
+        if cell is not None:
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                return _MISSING, None
+
+            def get(cell=cell):
+                try:
+                    return cell.cell_contents
+                except ValueError:
+                    return _MISSING
+            return v, get
+        if name in g:
+            return g[name], (lambda name=name: g.get(name, _MISSING))
+        return _MISSING, None
+
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            chain = []
+            cur = node
+            while isinstance(cur, ast.Attribute):
+                chain.append(cur.attr)
+                cur = cur.value
+            if not isinstance(cur, ast.Name) or cur.id in local or id(node) in seen:
+                continue
+            for sub in ast.walk(node):
+                seen.add(id(sub))
+            v, get = resolve(cur.id)
+            if v is _MISSING or not isinstance(v, types.ModuleType):
+                continue
+            root = v.__name__.split(".")[0]
+            label = cur.id
+            for attr in reversed(chain):
+                if not isinstance(v, types.ModuleType):
+                    break
+                v = getattr(v, attr, _MISSING)
+                label = f"{label}.{attr}"
+                if v is _MISSING:
+                    break
+                if isinstance(v, JITFunction):
+                    deps[label] = v
+                    break
+                if root not in _LIB_MODULES and _is_simple_global(v):
+                    path = label.split(".")
+
+                    def get_attr(get=get, path=path):
+                        o = get()
+                        for a in path[1:]:
+                            o = getattr(o, a, _MISSING)
+                            if o is _MISSING:
+                                break
+                        return o
+                    used[label] = (v, get_attr)
+                    break
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in seen:
+            if node.id in local:
+                continue
+            v, get = resolve(node.id)
+            if v is _MISSING:
+                continue
+            if isinstance(v, JITFunction):
+                deps[node.id] = v
+            elif _is_simple_global(v):
+                used[node.id] = (v, get)
+    return sorted(deps.items()), [(k, v, get) for k, (v, get) in sorted(used.items())]
+
+
+# ------------------------------------------------------------------------------------------ fast binder
+_TYPE_STRINGS: dict = {}  # dtype object -> "*fp32"
+
+
+def _ptr_type(dtype: Any) -> str:
+    ty = _TYPE_STRINGS.get(dtype)
+    if ty is None:
+        from .binder import _dtype_type_string
+
+        ty = _TYPE_STRINGS[dtype] = "*" + _dtype_type_string(dtype)
+    return ty
+
+
+def _make_spec(binder: Binder, name: str, specialize: bool, align: bool) -> Callable:
+    """A function ``value -> hashable descriptor`` that determines what the general binder makes of the value
+    (type string, specialisation, constexpr-ness), fast for ints, floats, numpy arrays and torch tensors."""
+    general = binder._specialize
+
+    def spec(v):
+        t = type(v)
+        if t is int:
+            if -0x80000000 <= v <= 0x7FFFFFFF:
+                ty = "i32"
+            elif -0x8000000000000000 <= v <= 0x7FFFFFFFFFFFFFFF:
+                ty = "i64"
+            else:
+                ty = "u64"
+            if not specialize:
+                return ty
+            return "1" if v == 1 else (ty, "D") if v % DIVISIBILITY == 0 else ty
+        if t is float:
+            return "fp32"
+        if t is bool:
+            return "i1"
+        if v is None:
+            return "N"
+        dt = getattr(v, "dtype", None)
+        if dt is not None:
+            dp = getattr(v, "data_ptr", None)
+            if dp is not None:
+                addr = dp()
+            elif t.__name__ == "ndarray":
+                addr = v.__array_interface__["data"][0]
+            else:
+                return ("g", general(name, v, False))
+            return (_ptr_type(dt), align and addr % DIVISIBILITY == 0)
+        if _is_constexpr_value(v):
+            u = unwrap_constexpr(v)
+            return ("c", type(u), u)
+        return ("g", general(name, v, False))
+
+    return spec
+
+
+def _const_spec(v: Any) -> Any:
+    t = type(v)
+    if t is int or t is str or t is bool or t is float or v is None:
+        return (t, v)
+    u = unwrap_constexpr(v)
+    hash(u)
+    return (type(u), u)
+
+
+def _make_fast_binder(fn: "JITFunction") -> Any:
+    """Generate ``bind(<the kernel's parameters>, **options) -> (descriptor tuple, values, options)`` for ``fn``,
+    as Triton generates a binder per kernel; ``False`` when the signature does not allow it."""
+    params = list(fn.signature.parameters.values())
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        return False
+    names = [p.name for p in params]
+    if any(n.startswith("_tr_") or not n.isidentifier() for n in names):
+        return False
+    binder = fn.binder
+    ns: dict = {"_tr_const": _const_spec}
+    sig, descs = [], []
+    for i, p in enumerate(fn.params):
+        n = p.name
+        if p.has_default:
+            ns[f"_tr_d{i}"] = p.default
+            sig.append(f"{n}=_tr_d{i}")
+        else:
+            sig.append(n)
+        if p.is_constexpr:
+            descs.append(f"_tr_const({n})")
+        else:
+            dns = n in fn.do_not_specialize
+            ns[f"_tr_s{i}"] = _make_spec(binder, n, not dns, not dns and n not in fn.do_not_specialize_on_alignment)
+            descs.append(f"_tr_s{i}({n})")
+    src = (f"def _tr_bind({', '.join(sig + ['**_tr_opts'])}):\n"
+           f"    return ({''.join(d + ', ' for d in descs)}tuple(_tr_opts.items()) if _tr_opts else ()), "
+           f"({''.join(n + ', ' for n in names)}), _tr_opts\n")
+    exec(compile(src, f"<tritium binder for {fn.__name__}>", "exec"), ns)  # noqa: S102 - our own generated code
+    return ns["_tr_bind"]
 
 
 def _opt_key(v: Any) -> Any:

@@ -1,0 +1,15 @@
+"""Test-wide settings: every test gets a fresh, empty on-disk kernel cache (``TRITIUM_CACHE_DIR``), so tests never
+touch ``~/.tritium/cache`` nor see each other's kernels.  Tests of the cache itself set their own directory."""
+import os
+import shutil
+import tempfile
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _fresh_kernel_cache(monkeypatch):
+    d = tempfile.mkdtemp(prefix="tritium-test-cache-")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", d)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
