@@ -1,0 +1,433 @@
+"""Shared-memory allocation (Triton's ``Allocation`` analysis).
+
+Every op that needs shared memory gets a buffer; buffers whose lifetimes overlap get disjoint byte ranges.
+
+Buffers and their sizes (bytes; ``bytes(T)`` is the element size, pointers 8, ``i1`` 1):
+
+* **convert_layout** between distributed layouts (scratch, live during the op only).  None when the two layouts
+  give every thread the same elements (an in-register permutation: equal lane and warp bases, the same register
+  bases).  Otherwise Triton's rule::
+
+      tile(L)       = sizePerThread * threadsPerWarp * warpsPerCTA  (per dim; a slice drops its dim of the parent)
+      rep[d]        = max(min(shape[d], tile(src)[d]), min(shape[d], tile(dst)[d]))
+      in_vec        = contiguous elements per thread of src along its order[0] if both orders start with the
+                      same dim, else 1;  out_vec likewise for dst
+      rank >= 2:      rep[dst.order[0]] += max(in_vec, out_vec)      (padding against bank conflicts)
+      size          = prod(rep) * bytes(T)
+
+* **reduce** (scratch): none when all data along ``axis`` is within one warp (shuffles only); otherwise::
+
+      warps(axis)   = warps that hold distinct data along axis (2 ** number of warp bases along axis)
+      size          = prod(shape with shape[axis] = warps(axis)) * sum(bytes(T_i) over the operands)
+
+* **scan** (scratch): none when ``axis`` lies within one warp; otherwise::
+
+      size = num_warps * (distinct non-axis elements a warp holds) * (tile repetitions along axis)
+             * sum(bytes(T_i))
+
+* **atomic_rmw / atomic_cas on a scalar pointer** whose result is used (scratch): ``bytes(T)`` (one thread does
+  the atomic and shares the result through shared memory);
+* **local_alloc** (explicit buffer): ``prod(memdesc shape) * bytes(T)``, live from the alloc to its last use
+  (a use inside a loop that does not hold the alloc keeps it live to the end of that loop);
+* **func.call** of a function that uses shared memory: scratch of the callee's total; the callee's offsets are
+  relative to the call's offset.
+
+Liveness is measured in program order (a pre-order numbering of the function's ops); a scratch buffer lives
+``[i, i+1)`` of its op, an op holding regions lives to its last nested op.  Offsets: buffers sorted by size
+(largest first, then program order), each placed at the lowest offset, aligned to ``ALIGNMENT`` bytes, that
+overlaps no already placed buffer whose lifetime overlaps its own (first fit).
+
+Results are written as attributes the lowering reads:
+
+* on each op with a buffer: ``allocation.offset = N : i32`` and ``allocation.size = N : i32`` (bytes);
+* on the module: ``ttg.shared = N : i32``, the largest total of any public function (bytes of dynamic shared
+  memory to launch with); on each function with buffers: ``ttg.shared`` too.
+
+Query API: ``alloc = allocate_shared_memory(module)`` (computes and writes the attributes) or
+``Allocation(module)`` (computes only); ``alloc.offset(op)``, ``alloc.size(op)``, ``alloc.total``,
+``alloc.buffers``; ``scratch_size(op)`` for one op; ``offset_of(op)`` / ``shared_size(module)`` read the
+attributes back.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from mlir import ir
+
+from tritium.dialects import layouts, tt, ttg
+
+ALIGNMENT = 16
+OFFSET_ATTR = "allocation.offset"
+SIZE_ATTR = "allocation.size"
+SHARED_ATTR = "ttg.shared"
+
+
+def _as_op(op):
+    return op.operation if hasattr(op, "operation") else op
+
+
+def elem_bytes(ty) -> int:
+    """Bytes one element of ``ty`` (a tensor or scalar type) takes in shared memory."""
+    e = tt.elem_of(ty)
+    if tt.is_ptr(e):
+        return 8
+    if isinstance(e, ir.IntegerType):
+        return max(1, ir.IntegerType(e).width // 8)
+    if isinstance(e, ir.IndexType):
+        return 8
+    if isinstance(e, ir.FloatType):
+        return max(1, ir.FloatType(e).width // 8)
+    return 4
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+def _tile(layout, rank: int) -> Optional[tuple]:
+    if isinstance(layout, layouts.BlockedLayout):
+        return layout.shape_per_cta_tile()
+    if isinstance(layout, layouts.SliceLayout):
+        p = _tile(layout.parent, rank + 1)
+        return None if p is None else p[:layout.dim] + p[layout.dim + 1:]
+    return None
+
+
+def _order(layout) -> Optional[tuple]:
+    return getattr(layout, "order", None)
+
+
+def _register_only(src, dst, shape) -> bool:
+    """True when every thread holds the same elements in both layouts (no data moves between threads)."""
+    if src == dst:
+        return True
+    try:
+        a, b = src.linear(tuple(shape)), dst.linear(tuple(shape))
+    except Exception:
+        return False
+    zero = (0,) * len(shape)
+    return (a.lane == b.lane and a.warp == b.warp
+            and {x for x in a.reg if x != zero} == {x for x in b.reg if x != zero})
+
+
+def convert_scratch_size(src_ty, dst_ty) -> int:
+    """Bytes of scratch a ``ttg.convert_layout`` from ``src_ty`` to ``dst_ty`` needs (0: none)."""
+    src, dst = ttg.encoding_of(src_ty), ttg.encoding_of(dst_ty)
+    if src is None or dst is None:
+        return 0
+    shape = tuple(ir.RankedTensorType(src_ty).shape)
+    rank = len(shape)
+    if _register_only(src, dst, shape):
+        return 0
+    ts, td = _tile(src, rank), _tile(dst, rank)
+    if ts is None or td is None:
+        return _numel(shape) * elem_bytes(src_ty)
+    rep = [max(min(shape[d], ts[d]), min(shape[d], td[d])) for d in range(rank)]
+    os_, od = _order(src), _order(dst)
+    same = os_ is not None and od is not None and os_[0] == od[0]
+    in_vec = src.contig_per_thread(shape) if same else 1
+    out_vec = dst.contig_per_thread(shape) if same else 1
+    if rank >= 2:
+        pad_dim = od[0] if isinstance(dst, layouts.BlockedLayout) else 1
+        rep[pad_dim] += max(in_vec, out_vec)
+    return _numel(rep) * elem_bytes(src_ty)
+
+
+def _warp_bits_along(layout, shape, axis) -> int:
+    ll = layout.linear(tuple(shape))
+    return sum(1 for b in ll.warp if b[axis] != 0)
+
+
+def reduce_scratch_size(op) -> int:
+    op = _as_op(op)
+    srcs = [v for v in op.operands]
+    ty = srcs[0].type
+    lay = ttg.encoding_of(ty) if isinstance(ty, ir.RankedTensorType) else None
+    if lay is None:
+        return 0
+    shape = list(ir.RankedTensorType(ty).shape)
+    axis = int(op.attributes["axis"].value)
+    warps = 1 << _warp_bits_along(lay, shape, axis)
+    if warps == 1:
+        return 0
+    shape[axis] = warps
+    return _numel(shape) * sum(elem_bytes(v.type) for v in srcs)
+
+
+def scan_scratch_size(op, num_warps: int) -> int:
+    op = _as_op(op)
+    srcs = [v for v in op.operands]
+    ty = srcs[0].type
+    lay = ttg.encoding_of(ty) if isinstance(ty, ir.RankedTensorType) else None
+    if lay is None:
+        return 0
+    shape = tuple(ir.RankedTensorType(ty).shape)
+    axis = int(op.attributes["axis"].value)
+    if _warp_bits_along(lay, shape, axis) == 0:
+        return 0
+    ll = lay.linear(shape)
+    non_axis = set()
+    for ln in range(ll.num_lanes):
+        for idx in ll.elements(0, ln):
+            non_axis.add(idx[:axis] + idx[axis + 1:])
+    tile = _tile(lay, len(shape))
+    reps = max(1, shape[axis] // tile[axis]) if tile else 1
+    return num_warps * len(non_axis) * reps * sum(elem_bytes(v.type) for v in srcs)
+
+
+def memdesc_shape_and_element(ty):
+    """``(shape, element type)`` of a ``!ttg.memdesc<array<i64: ...>, T, #layout>``."""
+    s = str(ty)
+    inner = s[len("!ttg.memdesc<"):-1]
+    arr_end = inner.index(">")
+    arr = inner[len("array<i64"):arr_end].lstrip(":").strip()
+    shape = tuple(int(x) for x in arr.split(",") if x.strip()) if arr else ()
+    rest = inner[arr_end + 1:].lstrip(", ")
+    depth = 0
+    for i, ch in enumerate(rest):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return shape, ir.Type.parse(rest[:i].strip(), ty.context)
+    return shape, ir.Type.parse(rest.strip(), ty.context)
+
+
+def scratch_size(op, num_warps: int = 4, callee_totals: Optional[dict] = None) -> int:
+    """Bytes of scratch shared memory ``op`` needs while it runs (0 for none)."""
+    op = _as_op(op)
+    name = op.name
+    if name == "ttg.convert_layout":
+        return convert_scratch_size(op.operands[0].type, op.results[0].type)
+    if name == "tt.reduce":
+        return reduce_scratch_size(op)
+    if name == "tt.scan":
+        return scan_scratch_size(op, num_warps)
+    if name in ("tt.atomic_rmw", "tt.atomic_cas"):
+        if not isinstance(op.operands[0].type, ir.RankedTensorType) and len(list(op.results[0].uses)):
+            return elem_bytes(op.results[0].type)
+        return 0
+    if name == "func.call" and callee_totals:
+        return callee_totals.get(str(op.attributes["callee"]).lstrip("@"), 0)
+    return 0
+
+
+def explicit_size(op) -> int:
+    op = _as_op(op)
+    if op.name != "ttg.local_alloc":
+        return 0
+    shape, elem = memdesc_shape_and_element(op.results[0].type)
+    return _numel(shape) * elem_bytes(elem)
+
+
+@dataclass
+class Buffer:
+    op: object
+    kind: str  # "scratch" | "explicit"
+    size: int
+    start: int
+    end: int  # exclusive
+    offset: int = 0
+
+    def overlaps_in_time(self, other: "Buffer") -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+def _number(func) -> tuple:
+    """Pre-order index of every op of ``func`` and the index one past its last nested op."""
+    index, end = {}, {}
+    counter = [0]
+
+    def visit(op):
+        index[op] = counter[0]
+        counter[0] += 1
+        for r in op.regions:
+            for b in r.blocks:
+                for c in b.operations:
+                    visit(_as_op(c))
+        end[op] = counter[0]
+
+    for r in func.regions:
+        for b in r.blocks:
+            for c in b.operations:
+                visit(_as_op(c))
+    return index, end
+
+
+def _ancestor_in_block(op, block):
+    while op is not None:
+        if op.block == block:
+            return op
+        p = op.parent
+        op = _as_op(p) if p is not None else None
+        if op is not None and op.name in ("func.func", "builtin.module"):
+            return None
+    return None
+
+
+class Allocation:
+    """Buffers, liveness and offsets of every function under ``module`` (see the module docstring)."""
+
+    def __init__(self, module, alignment: int = ALIGNMENT):
+        self.module = _as_op(module)
+        self.alignment = alignment
+        self.buffers: list = []
+        self.function_totals: dict = {}
+        self._by_op: dict = {}
+        with self.module.context:
+            self._run()
+
+    @property
+    def total(self) -> int:
+        """Bytes of shared memory a kernel launch needs: the largest total of the public functions."""
+        pub = [t for (name, public), t in self._func_info.items() if public]
+        return max(pub or list(self.function_totals.values()) or [0])
+
+    def offset(self, op) -> Optional[int]:
+        b = self._by_op.get(_as_op(op))
+        return None if b is None else b.offset
+
+    def size(self, op) -> int:
+        b = self._by_op.get(_as_op(op))
+        return 0 if b is None else b.size
+
+    def buffer(self, op) -> Optional[Buffer]:
+        return self._by_op.get(_as_op(op))
+
+    def _run(self) -> None:
+        funcs = []
+        for op in self.module.regions[0].blocks[0].operations:
+            op = _as_op(op)
+            if op.name == "func.func":
+                funcs.append(op)
+        num_warps = ttg.module_int(self.module, ttg.NUM_WARPS, 4)
+        self._func_info = {}
+        done: dict = {}
+        # callees first (their totals are scratch of the calls)
+        order, pending = [], list(funcs)
+        names = {_sym(f) for f in funcs}
+        for _ in range(len(funcs) + 1):
+            for f in list(pending):
+                calls = [_callee(c) for c in _walk(f) if c.name == "func.call"]
+                if all(c in done or c not in names for c in calls):
+                    order.append(f)
+                    done[_sym(f)] = True
+                    pending.remove(f)
+        order.extend(pending)
+        for f in order:
+            total = self._allocate_function(f, num_warps)
+            self.function_totals[_sym(f)] = total
+            self._func_info[(_sym(f), _is_public(f))] = total
+
+    def _allocate_function(self, func, num_warps) -> int:
+        index, end = _number(func)
+        bufs = []
+        for op in _walk(func):
+            s = scratch_size(op, num_warps, self.function_totals)
+            if s:
+                bufs.append(Buffer(op, "scratch", s, index[op], index[op] + 1))
+                continue
+            s = explicit_size(op)
+            if s:
+                last = index[op] + 1
+                for u in op.results[0].uses:
+                    a = _ancestor_in_block(_as_op(u.owner), op.block)
+                    if a is not None:
+                        last = max(last, end[a])
+                bufs.append(Buffer(op, "explicit", s, index[op], last))
+        placed: list = []
+        for b in sorted(bufs, key=lambda b: (-b.size, b.start)):
+            b.offset = self._first_fit(b, placed)
+            placed.append(b)
+        for b in bufs:
+            self._by_op[b.op] = b
+        self.buffers.extend(bufs)
+        return max([b.offset + b.size for b in bufs] or [0])
+
+    def _first_fit(self, b: Buffer, placed: list) -> int:
+        live = sorted((p for p in placed if p.overlaps_in_time(b)), key=lambda p: p.offset)
+        candidates = sorted({0} | {_align(p.offset + p.size, self.alignment) for p in live})
+        for c in candidates:
+            if all(c + b.size <= p.offset or p.offset + p.size <= c for p in live):
+                return c
+        return _align(max((p.offset + p.size for p in live), default=0), self.alignment)  # pragma: no cover
+
+    def apply(self) -> "Allocation":
+        """Write ``allocation.offset`` / ``allocation.size`` on the ops and ``ttg.shared`` on the module."""
+        with self.module.context:
+            i32 = ir.IntegerType.get_signless(32)
+            for b in self.buffers:
+                b.op.attributes[OFFSET_ATTR] = ir.IntegerAttr.get(i32, b.offset)
+                b.op.attributes[SIZE_ATTR] = ir.IntegerAttr.get(i32, b.size)
+            for op in self.module.regions[0].blocks[0].operations:
+                op = _as_op(op)
+                if op.name == "func.func" and self.function_totals.get(_sym(op)):
+                    op.attributes[SHARED_ATTR] = ir.IntegerAttr.get(i32, self.function_totals[_sym(op)])
+            self.module.attributes[SHARED_ATTR] = ir.IntegerAttr.get(i32, self.total)
+        return self
+
+
+def _align(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+def _walk(root) -> list:
+    out = []
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    child = _as_op(child)
+                    out.append(child)
+                    visit(child)
+
+    visit(_as_op(root))
+    return out
+
+
+def _sym(f) -> str:
+    return ir.StringAttr(f.attributes["sym_name"]).value
+
+
+def _callee(call) -> str:
+    return str(call.attributes["callee"]).lstrip("@")
+
+
+def _is_public(f) -> bool:
+    return "sym_visibility" not in f.attributes or ir.StringAttr(f.attributes["sym_visibility"]).value == "public"
+
+
+def allocate_shared_memory(module) -> Allocation:
+    """Compute the allocation of ``module`` and write its attributes; returns it."""
+    return Allocation(module).apply()
+
+
+def offset_of(op) -> Optional[int]:
+    """The ``allocation.offset`` attribute of ``op`` (None when it has no buffer)."""
+    op = _as_op(op)
+    return int(op.attributes[OFFSET_ATTR].value) if OFFSET_ATTR in op.attributes else None
+
+
+def size_of(op) -> int:
+    op = _as_op(op)
+    return int(op.attributes[SIZE_ATTR].value) if SIZE_ATTR in op.attributes else 0
+
+
+def shared_size(module) -> int:
+    """The module's ``ttg.shared`` (bytes of shared memory to launch with)."""
+    op = _as_op(module)
+    return int(op.attributes[SHARED_ATTR].value) if SHARED_ATTR in op.attributes else 0
+
+
+def allocation_pass(op, pass_=None) -> None:
+    """``PassManager.add`` entry point."""
+    allocate_shared_memory(op)
+
+
+allocation_pass.__name__ = "tritium-allocation"

@@ -1,0 +1,301 @@
+"""Coalesce: give every global memory access a blocked layout that makes it coalesced and vectorised
+(Triton's ``Coalesce`` pass).
+
+For each ``tt.load`` / ``tt.store`` / ``tt.atomic_rmw`` / ``tt.atomic_cas`` on a tensor of pointers:
+
+* ``order``: the dimensions sorted by the pointer's contiguity (axis info), most contiguous first; ties keep
+  the last dimension fastest (Triton's ``getOrderFromContiguity``);
+* ``perThread`` (elements per thread along ``order[0]``)::
+
+      per_op(op)  = min(128 / elem_bits, min(divisibility_bytes / elem_bytes, contiguity, shape)[order[0]])
+      perThread   = max(per_op over the memory ops of the same shape and order connected to op by def-use
+                        chains)                      -- they will share the layout, so take the widest
+      perThread   = min(perThread, max(numel / (num_warps * 32), 1))   -- no more than a thread's share
+      stores / atomics: perThread = min(perThread, per_op(op))         -- never more than one 128-bit access
+
+* the layout: ``sizePerThread[order[0]] = perThread`` (1 elsewhere), lanes then warps handed out from the fastest
+  dimension while the shape has room (Triton's ``BlockedEncodingAttr::get``).
+
+The op is rewritten to that layout: its tensor operands go through ``ttg.convert_layout`` into it and its
+results come back through ``ttg.convert_layout`` to what their users had.  ``remove_layout_conversions``
+then removes what it can.
+
+Helpers shared by the TTGIR passes of this package live here too (walking, retyping, conversions, DCE).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from mlir import ir
+
+from tritium.dialects import layouts, tt, ttg
+from tritium.passes.analysis.axis_info import AxisInfoAnalysis, pointee_bits
+
+MEMORY_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
+CONVERT = "ttg.convert_layout"
+
+
+# ----------------------------------------------------------------------------------------------
+# helpers (shared by the TTGIR passes)
+# ----------------------------------------------------------------------------------------------
+
+def as_op(op):
+    return op.operation if hasattr(op, "operation") else op
+
+
+def walk(root) -> list:
+    """Every op nested under ``root`` (excluded), parents before children, in program order."""
+    out = []
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    child = as_op(child)
+                    out.append(child)
+                    visit(child)
+
+    visit(as_op(root))
+    return out
+
+
+def is_tensor(ty) -> bool:
+    return isinstance(ty, ir.RankedTensorType)
+
+
+def layout_of(value_or_type):
+    ty = value_or_type if isinstance(value_or_type, ir.Type) else value_or_type.type
+    return ttg.encoding_of(ty) if is_tensor(ty) else None
+
+
+def defining_op(value):
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return as_op(owner)
+
+
+def users(value) -> list:
+    return [as_op(u.owner) for u in value.uses]
+
+
+def with_layout(ty, layout):
+    return ttg.with_encoding(ty, layout)
+
+
+def create_convert(value, layout, *, before=None, after=None, loc=None):
+    """``ttg.convert_layout`` of ``value`` into ``layout``, inserted before ``before`` or after ``after``."""
+    new_ty = with_layout(value.type, layout)
+    anchor = as_op(before if before is not None else after)
+    loc = loc or anchor.location
+    with ir.InsertionPoint(anchor):
+        op = ir.Operation.create(CONVERT, results=[new_ty], operands=[value], loc=loc)
+    if after is not None:
+        op.move_after(anchor)
+    return op.results[0]
+
+
+def module_int(op, name, default):
+    m = as_op(op)
+    while m.name != "builtin.module" and m.parent is not None:
+        m = as_op(m.parent)
+    return ttg.module_int(m, name, default)
+
+
+def is_pure_ttg(op) -> bool:
+    """Pure for the TTGIR cleanups: the tt table's pure ops, arith/math, and ``ttg.convert_layout``."""
+    op = as_op(op)
+    if len(op.regions):
+        return False
+    if op.name == CONVERT:
+        return True
+    d = tt.op_def(op.name)
+    if d is not None:
+        if op.name == "tt.extern_elementwise":
+            return "pure" in op.attributes and str(op.attributes["pure"]) == "true"
+        return d.pure
+    return op.name.split(".", 1)[0] in ("arith", "math")
+
+
+def erase_dead(root) -> int:
+    """Erase unused pure ops (including conversions) to a fixpoint; returns how many."""
+    total = 0
+    while True:
+        n = 0
+        for op in reversed(walk(root)):
+            if len(op.results) and is_pure_ttg(op) and not any(len(list(r.uses)) for r in op.results):
+                op.erase()
+                n += 1
+        total += n
+        if not n:
+            return total
+
+
+def set_result_layout(op, layout_for_result) -> None:
+    """Give each tensor result of ``op`` the layout ``layout_for_result(i, result)`` (None: keep)."""
+    for i, r in enumerate(op.results):
+        if not is_tensor(r.type):
+            continue
+        lay = layout_for_result(i, r)
+        if lay is not None:
+            r.set_type(with_layout(r.type, lay))
+
+
+# ----------------------------------------------------------------------------------------------
+# layout choice
+# ----------------------------------------------------------------------------------------------
+
+def blocked_layout(shape, size_per_thread, order, num_warps: int, threads_per_warp: int = 32):
+    """Triton's ``BlockedEncodingAttr::get(shape, sizePerThread, order, numWarps, threadsPerWarp)``: lanes, then
+    warps, from the fastest dimension while the shape has room; the slowest dimension takes the rest."""
+    rank = len(shape)
+    spt = [int(x) for x in size_per_thread]
+    tpw, wpc = [1] * rank, [1] * rank
+    rem_lanes, rem_warps, rem_threads = threads_per_warp, num_warps, threads_per_warp * num_warps
+    prev_lanes = prev_warps = 1
+    for i in list(order)[:-1]:
+        threads = max(1, min(rem_threads, max(shape[i] // spt[i], 1)))
+        tpw[i] = max(1, min(threads, rem_lanes))
+        wpc[i] = max(1, min(threads // tpw[i], rem_warps))
+        rem_warps //= wpc[i]
+        rem_lanes //= tpw[i]
+        rem_threads //= threads
+        prev_lanes *= tpw[i]
+        prev_warps *= wpc[i]
+    last = order[-1]
+    tpw[last] = threads_per_warp // prev_lanes
+    wpc[last] = num_warps // prev_warps
+    return layouts.BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), tuple(order))
+
+
+def order_from_contiguity(contiguity) -> list:
+    """Dims by decreasing contiguity; ties keep the later dimension first (row-major default)."""
+    idx = list(range(len(contiguity)))[::-1]
+    return sorted(idx, key=lambda d: -contiguity[d])  # sorted is stable
+
+
+def memory_ptr(op):
+    return as_op(op).operands[0]
+
+
+def _elems_per_thread(op, order, info: AxisInfoAnalysis) -> int:
+    ptr = memory_ptr(op)
+    shape = tuple(ir.RankedTensorType(ptr.type).shape)
+    ai = info.get(ptr)
+    bits = pointee_bits(ptr.type)
+    elem_bytes = max(bits // 8, 1)
+    d = order[0]
+    max_multiple = max(ai.divisibility[d] // elem_bytes, 1)
+    max_contig = min(ai.contiguity[d], shape[d])
+    alignment = min(max_multiple, max_contig)
+    return max(1, min(alignment, max(128 // max(bits, 1), 1)))
+
+
+def _connected_ops(op, func_ops) -> list:
+    """Ops connected to ``op`` through def-use chains (both directions): Triton's multiRootGetSlice."""
+    seen = {op}
+    stack = [op]
+    while stack:
+        o = stack.pop()
+        nbrs = []
+        for v in o.operands:
+            d = defining_op(v)
+            if d is not None:
+                nbrs.append(d)
+        for r in o.results:
+            nbrs.extend(users(r))
+        for n in nbrs:
+            if n not in seen:
+                seen.add(n)
+                stack.append(n)
+    return [o for o in func_ops if o in seen]
+
+
+def coalesced_layout(op, info: AxisInfoAnalysis, num_warps: int, threads_per_warp: int = 32,
+                     func_ops: Optional[list] = None):
+    """The blocked layout Coalesce gives memory op ``op`` (see the module docstring)."""
+    op = as_op(op)
+    ptr = memory_ptr(op)
+    ty = ir.RankedTensorType(ptr.type)
+    shape = tuple(ty.shape)
+    contiguity = info.get(ptr).contiguity
+    order = order_from_contiguity(contiguity)
+    per_thread = _elems_per_thread(op, order, info)
+    if func_ops is not None and defining_op(ptr) is not None:
+        for other in _connected_ops(op, func_ops):
+            if other is op or other.name not in MEMORY_OPS or not _coalescable(other):
+                continue
+            optr = memory_ptr(other)
+            if tuple(ir.RankedTensorType(optr.type).shape) != shape:
+                continue
+            if order_from_contiguity(info.get(optr).contiguity) != order:
+                continue
+            per_thread = max(per_thread, _elems_per_thread(other, order, info))
+    numel = 1
+    for s in shape:
+        numel *= s
+    per_thread = min(per_thread, max(numel // (num_warps * threads_per_warp), 1))
+    if op.name != "tt.load":
+        per_thread = min(per_thread, _elems_per_thread(op, order, info))
+    per_thread = min(per_thread, shape[order[0]])
+    spt = [1] * len(shape)
+    spt[order[0]] = per_thread
+    return blocked_layout(shape, spt, order, num_warps, threads_per_warp)
+
+
+def _coalescable(op) -> bool:
+    ptr = memory_ptr(op)
+    return is_tensor(ptr.type) and tt.is_ptr(tt.elem_of(ptr.type)) and not tt.is_tensor(
+        tt.pointee(tt.elem_of(ptr.type)))
+
+
+# ----------------------------------------------------------------------------------------------
+# the pass
+# ----------------------------------------------------------------------------------------------
+
+def coalesce(root) -> int:
+    """Rewrite every memory op under ``root`` to its coalesced layout; returns how many changed layout."""
+    root = as_op(root)
+    with root.context:
+        num_warps = module_int(root, ttg.NUM_WARPS, 4)
+        tpw = module_int(root, ttg.THREADS_PER_WARP, 32)
+        info = AxisInfoAnalysis(root)
+        all_ops = walk(root)
+        plan = []
+        for op in all_ops:
+            if op.name in MEMORY_OPS and _coalescable(op):
+                plan.append((op, coalesced_layout(op, info, num_warps, tpw, all_ops)))
+        changed = 0
+        for op, lay in plan:
+            if _rewrite(op, lay):
+                changed += 1
+        return changed
+
+
+def _rewrite(op, lay) -> bool:
+    if all(layout_of(v) == lay for v in op.operands if is_tensor(v.type)) and \
+            all(layout_of(r) == lay for r in op.results if is_tensor(r.type)):
+        return False
+    for i, v in enumerate(list(op.operands)):
+        if is_tensor(v.type) and layout_of(v) != lay:
+            op.operands[i] = create_convert(v, lay, before=op)
+    for r in op.results:
+        if not is_tensor(r.type):
+            continue
+        old = layout_of(r)
+        uses = list(r.uses)
+        r.set_type(with_layout(r.type, lay))
+        if not uses or old == lay:
+            continue
+        back = create_convert(r, old, after=op)
+        for u in uses:
+            u.owner.operands[u.operand_number] = back
+    return True
+
+
+def coalesce_pass(op, pass_=None) -> None:
+    """``PassManager.add`` entry point."""
+    coalesce(op)
+
+
+coalesce_pass.__name__ = "tritium-coalesce"

@@ -1,0 +1,81 @@
+"""The TTGIR optimisation pipeline: what runs between ``convert_to_ttgir`` and the LLVM lowering.
+
+Order (Triton's ``make_ttgir`` for what we have, then the analyses its ``make_llir`` runs first)::
+
+    tritium-coalesce, tritium-remove-layout-conversions, tritium-cse, tritium-dce,
+    tritium-remove-layout-conversions, tritium-reorder-instructions, canonicalize, tritium-ttg-dce,
+    tritium-allocation, tritium-membar
+
+``tritium-cse`` / ``tritium-dce`` are the TTIR passes (they merge the ``tt.make_range`` / ``tt.splat`` copies that
+rematerialisation leaves); ``tritium-ttg-dce`` also erases dead ``ttg.convert_layout`` ops, which the TTIR DCE
+does not know.  Allocation writes ``allocation.offset`` / ``allocation.size`` on ops and ``ttg.shared`` on the
+module; membar inserts ``ttg.barrier`` ops.  All of it runs in one MLIR ``PassManager``.
+"""
+from __future__ import annotations
+
+from mlir import passmanager
+
+from tritium.passes.analysis.allocation import allocation_pass
+from tritium.passes.analysis.membar import membar_pass
+from tritium.passes.ttir.cse import cse_pass
+from tritium.passes.ttir.dce import dce_pass
+
+from .coalesce import as_op, erase_dead
+from .coalesce import coalesce_pass
+from .remove_layout_conversions import remove_layout_conversions_pass
+from .reorder_instructions import reorder_instructions_pass
+
+
+def ttg_dce_pass(op, pass_=None) -> None:
+    """Erase unused pure ops, ``ttg.convert_layout`` included."""
+    with as_op(op).context:
+        erase_dead(op)
+
+
+ttg_dce_pass.__name__ = "tritium-ttg-dce"
+
+PIPELINE = (
+    ("tritium-coalesce", coalesce_pass),
+    ("tritium-remove-layout-conversions", remove_layout_conversions_pass),
+    ("tritium-cse", cse_pass),
+    ("tritium-dce", dce_pass),
+    ("tritium-remove-layout-conversions", remove_layout_conversions_pass),
+    ("tritium-reorder-instructions", reorder_instructions_pass),
+    ("canonicalize", "canonicalize"),
+    ("tritium-ttg-dce", ttg_dce_pass),
+    ("tritium-allocation", allocation_pass),
+    ("tritium-membar", membar_pass),
+)
+
+
+def add_ttgir_passes(pm: passmanager.PassManager, *, analyses: bool = True) -> None:
+    """Append the TTGIR pipeline to ``pm`` (anchored on ``builtin.module``); ``analyses=False`` leaves out
+    allocation and membar."""
+    for name, entry in PIPELINE:
+        if not analyses and name in ("tritium-allocation", "tritium-membar"):
+            continue
+        if isinstance(entry, str):
+            pm.add(entry)
+        else:
+            pm.add(entry, name=name, argument=name)
+
+
+def run_ttgir_pipeline(module, options=None, *, print_ir_after_all: bool = False, timing: bool = False):
+    """Optimise a TTGIR ``module`` (the output of ``convert_to_ttgir``) in place; returns it.
+
+    ``options`` (the backend's options object, may be None) is read for ``print_ir_after_all`` / ``timing``
+    flags when present.  The module's ``ttg.num-warps`` / ``ttg.threads-per-warp`` attributes drive the layouts.
+    """
+    op = as_op(module)
+    print_ir_after_all = print_ir_after_all or bool(getattr(options, "print_ir_after_all", False))
+    timing = timing or bool(getattr(options, "timing", False))
+    with op.context:
+        pm = passmanager.PassManager("builtin.module")
+        add_ttgir_passes(pm)
+        if print_ir_after_all:
+            pm.enable_ir_printing(print_after_all=True)
+        if timing:
+            pm.enable_timing()
+        pm.run(op)
+        del pm
+    return module

@@ -1,0 +1,313 @@
+"""Remove layout conversions: move and fold ``ttg.convert_layout`` ops until as few as possible are left
+(a simplified version of Triton's ``RemoveLayoutConversions``).
+
+Rewrites, applied to every conversion ``%y = convert_layout %x : A -> B`` until nothing changes:
+
+1. **identity**: ``A == B``: uses of ``%y`` become ``%x``.
+2. **chains**: ``%x`` is itself ``convert_layout %w : C -> A``: ``%y = convert_layout %w : C -> B`` (gone when
+   ``C == B``): ``A -> B -> A`` pairs disappear.
+3. **duplicates**: two conversions of the same value to the same layout are merged.
+4. **backward rematerialisation**: when ``%x`` is computed by a slice of cheap ops (``tt.splat``,
+   ``tt.make_range``, ``arith.constant``, elementwise arith / math / tt ops, ``tt.addptr``, ``tt.broadcast``,
+   ``tt.expand_dims``) whose leaves are scalars, constants or values already available in layout ``B``
+   (directly, or as the source of a conversion from ``B``), the slice is cloned in layout ``B`` and the
+   conversion disappears.  Ops of the slice with other users stay for them (DCE removes the rest).
+5. **forward sinking**: when every user of ``%y`` can compute in layout ``A`` instead (elementwise ops whose
+   other tensor operands are available in ``A`` as in 4, ``tt.broadcast``, ``tt.expand_dims`` of a slice of
+   ``A``'s, ``tt.reduce`` (its result becomes ``slice(axis, A)``), ``ttg.convert_layout``), the users are
+   retyped to ``A``'s family and the conversion moves after them, towards the memory ops.  When only some
+   users can, the ``tt.reduce`` users among them are still moved (a reduction is best done in the layout its
+   operand was loaded in; what it yields is smaller to convert).  Memory ops (their layouts are the coalesced
+   ones), ``tt.dot``, ``scf`` ops and unknown ops are never retyped.
+
+Rules 4 and 5 never add conversions on the way; they stop at loop boundaries (``scf.yield``, block arguments).
+Afterwards dead conversions and dead rematerialised ops are erased.  With coalesced loads and stores, vector
+add and a row softmax end with no conversion at all.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from mlir import ir
+
+from tritium.dialects import layouts, tt
+
+from .coalesce import (CONVERT, MEMORY_OPS, as_op, create_convert, defining_op, erase_dead, is_tensor, layout_of,
+                       users, walk, with_layout)
+
+_ELEMENTWISE_TT = frozenset({
+    "tt.addptr", "tt.fp_to_fp", "tt.bitcast", "tt.clampf", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui",
+    "tt.int_to_ptr", "tt.ptr_to_int",
+})
+_LEAF_OPS = frozenset({"tt.splat", "tt.make_range", "arith.constant"})
+_MAX_SLICE = 64
+
+
+def _is_elementwise(op) -> bool:
+    name = op.name
+    if len(op.regions) or not len(op.results):
+        return False
+    if name in _ELEMENTWISE_TT:
+        return True
+    if name == "tt.extern_elementwise":
+        return "pure" in op.attributes and str(op.attributes["pure"]) == "true"
+    d = name.split(".", 1)[0]
+    if d == "math":
+        return True
+    return d == "arith" and name != "arith.constant"
+
+
+def _operand_layout(op, operand_index: int, result_layout):
+    """The layout operand ``operand_index`` of ``op`` must have for the result to be in ``result_layout``;
+    None when the op cannot be recomputed that way."""
+    name = op.name
+    v = op.operands[operand_index]
+    if not is_tensor(v.type):
+        return "scalar"
+    if _is_elementwise(op) or name == "tt.broadcast":
+        return result_layout
+    if name == "tt.expand_dims":
+        axis = int(op.attributes["axis"].value)
+        return layouts.SliceLayout(axis, result_layout)
+    return None
+
+
+def _result_layout_from_operand(op, operand_layout, operand_value):
+    """The layout ``op``'s results get when operand ``operand_value`` is in ``operand_layout``; None when ``op``
+    cannot be retyped (anchors, control flow, unknown ops)."""
+    name = op.name
+    if _is_elementwise(op) or name == "tt.broadcast":
+        return operand_layout
+    if name == "tt.expand_dims":
+        axis = int(op.attributes["axis"].value)
+        if isinstance(operand_layout, layouts.SliceLayout) and operand_layout.dim == axis:
+            return operand_layout.parent
+        return None
+    if name == "tt.reduce":
+        axis = int(op.attributes["axis"].value)
+        return layouts.SliceLayout(axis, operand_layout)
+    return None
+
+
+class _Rewriter:
+    def __init__(self, root):
+        self.root = root
+        self.changed = False
+
+    # ---- backward rematerialisation --------------------------------------------------------------
+
+    def _available(self, value, lay) -> Optional[object]:
+        """A value equal to ``value`` already in layout ``lay`` without computation, or None."""
+        if not is_tensor(value.type):
+            return value
+        if layout_of(value) == lay:
+            return value
+        d = defining_op(value)
+        if d is not None and d.name == CONVERT and layout_of(d.operands[0]) == lay:
+            return d.operands[0]
+        return None
+
+    def _slice(self, value, lay, plan: dict, depth=0) -> bool:
+        """Collect into ``plan`` (value -> layout) the ops to clone so that ``value`` exists in ``lay``."""
+        if self._available(value, lay) is not None:
+            return True
+        key = (value, lay)
+        if key in plan:
+            return True
+        if len(plan) > _MAX_SLICE:
+            return False
+        d = defining_op(value)
+        if d is None or len(d.results) != 1:
+            return False
+        if d.name in _LEAF_OPS:
+            plan[key] = d
+            return True
+        if not (_is_elementwise(d) or d.name in ("tt.broadcast", "tt.expand_dims")):
+            return False
+        for i in range(len(d.operands)):
+            want = _operand_layout(d, i, lay)
+            if want is None:
+                return False
+            if want == "scalar":
+                continue
+            if not self._slice(d.operands[i], want, plan, depth + 1):
+                return False
+        plan[key] = d
+        return True
+
+    def _materialise(self, value, lay, plan, made: dict, before):
+        avail = self._available(value, lay)
+        if avail is not None:
+            return avail
+        key = (value, lay)
+        if key in made:
+            return made[key]
+        d = plan[key]
+        operands = []
+        for i, v in enumerate(d.operands):
+            want = _operand_layout(d, i, lay) if d.name not in _LEAF_OPS else "scalar"
+            operands.append(v if want == "scalar" else self._materialise(v, want, plan, made, before))
+        new_ty = with_layout(value.type, lay)
+        attrs = {k: d.attributes[k] for k in d.attributes}
+        if d.name == "arith.constant":
+            attrs["value"] = _retyped_constant(d.attributes["value"], new_ty)
+        with ir.InsertionPoint(as_op(before)):
+            new = ir.Operation.create(d.name, results=[new_ty], operands=operands, attributes=attrs,
+                                      loc=d.location)
+        made[key] = new.results[0]
+        return new.results[0]
+
+    def rematerialise(self, cvt) -> bool:
+        src = cvt.operands[0]
+        lay = layout_of(cvt.results[0])
+        plan: dict = {}
+        if not self._slice(src, lay, plan):
+            return False
+        if defining_op(src) is None:
+            return False
+        new = self._materialise(src, lay, plan, {}, cvt)
+        cvt.results[0].replace_all_uses_with(new)
+        return True
+
+    # ---- forward sinking -----------------------------------------------------------------------
+
+    def _sink_plan(self, u, y, a):
+        """How user ``u`` of ``%y`` would compute in ``a``'s family: (result layout, plan) or None."""
+        if u.name == CONVERT:
+            return (None, {})
+        if u.name in MEMORY_OPS or len(u.regions) or u.block != defining_op(y).block:
+            return None
+        res_lay = _result_layout_from_operand(u, a, y)
+        if res_lay is None:
+            return None
+        plan: dict = {}
+        for i, v in enumerate(u.operands):
+            if v == y or not is_tensor(v.type):
+                continue
+            want = _operand_layout(u, i, res_lay) if u.name != "tt.reduce" else a
+            if want is None or want == "scalar":
+                return None
+            if not self._slice(v, want, plan):
+                return None
+        return (res_lay, plan)
+
+    def sink(self, cvt) -> bool:
+        """Move the conversion after its users (all of them, or else only the reductions among them)."""
+        src = cvt.operands[0]
+        a = layout_of(src)
+        y = cvt.results[0]
+        uses = []
+        for u in users(y):
+            if u not in uses:
+                uses.append(u)
+        if not uses or a is None:
+            return False
+        plans = [(u, self._sink_plan(u, y, a)) for u in uses]
+        ok = [(u, p) for u, p in plans if p is not None]
+        if len(ok) < len(plans):
+            ok = [(u, p) for u, p in ok if u.name == "tt.reduce"]
+        if not ok:
+            return False
+        for u, (res_lay, plan) in ok:
+            if u.name == CONVERT:
+                u.operands[0] = src
+                continue
+            made: dict = {}
+            for i, v in enumerate(list(u.operands)):
+                if v == y:
+                    u.operands[i] = src
+                elif is_tensor(v.type):
+                    want = _operand_layout(u, i, res_lay) if u.name != "tt.reduce" else a
+                    u.operands[i] = self._materialise(v, want, plan, made, u)
+            for r in u.results:
+                if not is_tensor(r.type):
+                    continue
+                old = layout_of(r)
+                rusers = list(r.uses)
+                r.set_type(with_layout(r.type, res_lay))
+                if rusers and old != res_lay:
+                    back = create_convert(r, old, after=u)
+                    for ru in rusers:
+                        ru.owner.operands[ru.operand_number] = back
+        return True
+
+    # ---- driver ----------------------------------------------------------------------------------
+
+    def step(self) -> bool:
+        """One sweep over the conversions; True when something changed."""
+        changed = False
+        seen: dict = {}
+        for cvt in walk(self.root):
+            if cvt.name != CONVERT or not _alive(cvt):
+                continue
+            src, y = cvt.operands[0], cvt.results[0]
+            if not list(y.uses):
+                continue
+            a, b = layout_of(src), layout_of(y)
+            if a == b:
+                y.replace_all_uses_with(src)
+                changed = True
+                continue
+            d = defining_op(src)
+            if d is not None and d.name == CONVERT:
+                w = d.operands[0]
+                if layout_of(w) == b:
+                    y.replace_all_uses_with(w)
+                else:
+                    cvt.operands[0] = w
+                changed = True
+                continue
+            prev = seen.get((src, str(y.type)))
+            if prev is not None and prev.block == cvt.block:
+                y.replace_all_uses_with(prev.results[0])
+                changed = True
+                continue
+            seen[(src, str(y.type))] = cvt
+            if self.rematerialise(cvt):
+                changed = True
+                continue
+            if self.sink(cvt):
+                changed = True
+                continue
+        if changed:
+            erase_dead(self.root)
+        return changed
+
+
+def _alive(op) -> bool:
+    try:
+        op.name
+        return True
+    except Exception:  # pragma: no cover
+        return False
+
+
+def _retyped_constant(attr, new_ty):
+    dense = ir.DenseElementsAttr(attr)
+    if dense.is_splat:
+        return ir.DenseElementsAttr.get_splat(new_ty, dense.get_splat_value())
+    text = str(attr)
+    return ir.Attribute.parse(text[: text.rindex(":")] + ": " + str(new_ty))
+
+
+def remove_layout_conversions(root, max_sweeps: int = 50) -> int:
+    """Run the rewrites to a fixpoint; returns the number of ``ttg.convert_layout`` ops left."""
+    root = as_op(root)
+    with root.context:
+        rw = _Rewriter(root)
+        for _ in range(max_sweeps):
+            if not rw.step():
+                break
+        erase_dead(root)
+        return sum(1 for o in walk(root) if o.name == CONVERT)
+
+
+def remove_layout_conversions_pass(op, pass_=None) -> None:
+    """``PassManager.add`` entry point."""
+    remove_layout_conversions(op)
+
+
+remove_layout_conversions_pass.__name__ = "tritium-remove-layout-conversions"
+
+__all__ = ["remove_layout_conversions", "remove_layout_conversions_pass"]
+del tt
