@@ -67,15 +67,16 @@ class CUDACompiler(BaseCompiler):
     def add_stages(self, stages: dict, options: CUDAOptions) -> None:
         from tritium.compiler.stages import make_ttir
 
-        stages["ttir"] = lambda src, metadata: make_ttir(src, metadata, options)
-        stages["ttgir"] = self._make_ttgir
+        from . import compiler as c
 
-    @staticmethod
-    def _make_ttgir(src, metadata):
-        raise StageNotImplemented("the cuda backend cannot lower TTIR to TTGIR yet")
+        stages["ttir"] = lambda src, metadata: make_ttir(src, metadata, options)
+        stages["ttgir"] = lambda src, metadata: c.make_ttgir(src, metadata, options)
+        stages["llir"] = lambda src, metadata: c.make_llir(src, metadata, options)
+        stages["ptx"] = lambda src, metadata: c.make_ptx(src, metadata, options)
+        stages["cubin"] = lambda src, metadata: c.make_cubin(src, metadata, options)
 
     def hash(self) -> str:
-        return "cuda-0"
+        return "cuda-1"
 
 
 def CUDADriver():

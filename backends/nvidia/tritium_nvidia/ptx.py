@@ -1,0 +1,157 @@
+"""LLVM IR -> PTX (llvmlite, NVPTX) -> cubin (ptxas).  Failures raise ``CompilationFailed`` with the log."""
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from typing import Optional
+
+from tritium.errors import TritiumError
+
+TRIPLE = "nvptx64-nvidia-cuda"
+#: the PTX ISA version we ask LLVM for: accepted by ptxas 12.4+ (CUDA 13.0's ptxas included)
+PTX_VERSION = 84
+
+
+class CompilationFailed(TritiumError):
+    """LLVM or ptxas rejected the kernel; ``log`` holds their output."""
+
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message + (f"\n{log}" if log else ""))
+        self.log = log
+
+
+def _nvidia_dirs() -> list:
+    out = []
+    try:
+        import nvidia  # namespace package of the nvidia-* wheels
+
+        for p in getattr(nvidia, "__path__", []):
+            out.append(p)
+    except ImportError:
+        pass
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def libdevice_path() -> Optional[str]:
+    env = os.environ.get("TRITIUM_LIBDEVICE_PATH")
+    if env:
+        return env
+    for d in _nvidia_dirs():
+        hits = sorted(glob.glob(os.path.join(d, "*", "nvvm", "libdevice", "libdevice*.bc")) +
+                      glob.glob(os.path.join(d, "nvvm", "libdevice", "libdevice*.bc")))
+        if hits:
+            return hits[-1]
+    for p in ("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc",):
+        if os.path.exists(p):
+            return p
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def ptxas_path() -> Optional[str]:
+    env = os.environ.get("TRITIUM_PTXAS_PATH")
+    if env:
+        return env
+    for d in _nvidia_dirs():
+        hits = sorted(glob.glob(os.path.join(d, "*", "bin", "ptxas")) + glob.glob(os.path.join(d, "cuda_nvcc", "bin", "ptxas")))
+        if hits:
+            return hits[-1]
+    return shutil.which("ptxas")
+
+
+def sm_name(arch: int) -> str:
+    return f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
+
+
+_LLVM_INIT = False
+
+
+def _llvm():
+    global _LLVM_INIT
+    import llvmlite.binding as llvm
+
+    if not _LLVM_INIT:
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _LLVM_INIT = True
+    return llvm
+
+
+def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3) -> str:
+    """Parse and verify ``llir``, link libdevice if referenced, internalise non-kernel functions, optimise
+    and emit PTX for ``sm_<arch>[a]``."""
+    llvm = _llvm()
+    try:
+        mod = llvm.parse_assembly(llir)
+        mod.verify()
+    except RuntimeError as e:
+        raise CompilationFailed("LLVM rejected the generated IR", str(e)) from None
+    if "__nv_" in llir:
+        path = libdevice_path()
+        if path is None:
+            raise CompilationFailed("the kernel uses libdevice math but libdevice.10.bc was not found: "
+                                    "pip install 'tritium[nvidia]' or set TRITIUM_LIBDEVICE_PATH")
+        with open(path, "rb") as f:
+            lib = llvm.parse_bitcode(f.read())
+        lib.triple = TRIPLE
+        try:
+            mod.link_in(lib)
+        except RuntimeError as e:
+            raise CompilationFailed("linking libdevice failed", str(e)) from None
+    for fn in mod.functions:
+        if not fn.is_declaration and fn.name != kernel:
+            fn.linkage = llvm.Linkage.internal
+    mod.triple = TRIPLE
+    target = llvm.Target.from_triple(TRIPLE)
+    tm = target.create_target_machine(cpu=sm_name(arch), features=f"+ptx{PTX_VERSION}", opt=opt_level)
+    mod.data_layout = str(tm.target_data)
+    try:
+        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+        pb = llvm.create_pass_builder(tm, pto)
+        mpm = pb.getModulePassManager()
+        mpm.run(mod, pb)
+        mod.verify()
+        return tm.emit_assembly(mod)
+    except RuntimeError as e:
+        raise CompilationFailed("LLVM failed to generate PTX", str(e)) from None
+
+
+def ptx_to_cubin(ptx: str, arch: int = 90, maxnreg: Optional[int] = None) -> tuple:
+    """ptxas; returns ``(cubin bytes, info dict with n_regs / n_spills / shared_static / log)``."""
+    ptxas = ptxas_path()
+    if ptxas is None:
+        raise CompilationFailed("ptxas not found: pip install 'tritium[nvidia]' or set TRITIUM_PTXAS_PATH")
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        cmd = [ptxas, "-v", f"-arch={sm_name(arch)}", "-o", out, src]
+        if maxnreg:
+            cmd.insert(1, f"--maxrregcount={maxnreg}")
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        log = p.stdout + p.stderr
+        if p.returncode != 0:
+            raise CompilationFailed(f"ptxas failed (exit {p.returncode})", log)
+        with open(out, "rb") as f:
+            cubin = f.read()
+    return cubin, parse_ptxas_log(log)
+
+
+def parse_ptxas_log(log: str) -> dict:
+    info = {"n_regs": 0, "n_spills": 0, "shared_static": 0, "ptxas_log": log}
+    m = re.search(r"Used (\d+) registers", log)
+    if m:
+        info["n_regs"] = int(m.group(1))
+    m = re.search(r"(\d+) bytes spill stores", log)
+    if m:
+        info["n_spills"] = int(m.group(1))
+    m = re.search(r"(\d+) bytes smem", log)
+    if m:
+        info["shared_static"] = int(m.group(1))
+    return info
