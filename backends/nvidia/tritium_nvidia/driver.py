@@ -170,7 +170,14 @@ class LoadedKernel:
         if self.shared > props["max_shared_mem"]:
             raise OutOfResources(self.shared, props["max_shared_mem"], "shared memory")
         device.make_current()
-        self.module = check("cuModuleLoadData", c.cuModuleLoadData(cubin))
+        try:
+            res = c.cuModuleLoadData(cubin)
+        except TypeError:  # bindings without buffer-protocol support: pass the address
+            import ctypes
+
+            buf = ctypes.create_string_buffer(bytes(cubin), len(cubin))
+            res = c.cuModuleLoadData(ctypes.addressof(buf))
+        self.module = check("cuModuleLoadData", res)
         self.function = check(f"cuModuleGetFunction({self.name})",
                               c.cuModuleGetFunction(self.module, self.name.encode()))
         FA = c.CUfunction_attribute

@@ -1,0 +1,399 @@
+"""GPU benchmark: tritium, Triton and torch side by side, in one process, on the same card.
+
+    python bench/gpu.py [--json OUT] [--compile-json .gpu/bench_compile.json] [--quick]   # on the GPU machine
+    python bench/gpu.py --compile-only [--json .gpu/bench_compile.json]                    # here (no GPU)
+
+The kernels are bench/tutorial_kernels.py, one source imported twice: once against ``triton`` and once against
+``tritium`` (``BENCH_IMPL``).  Device times are ``triton.testing.do_bench`` medians (CUDA events) for all three;
+bandwidths count each input read once and each output written once.  Ratios are time(tritium) / time(other):
+below 1 is faster.
+
+* ``--compile-only`` (TRITIUM_COMPILE_ONLY=1, TRITIUM_TARGET=cuda:90; scripts/gpu_prepare.sh runs it): compiles
+  every tritium kernel the benchmark launches into TRITIUM_CACHE_DIR (CPU tensors stand in: specialisation
+  only sees dtypes, alignment and integer values), and measures tritium's cold compile time of vector add here,
+  on the CPU machine, where tritium compiles (a fresh cache directory; the first compile of the process
+  includes importing MLIR/llvmlite, the second does not).
+* on the GPU: Triton's cold compile of vector add is measured with a fresh TRITON_CACHE_DIR (it includes
+  building Triton's C launcher); host launch overhead is the wall time of many launches of a cached kernel on a
+  one-program grid, per launch, for ``kernel[grid](...)`` and for the lower layers.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+VECTOR_SIZES = [1 << 24, 1 << 27]
+SOFTMAX_N = [1024, 4096, 16384]
+LAYERNORM_N = [1024, 4096, 8192]
+ROWS = 4096
+
+
+def load_kernels(impl: str):
+    """bench/tutorial_kernels.py imported against ``impl`` (``triton`` or ``tritium``) as its own module."""
+    old = os.environ.get("BENCH_IMPL")
+    os.environ["BENCH_IMPL"] = impl
+    try:
+        spec = importlib.util.spec_from_file_location(f"tutorial_kernels_{impl}", HERE / "tutorial_kernels.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        if old is None:
+            os.environ.pop("BENCH_IMPL", None)
+        else:
+            os.environ["BENCH_IMPL"] = old
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def next_pow2(n):
+    return 1 << (n - 1).bit_length()
+
+
+def softmax_cfg(n):
+    block = next_pow2(n)
+    return block, (4 if block <= 1024 else 8 if block <= 4096 else 16)
+
+
+def layernorm_cfg(n, elt=2):
+    block = min(65536 // elt, next_pow2(n))
+    return block, min(max(block // 256, 1), 8)
+
+
+# ------------------------------------------------------------------------------------------- launch wrappers
+def vector_add(K, x, y, out, n):
+    K.add_kernel[(cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)
+
+
+def softmax(K, x, y, n_rows, n_cols):
+    block, warps = softmax_cfg(n_cols)
+    K.softmax_kernel[(n_rows,)](y, x, x.stride(0), y.stride(0), n_cols, BLOCK_SIZE=block, num_warps=warps)
+
+
+def layer_norm(K, x, y, w, b, mean, rstd, n_rows, n_cols):
+    block, warps = layernorm_cfg(n_cols, x.element_size())
+    K.layer_norm_fwd_kernel[(n_rows,)](x, y, w, b, mean, rstd, x.stride(0), n_cols, 1e-5, BLOCK_SIZE=block,
+                                       num_warps=warps)
+
+
+# ------------------------------------------------------------------------------------------- compile only
+def compile_only(args) -> dict:
+    os.environ["TRITIUM_COMPILE_ONLY"] = "1"
+    os.environ.setdefault("TRITIUM_TARGET", "cuda:90")
+    import torch
+
+    report = {"where": "CPU machine (compile only)", "target": os.environ["TRITIUM_TARGET"], "errors": {}}
+    cache = os.environ.get("TRITIUM_CACHE_DIR")
+    R = load_kernels("tritium")
+    t = lambda *s, dt=torch.float32: torch.empty(16, dtype=dt)  # noqa: E731 - stand-ins: only dtype/alignment
+
+    # cold compile of vector add: fresh cache dir, first compile of the process (MLIR/llvmlite import included)
+    with tempfile.TemporaryDirectory() as fresh:
+        os.environ["TRITIUM_CACHE_DIR"] = fresh
+        try:
+            t0 = time.perf_counter()
+            R.add_kernel[(1,)](t(), t(), t(), 1 << 24, BLOCK_SIZE=1024)
+            t1 = time.perf_counter()
+            R.add_kernel[(1,)](t(), t(), t(), 1 << 24, BLOCK_SIZE=512)
+            t2 = time.perf_counter()
+            report["tritium_cold_compile_s"] = {"first_in_process": t1 - t0, "warm_process": t2 - t1}
+        except Exception as e:  # noqa: BLE001
+            report["errors"]["cold_compile"] = f"{type(e).__name__}: {e}"
+    if cache:
+        os.environ["TRITIUM_CACHE_DIR"] = cache
+    else:
+        os.environ.pop("TRITIUM_CACHE_DIR", None)
+
+    jobs = [("vector_add", lambda: vector_add(R, t(), t(), t(), VECTOR_SIZES[0])),
+            ("vector_add_tiny", lambda: vector_add(R, t(), t(), t(), 1024))]
+    for n in SOFTMAX_N:
+        jobs.append((f"softmax_{n}", lambda n=n: R.softmax_kernel[(ROWS,)](
+            t(), t(), n, n, n, BLOCK_SIZE=softmax_cfg(n)[0], num_warps=softmax_cfg(n)[1])))
+    for n in LAYERNORM_N:
+        h = lambda: t(dt=torch.float16)  # noqa: E731
+        jobs.append((f"layer_norm_{n}", lambda n=n: R.layer_norm_fwd_kernel[(ROWS,)](
+            h(), h(), h(), h(), t(), t(), n, n, 1e-5, BLOCK_SIZE=layernorm_cfg(n)[0],
+            num_warps=layernorm_cfg(n)[1])))
+    for name, job in jobs:
+        t0 = time.perf_counter()
+        try:
+            job()
+            print(f"compiled {name:<18} {time.perf_counter() - t0:7.2f} s")
+        except Exception as e:  # noqa: BLE001
+            report["errors"][name] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            print(f"FAILED   {name:<18} {report['errors'][name]}")
+    if "tritium_cold_compile_s" in report:
+        c = report["tritium_cold_compile_s"]
+        print(f"tritium cold compile of vector add (here, CPU machine): {c['first_in_process']:.2f} s first in "
+              f"process, {c['warm_process']:.2f} s in a warm process")
+    return report
+
+
+# ------------------------------------------------------------------------------------------- on the GPU
+def run_gpu(args) -> dict:
+    triton_cache = tempfile.mkdtemp(prefix="triton-cold-")
+    os.environ["TRITON_CACHE_DIR"] = triton_cache  # before importing triton: its compiles here are cold
+    import torch
+
+    import triton
+    from triton.testing import do_bench
+
+    import tritium
+    from tritium.runtime import driver as tdriver
+
+    dev = torch.device("cuda")
+    torch.zeros(1, device=dev) + 1  # context
+    torch.cuda.synchronize()
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+              "tritium_target": None, "rows": [], "launch_us": {}, "errors": {}}
+    try:
+        report["tritium_target"] = str(tdriver.active.get_current_target())
+        report["device_properties"] = tdriver.active.utils.get_device_properties(0)
+    except Exception as e:  # noqa: BLE001
+        report["errors"]["tritium_driver"] = f"{type(e).__name__}: {e}"
+    T = load_kernels("triton")
+    R = load_kernels("tritium")
+    impls = {"tritium": R, "triton": T}
+    rep = 30 if args.quick else 100
+
+    def bench(fn):
+        return do_bench(fn, warmup=10 if args.quick else 25, rep=rep, return_mode="median")
+
+    # Triton's cold compile (fresh TRITON_CACHE_DIR), first thing
+    n = 1 << 20
+    x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
+    out = torch.empty_like(x)
+    t0 = time.perf_counter()
+    vector_add(T, x, y, out, n)
+    torch.cuda.synchronize()
+    report["triton_cold_compile_s"] = time.perf_counter() - t0
+
+    def add_row(workload, size, nbytes, fns, ref, check):
+        row = {"workload": workload, "size": size, "bytes": nbytes}
+        for impl, fn in fns.items():
+            try:
+                fn()
+                torch.cuda.synchronize()
+                check(ref)
+                ms = bench(fn)
+                row[impl + "_ms"] = ms
+                row[impl + "_GBps"] = nbytes / ms / 1e6
+            except Exception as e:  # noqa: BLE001
+                msg = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                report["errors"][f"{workload} {size} {impl}"] = msg
+                row[impl + "_ms"] = None
+        for other in ("triton", "torch"):
+            if row.get("tritium_ms") and row.get(other + "_ms"):
+                row[f"tritium/{other}"] = row["tritium_ms"] / row[other + "_ms"]
+        report["rows"].append(row)
+        print(fmt_row(row), flush=True)
+
+    print(header(), flush=True)
+    for n in VECTOR_SIZES:
+        x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
+        out = torch.empty_like(x)
+        fns = {k: (lambda K=K: vector_add(K, x, y, out, n)) for k, K in impls.items()}
+        fns["torch"] = lambda: torch.add(x, y, out=out)
+        ref = x + y
+
+        def check(ref):
+            torch.testing.assert_close(out, ref)
+            out.fill_(float("nan"))
+        add_row("vector_add fp32", f"2^{n.bit_length() - 1}", 3 * n * 4, fns, ref, check)
+        del x, y, out, ref
+    for ncol in SOFTMAX_N:
+        x = torch.randn(ROWS, ncol, device=dev)
+        yb = torch.empty_like(x)
+        fns = {k: (lambda K=K: softmax(K, x, yb, ROWS, ncol)) for k, K in impls.items()}
+        fns["torch"] = lambda: torch.softmax(x, dim=1)
+        ref = torch.softmax(x, dim=1)
+
+        def check(ref):
+            torch.testing.assert_close(yb, ref, atol=1e-6, rtol=1e-5)
+            yb.fill_(float("nan"))
+        add_row("softmax fp32", f"{ROWS}x{ncol}", 2 * x.numel() * 4, fns, ref, check)
+    for ncol in LAYERNORM_N:
+        x = torch.randn(ROWS, ncol, device=dev, dtype=torch.float16)
+        w = torch.rand(ncol, device=dev, dtype=torch.float16)
+        b = torch.rand(ncol, device=dev, dtype=torch.float16)
+        yb = torch.empty_like(x)
+        mean = torch.empty(ROWS, device=dev)
+        rstd = torch.empty(ROWS, device=dev)
+        fns = {k: (lambda K=K: layer_norm(K, x, yb, w, b, mean, rstd, ROWS, ncol)) for k, K in impls.items()}
+        fns["torch"] = lambda: torch.nn.functional.layer_norm(x, (ncol,), w, b, 1e-5)
+        ref = torch.nn.functional.layer_norm(x.float(), (ncol,), w.float(), b.float(), 1e-5).half()
+
+        def check(ref):
+            torch.testing.assert_close(yb, ref, atol=1e-2, rtol=1e-2)
+            yb.fill_(float("nan"))
+        add_row("layer_norm fwd fp16", f"{ROWS}x{ncol}", 2 * x.numel() * 2 + 2 * ncol * 2, fns, ref, check)
+
+    launch_overhead(report, impls, args)
+    return report
+
+
+def _per_launch_us(fn, n):
+    import torch
+
+    for _ in range(50):
+        fn()
+    torch.cuda.synchronize()
+    best = None
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        torch.cuda.synchronize()
+        dt = (time.perf_counter() - t0) / n * 1e6
+        best = dt if best is None else min(best, dt)
+    return best
+
+
+def launch_overhead(report, impls, args):
+    """Host time per launch of a cached kernel on a one-program grid (minimum of 3 rounds of N launches)."""
+    import torch
+
+    from cuda.bindings import driver as cu
+
+    N = 2000 if args.quick else 10000
+    n = 1024
+    x, y, out = (torch.randn(n, device="cuda") for _ in range(3))
+    res = report["launch_us"]
+
+    def measure(label, fn):
+        try:
+            res[label] = _per_launch_us(fn, N)
+            print(f"launch overhead {label:<46} {res[label]:7.2f} us", flush=True)
+        except Exception as e:  # noqa: BLE001
+            report["errors"]["launch " + label] = f"{type(e).__name__}: {e}"
+            print(f"launch overhead {label:<46} FAILED: {type(e).__name__}: {e}", flush=True)
+
+    T, R = impls["triton"], impls["tritium"]
+    measure("triton  kernel[grid](...)", lambda: T.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024))
+    measure("tritium kernel[grid](...)", lambda: R.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024))
+    try:
+        tk = T.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)
+        measure("triton  CompiledKernel[grid](...)", lambda: tk[(1, 1, 1)](x, y, out, n))
+    except Exception as e:  # noqa: BLE001
+        report["errors"]["launch triton compiled"] = repr(e)
+    try:
+        rk = R.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)
+        from tritium.runtime import driver as tdriver
+
+        d = tdriver.get_driver("cuda")
+        measure("tritium CompiledKernel[grid](...)", lambda: rk[(1,)](x, y, out, n))
+        measure("tritium driver.launch(kernel, grid, args)", lambda: d.launch(rk, (1, 1, 1), [x, y, out, n]))
+    except Exception as e:  # noqa: BLE001
+        report["errors"]["launch tritium compiled"] = f"{type(e).__name__}: {e}"
+    # the launcher alone, on the hand-written PTX vector add (independent of tritium's compiler)
+    try:
+        ck = ptx_kernel()
+        if ck is not None:
+            from tritium.runtime import driver as tdriver
+
+            d = tdriver.get_driver("cuda")
+            measure("ptx add: CompiledKernel[grid](...)", lambda: ck[(1,)](x, y, out, n))
+            measure("ptx add: driver.launch(kernel, grid, args)", lambda: d.launch(ck, (1, 1, 1), [x, y, out, n]))
+            lk = d.load(ck)
+            s = d._stream(torch.cuda.current_stream().cuda_stream)
+            args_ = [x, y, out, n]
+            measure("ptx add: launcher only (pack + cuLaunchKernel)", lambda: lk.launch(1, 1, 1, s, args_))
+            p = lk.packer
+            p.pack([x.data_ptr(), y.data_ptr(), out.data_ptr(), n])
+            f, params = lk.function, p.params
+            measure("ptx add: bare cuda.bindings cuLaunchKernel",
+                    lambda: cu.cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, s, params, 0))
+            import ctypes
+            tup = ((x.data_ptr(), y.data_ptr(), out.data_ptr(), n),
+                   (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int))
+            measure("ptx add: cuLaunchKernel, (values, types) tuple",
+                    lambda: cu.cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, s, tup, 0))
+            torch.cuda.synchronize()
+            torch.testing.assert_close(out, x + y)
+    except Exception as e:  # noqa: BLE001
+        report["errors"]["launch ptx"] = f"{type(e).__name__}: {e}"
+        traceback.print_exc()
+
+
+def ptx_kernel():
+    """The hand-written PTX vector add (tests/gpu/ptx) as a CompiledKernel, or None without a cubin."""
+    from tritium.compiler.compiler import CompiledKernel
+
+    p = ROOT / ".gpu" / "ptx" / "launcher_kernels.cubin"
+    if not p.exists():
+        return None
+    md = {"name": "add_kernel", "num_warps": 4, "shared": 0, "backend": "cuda",
+          "signature": {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"},
+          "target": {"backend": "cuda", "arch": 90, "warp_size": 32}}
+    return CompiledKernel({"cubin": p.read_bytes()}, md)
+
+
+# ------------------------------------------------------------------------------------------- output
+def header():
+    return (f"{'workload':<20} {'size':<10} {'tritium ms':>10} {'triton ms':>10} {'torch ms':>9} "
+            f"{'tritium GB/s':>12} {'triton GB/s':>11} {'torch GB/s':>10} {'/triton':>8} {'/torch':>7}")
+
+
+def fmt_row(r):
+    def f(v, w, p=3):
+        return f"{v:>{w}.{p}f}" if isinstance(v, (int, float)) and v is not None else f"{'-':>{w}}"
+    return (f"{r['workload']:<20} {r['size']:<10} {f(r.get('tritium_ms'), 10)} {f(r.get('triton_ms'), 10)} "
+            f"{f(r.get('torch_ms'), 9)} {f(r.get('tritium_GBps'), 12, 0)} {f(r.get('triton_GBps'), 11, 0)} "
+            f"{f(r.get('torch_GBps'), 10, 0)} {f(r.get('tritium/triton'), 8, 2)} {f(r.get('tritium/torch'), 7, 2)}")
+
+
+def summary(report):
+    lines = [f"device: {report.get('device')}  torch {report.get('torch')}  triton {report.get('triton')}  "
+             f"tritium target {report.get('tritium_target')}", header()]
+    lines += [fmt_row(r) for r in report.get("rows", [])]
+    for k, v in report.get("launch_us", {}).items():
+        lines.append(f"launch overhead {k:<46} {v:7.2f} us")
+    if "triton_cold_compile_s" in report:
+        lines.append(f"triton cold compile of vector add (on the GPU machine, fresh TRITON_CACHE_DIR): "
+                     f"{report['triton_cold_compile_s']:.2f} s")
+    cc = (report.get("compile_here") or {}).get("tritium_cold_compile_s")
+    if cc:
+        lines.append(f"tritium cold compile of vector add (measured on the CPU machine, where tritium compiles): "
+                     f"{cc['first_in_process']:.2f} s first in process, {cc['warm_process']:.2f} s warm process")
+    for k, v in report.get("errors", {}).items():
+        lines.append(f"error: {k}: {v}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--compile-only", action="store_true")
+    ap.add_argument("--json", help="write the report here")
+    ap.add_argument("--compile-json", help="the --compile-only report (tritium's cold compile time) to include")
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    if args.compile_only:
+        report = compile_only(args)
+    else:
+        report = run_gpu(args)
+        if args.compile_json and os.path.exists(args.compile_json):
+            report["compile_here"] = json.loads(Path(args.compile_json).read_text())
+        print()
+        print(summary(report))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# On the GPU machine (device tool: run(carry=[".gpu"], command="bash scripts/gpu_run.sh [what]")):
+# tritium from .gpu/site, kernels from the carried cache .gpu/cache (built by scripts/gpu_prepare.sh).
+#   what: tests | bench | all (default)      results and logs go to $OUT (when set)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD/.gpu/site${PYTHONPATH:+:$PYTHONPATH}" TRITIUM_CACHE_DIR="$PWD/.gpu/cache"
+export PYTHONUNBUFFERED=1
+unset TRITIUM_COMPILE_ONLY TRITIUM_TARGET
+OUTDIR=${OUT:-/tmp/gpu_out}
+mkdir -p "$OUTDIR"
+WHAT=${1:-all}
+PY=${PYTHON:-python3}
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader || true
+"$PY" -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
+"$PY" -m tritium backends 2>&1 | head -5 || true
+if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
+  "$PY" -m pytest -q -p no:cacheprovider tests/gpu -ra 2>&1 | tee "$OUTDIR/tests.log" | tail -40
+fi
+if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
+  "$PY" bench/gpu.py --json "$OUTDIR/bench.json" --compile-json .gpu/bench_compile.json 2>&1 | tee "$OUTDIR/bench.log"
+fi
