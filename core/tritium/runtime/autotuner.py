@@ -16,8 +16,9 @@ Launching it (``kernel[grid](...)``) looks up the best config for the current *t
 
 Environment: ``TRITIUM_PRINT_AUTOTUNING=1`` (or ``TRITON_PRINT_AUTOTUNING``) prints the chosen config and the
 time spent; ``TRITIUM_CACHE_AUTOTUNING=1`` (or ``TRITON_CACHE_AUTOTUNING``) turns the disk cache on for every
-autotuner; ``TRITIUM_AUTOTUNE_PRECOMPILE=0|1`` turns the parallel precompile off / forces it on (default: on
-when the file cache module exists, as otherwise the workers' compilations cannot be reused);
+autotuner; ``TRITIUM_AUTOTUNE_PRECOMPILE=0|1`` turns the parallel precompile off / forces it on (default: on for GPU
+backends, whose compilations the file cache hands to the main process; off for the interpreter, where starting
+a worker costs more than compiling); configs already compiled in this process are never sent to workers;
 ``TRITIUM_AUTOTUNE_PRECOMPILE_TIMEOUT`` (seconds, default 300) bounds it.
 """
 from __future__ import annotations
@@ -250,6 +251,34 @@ def _precompile_mode() -> Optional[bool]:
     return None
 
 
+def _active_backend_name() -> Optional[str]:
+    try:
+        from . import driver
+
+        return driver.select().name
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _compiled_in_memory(fn: JITFunction, args: tuple, kwargs: dict) -> bool:
+    """Whether ``fn`` already holds this specialisation in its in-memory cache (False when unsure)."""
+    try:
+        from . import driver
+        from .jit import _opt_key
+
+        kwargs = dict(kwargs)
+        if fn.debug is not None and "debug" not in kwargs:
+            kwargs["debug"] = fn.debug
+        bound = fn.binder.bind(args, kwargs)
+        opt_key = tuple(sorted((k, _opt_key(v)) for k, v in bound.options.items()))
+        sel = driver.select()
+        drv = driver.get_driver(sel.name)
+        dev_key = (sel.name, sel.arch, drv.get_current_device() if drv.is_active() else 0)
+        return (bound.key, opt_key) in fn.cache.get(dev_key, {})
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def _file_cache_available() -> bool:
     return importlib.util.find_spec(f"{__package__}.cache") is not None
 
@@ -333,10 +362,19 @@ def _shutdown(ex, finished: bool) -> None:
 
 # ----------------------------------------------------------------------------------- disk cache
 def autotune_cache_dir() -> str:
-    """``$TRITIUM_CACHE_DIR/autotune`` (default ``~/.tritium/cache/autotune``)."""
-    base = os.environ.get("TRITIUM_CACHE_DIR", "").strip() or os.path.join(os.path.expanduser("~"), ".tritium",
-                                                                            "cache")
+    """``<kernel cache dir>/autotune``: ``$TRITIUM_CACHE_DIR/autotune`` (default ``~/.tritium/cache/autotune``)."""
+    try:
+        from .cache import cache_dir
+
+        base = str(cache_dir())
+    except ImportError:  # pragma: no cover - the file cache module is part of the runtime
+        base = os.environ.get("TRITIUM_CACHE_DIR", "").strip() or os.path.join(os.path.expanduser("~"),
+                                                                                ".tritium", "cache")
     return os.path.join(base, "autotune")
+
+
+def _disk_cache_disabled() -> bool:
+    return _env_flag("TRITIUM_DISABLE_CACHE")
 
 
 def _atomic_write_json(path: str, data: Any) -> None:
@@ -547,14 +585,20 @@ class Autotuner(KernelInterface):
         if os.environ.get("TRITIUM_AUTOTUNE_WORKER") == "1":
             mode = False
         if mode is None:
-            mode = _file_cache_available()
-        if not mode or len(configs) < 2:
+            # default: on where compiling is slow (GPU backends) and its result can be shared (the file cache);
+            # starting a worker costs more than compiling a kernel for the interpreter
+            mode = _file_cache_available() and _active_backend_name() not in (None, "interpreter")
+        if not mode:
             self.last_precompile = {"mode": "serial", "reason": "parallel precompile is off"}
             return
         try:
             jobs = [(args, self._resolved_kwargs(args, {**kwargs, **c.all_kwargs()})) for c in configs]
         except Exception as e:  # noqa: BLE001 - a heuristic failing here fails again, clearly, when run
             self.last_precompile = {"mode": "serial", "reason": f"{type(e).__name__}: {e}"}
+            return
+        jobs = [j for j in jobs if not _compiled_in_memory(self.base_fn, *j)]
+        if len(jobs) < 2:
+            self.last_precompile = {"mode": "serial", "reason": "fewer than 2 configs left to compile"}
             return
         self.last_precompile = precompile(self.base_fn, jobs)
 
@@ -564,16 +608,22 @@ class Autotuner(KernelInterface):
         try:
             sel = driver.select()
             target = repr(driver.active.get_current_target())
+            compiler = driver.get_compiler(sel.name)
             try:
-                backend_hash = str(driver.get_compiler(sel.name).hash())
+                backend_hash = str(compiler.hash())
             except Exception:  # noqa: BLE001
                 backend_hash = ""
+            try:
+                from .cache import tritium_code_hash
+
+                code_hash = tritium_code_hash(compiler)
+            except Exception:  # noqa: BLE001
+                from .. import __version__ as code_hash
         except Exception:  # noqa: BLE001
             return None
-        from .. import __version__
 
         h = hashlib.sha256()
-        for part in (__version__, self.base_fn.cache_key, sel.name, target, backend_hash, repr(tuning_key),
+        for part in (code_hash, self.base_fn.cache_key, sel.name, target, backend_hash, repr(tuning_key),
                      *(str(c) for c in configs)):
             h.update(part.encode())
             h.update(b"\0")
@@ -615,7 +665,8 @@ class Autotuner(KernelInterface):
                     pruned = self.prune_configs(kwargs)
                     for c in pruned:
                         self._check_conflicts(c, kwargs)
-                    path = self._disk_cache_path(key, pruned) if self.cache_results else None
+                    path = self._disk_cache_path(key, pruned) \
+                        if self.cache_results and not _disk_cache_disabled() else None
                     loaded = self._load_disk(path, pruned) if path else None
                     if loaded is not None:
                         best, timings = loaded
