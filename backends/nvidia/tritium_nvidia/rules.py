@@ -600,7 +600,8 @@ def _print(ctx, op):
         vprintf(ctx, f"pid ({'%u, %u, %u'}) {prefix}\n", pids)
         return []
     for k, a in enumerate(args):
-        signed = bool(int(ir.IntegerAttr(signed_attr[k]).value)) if k < len(signed_attr) else True
+        sa = signed_attr[k] if k < len(signed_attr) else 1
+        signed = bool(sa if isinstance(sa, int) else int(ir.IntegerAttr(sa).value))
         vals = ctx.get(a)
         if is_tensor(a.type):
             idx = ctx.indices(a.type)

@@ -201,7 +201,7 @@ def lower_module(module, target: TargetInfo, backend: str, *, kernel_attrs=None,
     return LoweredModule(out, kernel or "", shared, arg_types)
 
 
-UPSTREAM = ("convert-scf-to-cf", "convert-arith-to-llvm", "convert-index-to-llvm", "convert-cf-to-llvm",
+UPSTREAM = ("convert-scf-to-cf", "convert-math-to-llvm", "convert-arith-to-llvm", "convert-index-to-llvm", "convert-cf-to-llvm",
             "convert-func-to-llvm", "convert-nvvm-to-llvm", "reconcile-unrealized-casts")
 
 
@@ -212,6 +212,18 @@ def convert_to_llvm(module) -> None:
         pm.run(module.operation)
     except ir.MLIRError as e:
         raise LoweringError(f"the conversion to the LLVM dialect failed: {e}") from None
+    # translate_module_to_llvmir may abort on ops it cannot translate: refuse them here
+    bad = []
+
+    def visit(op):
+        op = op.operation if hasattr(op, "operation") else op
+        if op.name.split(".")[0] not in ("llvm", "nvvm", "rocdl", "builtin"):
+            bad.append(f"'{op.name}' at {_loc_str(op.location)}")
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if bad:
+        raise LoweringError("ops left after the conversion to the LLVM dialect: " + ", ".join(sorted(set(bad))[:10]))
 
 
 # ------------------------------------------------------------------------------------------------
