@@ -289,15 +289,24 @@ class Allocation:
         return max(pub or list(self.function_totals.values()) or [0])
 
     def offset(self, op) -> Optional[int]:
-        b = self._by_op.get(_as_op(op))
+        b = self.buffer(op)
         return None if b is None else b.offset
 
     def size(self, op) -> int:
-        b = self._by_op.get(_as_op(op))
+        b = self.buffer(op)
         return 0 if b is None else b.size
 
     def buffer(self, op) -> Optional[Buffer]:
-        return self._by_op.get(_as_op(op))
+        # Operation wrappers hash by content in these bindings (adding an attribute changes the hash), so the
+        # dict is only a fast path: fall back to comparing every buffer's op.
+        op = _as_op(op)
+        b = self._by_op.get(op)
+        if b is not None:
+            return b
+        for b in self.buffers:
+            if b.op == op:
+                return b
+        return None
 
     def _run(self) -> None:
         funcs = []
@@ -369,6 +378,7 @@ class Allocation:
                 if op.name == "func.func" and self.function_totals.get(_sym(op)):
                     op.attributes[SHARED_ATTR] = ir.IntegerAttr.get(i32, self.function_totals[_sym(op)])
             self.module.attributes[SHARED_ATTR] = ir.IntegerAttr.get(i32, self.total)
+        self._by_op = {b.op: b for b in self.buffers}
         return self
 
 

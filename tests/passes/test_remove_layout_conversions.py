@@ -1,0 +1,189 @@
+"""remove_layout_conversions, reorder_instructions and the TTGIR pipeline."""
+import pytest
+from mlir import ir
+
+import tritium
+import tritium.language as tl
+from tritium.dialects import layouts, make_context, ttg
+from tritium.passes.ttgir.coalesce import coalesce
+from tritium.passes.ttgir.pipeline import PIPELINE, run_ttgir_pipeline
+from tritium.passes.ttgir.remove_layout_conversions import remove_layout_conversions
+from tritium.passes.ttgir.reorder_instructions import reorder_instructions
+
+from .test_coalesce import ADD_SIG, DIV16, add_kernel, layout, ops_named, ttgir
+
+A = "#ttg.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>"
+C = "#ttg.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>"
+HEADER = f'#A = {A}\n#C = {C}\nmodule attributes {{"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32}} {{\n'
+
+
+def module(body, args="%p: !tt.ptr<f32>, %n: i32"):
+    return HEADER + f"func.func public @k({args}) {{\n{body}\n  return\n}}\n}}\n"
+
+
+def parse(src):
+    ctx = make_context()
+    with ctx, ir.Location.unknown():
+        return ctx, ir.Module.parse(src)
+
+
+def n_converts(m):
+    return len(ops_named(m, "ttg.convert_layout"))
+
+
+@tritium.jit
+def softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * in_row_stride + cols, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    y = num / tl.sum(num, axis=0)
+    tl.store(out_ptr + row * out_row_stride + cols, y, mask=mask)
+
+
+@tritium.jit
+def rows_kernel(x_ptr, o_ptr, stride, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(x_ptr + rm[:, None] * stride + rn[None, :])
+    s = tl.sum(x, axis=1)
+    tl.store(o_ptr + rm[:, None] * stride + rn[None, :], x / s[:, None])
+
+
+SOFTMAX_SIG = {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_row_stride": "i32", "out_row_stride": "i32", "n_cols": "i32"}
+SOFTMAX_ATTRS = {k: {"tt.divisibility": 16} for k in ("out_ptr", "in_ptr", "in_row_stride", "out_row_stride")}
+
+
+def test_vector_add_ends_without_conversions():
+    ctx, m = ttgir(add_kernel, ADD_SIG, {"BLOCK_SIZE": 1024}, {k: DIV16[k] for k in ("x_ptr", "y_ptr", "out_ptr")})
+    with ctx:
+        coalesce(m.operation)
+        assert n_converts(m) > 0
+        assert remove_layout_conversions(m.operation) == 0
+        assert n_converts(m) == 0
+        want = layouts.BlockedLayout((4,), (32,), (4,), (0,))
+        for name in ("tt.load", "tt.store", "arith.addf"):
+            for op in ops_named(m, name):
+                assert all(layout(v) == want for v in op.operands)
+        m.operation.verify()
+        ir.Module.parse(str(m))
+
+
+def test_softmax_ends_without_conversions():
+    ctx, m = ttgir(softmax_kernel, SOFTMAX_SIG, {"BLOCK": 1024}, SOFTMAX_ATTRS)
+    with ctx:
+        coalesce(m.operation)
+        assert remove_layout_conversions(m.operation) == 0
+        assert layout(ops_named(m, "tt.reduce")[0].operands[0]).size_per_thread == (4,)
+        m.operation.verify()
+
+
+def test_row_reduction_keeps_the_loaded_layout():
+    ctx, m = ttgir(rows_kernel, {"x_ptr": "*fp32", "o_ptr": "*fp32", "stride": "i32"}, {"BM": 64, "BN": 128},
+                   {k: {"tt.divisibility": 16} for k in ("x_ptr", "o_ptr", "stride")})
+    with ctx:
+        coalesce(m.operation)
+        assert remove_layout_conversions(m.operation) == 0
+        red = ops_named(m, "tt.reduce")[0]
+        assert layout(red.operands[0]) == layout(ops_named(m, "tt.load")[0].results[0])
+        assert isinstance(layout(red.results[0]), layouts.SliceLayout)
+
+
+def test_a_to_b_to_a_chain_and_identity_are_removed():
+    src = module(f"""
+  %r = "tt.make_range"() {{start = 0 : i32, end = 1024 : i32}} : () -> tensor<1024xi32, #A>
+  %x = "tt.splat"(%p) : (!tt.ptr<f32>) -> tensor<1024x!tt.ptr<f32>, #A>
+  %y = "tt.addptr"(%x, %r) : (tensor<1024x!tt.ptr<f32>, #A>, tensor<1024xi32, #A>) -> tensor<1024x!tt.ptr<f32>, #A>
+  %v = "tt.load"(%y) {{operandSegmentSizes = array<i32: 1, 0, 0>}} : (tensor<1024x!tt.ptr<f32>, #A>) -> tensor<1024xf32, #A>
+  %c1 = "ttg.convert_layout"(%v) : (tensor<1024xf32, #A>) -> tensor<1024xf32, #C>
+  %c2 = "ttg.convert_layout"(%c1) : (tensor<1024xf32, #C>) -> tensor<1024xf32, #A>
+  %c3 = "ttg.convert_layout"(%c2) : (tensor<1024xf32, #A>) -> tensor<1024xf32, #A>
+  "tt.store"(%y, %c3) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : (tensor<1024x!tt.ptr<f32>, #A>, tensor<1024xf32, #A>) -> ()""")
+    ctx, m = parse(src)
+    with ctx:
+        assert remove_layout_conversions(m.operation) == 0
+        st = ops_named(m, "tt.store")[0]
+        assert st.operands[1] == ops_named(m, "tt.load")[0].results[0]
+
+
+def test_cheap_producers_are_rematerialised_in_the_target_layout():
+    src = module(f"""
+  %r = "tt.make_range"() {{start = 0 : i32, end = 1024 : i32}} : () -> tensor<1024xi32, #A>
+  %x = "tt.splat"(%p) : (!tt.ptr<f32>) -> tensor<1024x!tt.ptr<f32>, #A>
+  %y = "tt.addptr"(%x, %r) : (tensor<1024x!tt.ptr<f32>, #A>, tensor<1024xi32, #A>) -> tensor<1024x!tt.ptr<f32>, #A>
+  %z = arith.constant dense<1.0> : tensor<1024xf32, #A>
+  %yc = "ttg.convert_layout"(%y) : (tensor<1024x!tt.ptr<f32>, #A>) -> tensor<1024x!tt.ptr<f32>, #C>
+  %zc = "ttg.convert_layout"(%z) : (tensor<1024xf32, #A>) -> tensor<1024xf32, #C>
+  "tt.store"(%yc, %zc) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : (tensor<1024x!tt.ptr<f32>, #C>, tensor<1024xf32, #C>) -> ()""")
+    ctx, m = parse(src)
+    with ctx:
+        assert remove_layout_conversions(m.operation) == 0
+        c = layouts.parse_layout(C)
+        for name in ("tt.make_range", "tt.splat", "tt.addptr", "arith.constant"):
+            (op,) = ops_named(m, name)  # the old copies in #A are dead and gone
+            assert layout(op.results[0]) == c
+        m.operation.verify()
+
+
+def test_conversion_between_two_memory_ops_stays():
+    src = module(f"""
+  %r = "tt.make_range"() {{start = 0 : i32, end = 1024 : i32}} : () -> tensor<1024xi32, #A>
+  %x = "tt.splat"(%p) : (!tt.ptr<f32>) -> tensor<1024x!tt.ptr<f32>, #A>
+  %y = "tt.addptr"(%x, %r) : (tensor<1024x!tt.ptr<f32>, #A>, tensor<1024xi32, #A>) -> tensor<1024x!tt.ptr<f32>, #A>
+  %v = "tt.load"(%y) {{operandSegmentSizes = array<i32: 1, 0, 0>}} : (tensor<1024x!tt.ptr<f32>, #A>) -> tensor<1024xf32, #A>
+  %w = math.exp %v : tensor<1024xf32, #A>
+  %wc = "ttg.convert_layout"(%w) : (tensor<1024xf32, #A>) -> tensor<1024xf32, #C>
+  %yc = "ttg.convert_layout"(%y) : (tensor<1024x!tt.ptr<f32>, #A>) -> tensor<1024x!tt.ptr<f32>, #C>
+  "tt.store"(%yc, %wc) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : (tensor<1024x!tt.ptr<f32>, #C>, tensor<1024xf32, #C>) -> ()""")
+    ctx, m = parse(src)
+    with ctx:
+        assert remove_layout_conversions(m.operation) == 1
+        (cvt,) = ops_named(m, "ttg.convert_layout")
+        assert cvt.operands[0].owner.name == "math.exp"
+
+
+def test_reorder_moves_conversions_next_to_their_first_use():
+    src = module(f"""
+  %r = "tt.make_range"() {{start = 0 : i32, end = 1024 : i32}} : () -> tensor<1024xi32, #A>
+  %rc = "ttg.convert_layout"(%r) : (tensor<1024xi32, #A>) -> tensor<1024xi32, #C>
+  %x = "tt.splat"(%p) : (!tt.ptr<f32>) -> tensor<1024x!tt.ptr<f32>, #C>
+  %y = "tt.addptr"(%x, %rc) : (tensor<1024x!tt.ptr<f32>, #C>, tensor<1024xi32, #C>) -> tensor<1024x!tt.ptr<f32>, #C>
+  %v = "tt.load"(%y) {{operandSegmentSizes = array<i32: 1, 0, 0>}} : (tensor<1024x!tt.ptr<f32>, #C>) -> tensor<1024xf32, #C>
+  "tt.store"(%y, %v) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : (tensor<1024x!tt.ptr<f32>, #C>, tensor<1024xf32, #C>) -> ()""")
+    ctx, m = parse(src)
+    with ctx:
+        assert reorder_instructions(m.operation) == 1
+        names = [o.operation.name for o in m.body.operations[0].regions[0].blocks[0].operations]
+        assert names[:4] == ["tt.make_range", "tt.splat", "ttg.convert_layout", "tt.addptr"]
+        assert reorder_instructions(m.operation) == 0  # already in place
+        m.operation.verify()
+
+
+@pytest.mark.parametrize("kernel, sig, consts, attrs", [
+    (add_kernel, ADD_SIG, {"BLOCK_SIZE": 1024}, {k: {"tt.divisibility": 16} for k in ("x_ptr", "y_ptr", "out_ptr")}),
+    (softmax_kernel, SOFTMAX_SIG, {"BLOCK": 1024}, SOFTMAX_ATTRS),
+])
+def test_pipeline(kernel, sig, consts, attrs):
+    ctx, m = ttgir(kernel, sig, consts, attrs)
+    with ctx:
+        run_ttgir_pipeline(m, None)
+        text = str(m)
+        assert n_converts(m) == 0
+        assert text.count('"tt.make_range"') == 1  # CSE merged the rematerialised copies
+        assert "ttg.shared" in m.operation.attributes
+        ir.Module.parse(text)
+        m.operation.verify()
+        if kernel is softmax_kernel:
+            # two 1024-element reductions over 4 warps: 4 floats of scratch each, a barrier between them
+            reds = ops_named(m, "tt.reduce")
+            assert [int(r.attributes["allocation.size"].value) for r in reds] == [16, 16]
+            assert len(ops_named(m, "ttg.barrier")) == 1
+            assert int(m.operation.attributes["ttg.shared"].value) == 16
+
+
+def test_pipeline_order():
+    names = [n for n, _ in PIPELINE]
+    assert names.index("tritium-coalesce") < names.index("tritium-remove-layout-conversions")
+    assert names[-2:] == ["tritium-allocation", "tritium-membar"]
