@@ -716,9 +716,6 @@ class Autotuner(KernelInterface):
         best = builtins.min(timings, key=lambda c: _sort_key(timings[c]))
         return best, timings
 
-    def _bench_kw(self):  # pragma: no cover - kept for API symmetry with Triton's private name
-        return {}
-
     def warmup(self, *args, grid=None, **kwargs):
         """Compile every (pruned) config for these arguments without launching; returns the kernels."""
         self.nargs = dict(zip(self.arg_names, args))
