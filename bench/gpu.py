@@ -286,7 +286,7 @@ def launch_overhead(report, impls, args):
     measure("tritium kernel[grid](...)", lambda: R.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024))
     try:
         tk = T.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)
-        measure("triton  CompiledKernel[grid](...)", lambda: tk[(1, 1, 1)](x, y, out, n))
+        measure("triton  CompiledKernel[grid](...)", lambda: tk[(1, 1, 1)](x, y, out, n, 1024))
     except Exception as e:  # noqa: BLE001
         report["errors"]["launch triton compiled"] = repr(e)
     try:
@@ -306,7 +306,9 @@ def launch_overhead(report, impls, args):
 
             d = tdriver.get_driver("cuda")
             measure("ptx add: CompiledKernel[grid](...)", lambda: ck[(1,)](x, y, out, n))
-            measure("ptx add: driver.launch(kernel, grid, args)", lambda: d.launch(ck, (1, 1, 1), [x, y, out, n]))
+            measure("ptx add: tritium.runtime.driver.launch (core)",
+                    lambda: tdriver.launch(ck, (1, 1, 1), [x, y, out, n]))
+            measure("ptx add: CUDADriver.launch(kernel, grid, args)", lambda: d.launch(ck, (1, 1, 1), [x, y, out, n]))
             lk = d.load(ck)
             s = d._stream(torch.cuda.current_stream().cuda_stream)
             args_ = [x, y, out, n]

@@ -94,7 +94,7 @@ class GPU:
         """An output buffer, filled with NaN (floats) or a sentinel (ints) so unwritten elements show."""
         dtype = dtype or self.torch.float32
         t = self.torch.empty(*shape, dtype=dtype, device=self.device)
-        t.fill_(float("nan") if dtype.is_floating_point else -12345 if dtype != self.torch.bool else 0)
+        t.fill_(float("nan") if dtype.is_floating_point else -99 if dtype != self.torch.bool else 0)
         return t
 
     def done(self):

@@ -303,6 +303,8 @@ class CUDADriver(BaseDriver):
         return ""
 
     def is_active(self) -> bool:
+        if self._probed and not self._reason:  # a device: the per-launch check stays cheap
+            return True
         if compile_only():
             return True
         self._probe()

@@ -35,6 +35,7 @@ def reset() -> None:
         _backends = None
         _compilers.clear()
         _drivers.clear()
+        _launch_drivers.clear()
         _selection_cache.clear()
 
 
@@ -199,23 +200,36 @@ def target_from_spec(spec: Any) -> GPUTarget:
     return d.get_current_target()
 
 
+_launch_drivers: dict = {}  # backend name -> its driver, once seen active (cleared by reset())
+
+
 def launch(kernel: Any, grid: tuple, args: list) -> None:
-    """Launch a CompiledKernel on its backend's driver, calling the launch enter/exit plugin hooks."""
+    """Launch a CompiledKernel on its backend's driver, calling the launch enter/exit plugin hooks.
+
+    This is on every launch's path: after the first launch on a backend it is a dict lookup, the driver's
+    ``is_active()``, and the hooks only when some plugin implements them."""
     from ..plugins import get_plugin_manager
 
-    name = kernel.metadata.get("backend") if hasattr(kernel, "metadata") else None
-    name = name or select().name
-    get_backend(name)  # missing extras -> pip command
-    d = get_driver(name)
-    if not d.is_active():
-        raise BackendUnavailable(f"cannot launch '{kernel.name}' on the '{name}' backend: "
-                                 f"{d.inactive_reason() or 'driver is not active'}")
+    md = getattr(kernel, "metadata", None)
+    name = (md.get("backend") if md is not None else None) or select().name
+    d = _launch_drivers.get(name)
+    if d is None or not d.is_active():
+        get_backend(name)  # missing extras -> pip command
+        d = get_driver(name)
+        if not d.is_active():
+            raise BackendUnavailable(f"cannot launch '{kernel.name}' on the '{name}' backend: "
+                                     f"{d.inactive_reason() or 'driver is not active'}")
+        _launch_drivers[name] = d
     hook = get_plugin_manager().hook
-    hook.tritium_launch_enter(kernel=kernel, grid=grid, args=args)
+    enter, leave = hook.tritium_launch_enter, hook.tritium_launch_exit
+    if not (enter.get_hookimpls() or leave.get_hookimpls()):
+        d.launch(kernel, grid, args)
+        return
+    enter(kernel=kernel, grid=grid, args=args)
     try:
         d.launch(kernel, grid, args)
     finally:
-        hook.tritium_launch_exit(kernel=kernel)
+        leave(kernel=kernel)
 
 
 # ------------------------------------------------------------------------------------------- active
