@@ -187,3 +187,27 @@ def test_pipeline_order():
     names = [n for n, _ in PIPELINE]
     assert names.index("tritium-coalesce") < names.index("tritium-remove-layout-conversions")
     assert names[-2:] == ["tritium-allocation", "tritium-membar"]
+
+
+@tritium.jit
+def branch_kernel(X, Y, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(X + offs, mask=m)
+    if pid % 2 == 0:
+        y = x * 2
+    else:
+        y = x - 1
+    tl.store(Y + offs, y, mask=m)
+
+
+def test_if_results_are_yielded_in_the_layout_they_are_converted_to():
+    ctx, m = ttgir(branch_kernel, {"X": "*fp32", "Y": "*fp32", "n": "i32"}, {"BLOCK": 512},
+                   {"X": {"tt.divisibility": 16}, "Y": {"tt.divisibility": 16}})
+    with ctx:
+        coalesce(m.operation)
+        assert remove_layout_conversions(m.operation) == 0
+        (if_op,) = ops_named(m, "scf.if")
+        assert layout(if_op.results[0]).size_per_thread == (4,)
+        m.operation.verify()

@@ -11,7 +11,9 @@ Rewrites, applied to every conversion ``%y = convert_layout %x : A -> B`` until 
    ``tt.make_range``, ``arith.constant``, elementwise arith / math / tt ops, ``tt.addptr``, ``tt.broadcast``,
    ``tt.expand_dims``) whose leaves are scalars, constants or values already available in layout ``B``
    (directly, or as the source of a conversion from ``B``), the slice is cloned in layout ``B`` and the
-   conversion disappears.  Ops of the slice with other users stay for them (DCE removes the rest).
+   conversion disappears.  Ops of the slice with other users stay for them (DCE removes the rest).  An
+   ``scf.if`` result that is only converted to ``B`` is yielded in ``B`` by both branches when their yielded
+   values can be obtained in ``B`` that way.
 5. **forward sinking**: when every user of ``%y`` can compute in layout ``A`` instead (elementwise ops whose
    other tensor operands are available in ``A`` as in 4, ``tt.broadcast``, ``tt.expand_dims`` of a slice of
    ``A``'s, ``tt.reduce`` (its result becomes ``slice(axis, A)``), ``ttg.convert_layout``), the users are
@@ -161,12 +163,37 @@ class _Rewriter:
         src = cvt.operands[0]
         lay = layout_of(cvt.results[0])
         plan: dict = {}
+        d = defining_op(src)
+        if d is not None and d.name == "scf.if":
+            return self._through_if(cvt, d, lay)
         if not self._slice(src, lay, plan):
             return False
         if defining_op(src) is None:
             return False
         new = self._materialise(src, lay, plan, {}, cvt)
         cvt.results[0].replace_all_uses_with(new)
+        return True
+
+    def _through_if(self, cvt, if_op, lay) -> bool:
+        """An ``scf.if`` result only converted to ``lay``: yield it in ``lay`` from both branches instead."""
+        src = cvt.operands[0]
+        idx = [i for i, r in enumerate(if_op.results) if r == src][0]
+        if any(u.name != CONVERT or layout_of(u.results[0]) != lay for u in users(src)):
+            return False
+        yields = []
+        for region in if_op.regions:
+            if not len(region.blocks):
+                return False
+            term = as_op(list(region.blocks[0].operations)[-1])
+            plan: dict = {}
+            if term.name != "scf.yield" or not self._slice(term.operands[idx], lay, plan):
+                return False
+            yields.append((term, plan))
+        for term, plan in yields:
+            term.operands[idx] = self._materialise(term.operands[idx], lay, plan, {}, term)
+        src.set_type(with_layout(src.type, lay))
+        for u in users(src):
+            u.results[0].replace_all_uses_with(src)
         return True
 
     # ---- forward sinking -----------------------------------------------------------------------
