@@ -137,5 +137,7 @@ def test_make_ttir_for_cuda_without_gpu(tmp_path):
     assert "func.func" in text and "add_kernel" in text and "tt.divisibility" in text
     assert "ttir_kernels.py" in text  # locations survive
     assert k.metadata["name"] == "add_kernel" and k.metadata["target"]["arch"] == 90
+    ptx = compile(s, target="cuda:90", until="ptx").asm["ptx"]  # no GPU needed for the whole pipeline
+    assert ".target sm_90a" in ptx and ".entry add_kernel" in ptx
     with pytest.raises(StageNotImplemented, match="cannot lower TTIR to TTGIR yet"):
-        compile(s, target="cuda:90")
+        compile(s, target="hip:gfx942")
