@@ -134,3 +134,17 @@ def test_compile_only_mode(monkeypatch):
     assert d.is_active() and str(d.get_current_target()) == "cuda:90"
     d.launch(CompiledKernel({}, {"name": "k"}), (1, 1, 1), [])
     assert d.skipped_launches == 1
+
+
+def test_arg_types_from_cached_metadata():
+    from tritium.compiler.compiler import CompiledKernel
+    from tritium_nvidia.driver import arg_types
+
+    # as the file cache returns it: signature keys sorted, the lowering's LLVM-level arg_types
+    md = {"signature": {"n_elements": "i32", "output_ptr": "*fp32", "x_ptr": "*fp32", "y_ptr": "*fp32"},
+          "arg_names": ["x_ptr", "y_ptr", "output_ptr", "n_elements", "BLOCK_SIZE"],
+          "arg_types": ["ptr", "ptr", "ptr", "i32"]}
+    assert arg_types(CompiledKernel({}, md)) == (["*fp32", "*fp32", "*fp32", "i32"],
+                                                  ["x_ptr", "y_ptr", "output_ptr", "n_elements"])
+    md2 = {"signature": {}, "arg_types": ["ptr", "f32", "i64"]}
+    assert arg_types(CompiledKernel({}, md2)) == (["*i8", "fp32", "i64"], [])

@@ -246,20 +246,37 @@ class _RetryLaunch(Exception):
     pass
 
 
-def arg_types(kernel: Any) -> tuple:
-    """``(types, names)`` of a compiled kernel's runtime arguments, in order, from its metadata.
+_LLVM_TYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "f64": "fp64", "half": "fp16", "float": "fp32",
+               "double": "fp64"}
 
-    Reads ``metadata["arg_types"]`` (the lowering's list) when present, else the compile ``signature``
-    (``{name: type}``, non-constexpr parameters in order)."""
+
+def _from_lowered(t: str) -> str:
+    """A lowered (LLVM-level) argument type as a launcher type string: ``ptr`` -> a pointer."""
+    t = str(t)
+    if t == "ptr" or t.startswith("!llvm.ptr") or t.startswith("!tt.ptr") or t.startswith("*"):
+        return "*i8"
+    return _LLVM_TYPES.get(t, t)
+
+
+def arg_types(kernel: Any) -> tuple:
+    """``(types, names)`` of a compiled kernel's runtime arguments, in the kernel's parameter order.
+
+    The compile ``signature`` (``{name: "*fp32" | "i32" | ...}``; a JSON round trip through the file cache may
+    sort its keys, so the order comes from ``arg_names``) gives each argument's type; the lowering's
+    ``arg_types`` (``["ptr", "ptr", "i32"]``, the kernel function's actual parameters) wins where they disagree
+    on pointer-ness, and is used alone when its length differs (flattened aggregates)."""
     md = kernel.metadata
     sig = md.get("signature") or {}
-    types = md.get("arg_types")
-    if types:
-        types = [str(t) for t in types]
-        names = list(md.get("arg_names_runtime") or (list(sig) if len(sig) == len(types) else []))
-    else:
-        names = list(sig)
-        types = [str(sig[n]) for n in names]
+    order = [n for n in (md.get("arg_names") or []) if n in sig]
+    names = order if len(order) == len(sig) else list(sig)
+    sig_types = [str(sig[n]) for n in names]
+    lowered = md.get("arg_types")
+    if not lowered:
+        return sig_types, names
+    low = [_from_lowered(t) for t in lowered]
+    if len(low) != len(sig_types):
+        return low, []
+    types = [s if _launcher.is_pointer(s) == _launcher.is_pointer(lt) else lt for s, lt in zip(sig_types, low)]
     return types, names
 
 
