@@ -328,6 +328,26 @@ def launch_overhead(report, impls, args):
     except Exception as e:  # noqa: BLE001
         report["errors"]["launch ptx"] = f"{type(e).__name__}: {e}"
         traceback.print_exc()
+    # the same without plugins that implement the launch hooks (the profiler plugin does, even when disabled)
+    try:
+        from tritium.plugins import get_plugin_manager, unregister
+
+        pm = get_plugin_manager()
+        hooked = [pm.get_name(i.plugin) for i in pm.hook.tritium_launch_enter.get_hookimpls()
+                  + pm.hook.tritium_launch_exit.get_hookimpls()]
+        for name in sorted(set(hooked)):
+            unregister(name=name)
+        report["launch_hook_plugins_removed"] = sorted(set(hooked))
+        measure("tritium kernel[grid](...), no launch-hook plugins",
+                lambda: R.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024))
+        ck = ptx_kernel()
+        if ck is not None:
+            from tritium.runtime import driver as tdriver
+
+            measure("ptx add: core driver.launch, no launch-hook plugins",
+                    lambda: tdriver.launch(ck, (1, 1, 1), [x, y, out, n]))
+    except Exception as e:  # noqa: BLE001
+        report["errors"]["launch no hooks"] = f"{type(e).__name__}: {e}"
 
 
 def ptx_kernel():
