@@ -14,6 +14,9 @@ from .functions import (PropagateNan, abs, advance, arange, argmax, argmin, asso
                         sqrt_rn, static_assert, static_print, static_range, store, sum, trans, umulhi, view, where,
                         xor_sum, zeros, zeros_like)
 from . import math  # noqa: F401
+from . import random  # noqa: F401
+from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint,  # noqa: F401
+                     randint4x, randn, randn4x, uint_to_uniform_float)
 
 float8e4 = float8e4nv
 const = constexpr
