@@ -95,6 +95,7 @@ class _Rewriter:
     def __init__(self, root):
         self.root = root
         self.changed = False
+        self.assume: dict = {}  # value -> layout it will have (a loop-carried value being retyped)
 
     # ---- backward rematerialisation --------------------------------------------------------------
 
@@ -103,6 +104,8 @@ class _Rewriter:
         if not is_tensor(value.type):
             return value
         if layout_of(value) == lay:
+            return value
+        if self.assume and self.assume.get(value) == lay:
             return value
         d = defining_op(value)
         if d is not None and d.name == CONVERT and layout_of(d.operands[0]) == lay:
@@ -196,22 +199,118 @@ class _Rewriter:
             u.results[0].replace_all_uses_with(src)
         return True
 
+    # ---- loop-carried values ------------------------------------------------------------------
+
+    def _loop_candidates(self, body, arg):
+        """Layouts a loop-carried value could be carried in instead: the sources of the conversions in the loop
+        body that produce its layout, or that take it elsewhere."""
+        b = layout_of(arg)
+        out = []
+        for o in walk_block(body):
+            if o.name != CONVERT:
+                continue
+            src_l, dst_l = layout_of(o.operands[0]), layout_of(o.results[0])
+            cand = src_l if dst_l == b else (dst_l if o.operands[0] == arg else None)
+            if cand is not None and cand != b and cand not in out:
+                out.append(cand)
+        return out
+
+    def through_loop(self, for_op) -> bool:
+        """Carry a loop-carried tensor in the layout the loop body computes it in (Triton's rematerialisation of
+        ``scf.for`` iter_args): ``%acc`` in layout ``B`` updated as ``%acc + convert(%x : A -> B)`` becomes an
+        ``%acc`` in ``A`` (``%acc + %x``).  The init value is converted (or rematerialised) once before the loop,
+        the result converted back once after it; nothing is added inside the loop, and at least one conversion
+        inside it dies."""
+        body = for_op.regions[0].blocks[0]
+        term = as_op(list(body.operations)[-1])
+        if term.name != "scf.yield":
+            return False
+        n_iv = 1
+        for i, arg in enumerate(list(body.arguments)[n_iv:]):
+            if not is_tensor(arg.type) or layout_of(arg) is None:
+                continue
+            for lay in self._loop_candidates(body, arg):
+                if self._retype_iter_arg(for_op, body, term, i, arg, lay):
+                    return True
+        return False
+
+    def _retype_iter_arg(self, for_op, body, term, i, arg, lay) -> bool:
+        v = term.operands[i]
+        plan: dict = {}
+        self.assume = {arg: lay}
+        try:
+            ok = self._slice(v, lay, plan)
+        finally:
+            self.assume = {}
+        if not ok:
+            return False
+        old_ops = [d for (val, _), d in plan.items() if d.name not in _LEAF_OPS]
+        old_set = set(old_ops)
+        dying = []
+        for u in users(arg):
+            if u in old_set or u == term:
+                continue
+            if u.name == CONVERT and layout_of(u.results[0]) == lay:
+                dying.append(u)
+                continue
+            return False
+        for o in old_ops:
+            for r in o.results:
+                for u in users(r):
+                    if u in old_set:
+                        continue
+                    if u == term and [k for k, x in enumerate(term.operands) if x == r] == [i]:
+                        continue
+                    return False
+        for o in walk_block(body):
+            if o.name == CONVERT and o not in dying and users(o.results[0]) and \
+                    all(u in old_set for u in users(o.results[0])):
+                dying.append(o)
+        if not dying:
+            return False
+        # the init value, once, before the loop
+        init = for_op.operands[3 + i]
+        iplan: dict = {}
+        if defining_op(init) is not None and self._slice(init, lay, iplan):
+            new_init = self._materialise(init, lay, iplan, {}, for_op)
+        else:
+            new_init = create_convert(init, lay, before=for_op)
+        res = for_op.results[i]
+        old_lay = layout_of(res)
+        res_uses = list(res.uses)
+        arg.set_type(with_layout(arg.type, lay))
+        res.set_type(with_layout(res.type, lay))
+        for_op.operands[3 + i] = new_init
+        for c in dying:
+            if c.operands[0] == arg:
+                c.results[0].replace_all_uses_with(arg)
+        term.operands[i] = self._materialise(v, lay, plan, {}, term)
+        if res_uses:
+            back = create_convert(res, old_lay, after=for_op)
+            for u in res_uses:
+                u.owner.operands[u.operand_number] = back
+        erase_dead(for_op)
+        return True
+
     # ---- forward sinking -----------------------------------------------------------------------
 
     def _sink_plan(self, u, y, a):
         """How user ``u`` of ``%y`` would compute in ``a``'s family: (result layout, plan) or None."""
         if u.name == CONVERT:
             return (None, {})
-        if u.name in MEMORY_OPS or len(u.regions) or u.block != defining_op(y).block:
+        if u.name == "tt.store" and _cheap_store(u) and u.block == defining_op(y).block:
+            res_lay = a
+        elif u.name in MEMORY_OPS or len(u.regions) or u.block != defining_op(y).block:
             return None
-        res_lay = _result_layout_from_operand(u, a, y)
+        else:
+            res_lay = _result_layout_from_operand(u, a, y)
         if res_lay is None:
             return None
         plan: dict = {}
         for i, v in enumerate(u.operands):
             if v == y or not is_tensor(v.type):
                 continue
-            want = _operand_layout(u, i, res_lay) if u.name != "tt.reduce" else a
+            want = _operand_layout(u, i, res_lay) if u.name not in ("tt.reduce", "tt.store") else a
             if want is None or want == "scalar":
                 return None
             if not self._slice(v, want, plan):
@@ -244,7 +343,7 @@ class _Rewriter:
                 if v == y:
                     u.operands[i] = src
                 elif is_tensor(v.type):
-                    want = _operand_layout(u, i, res_lay) if u.name != "tt.reduce" else a
+                    want = _operand_layout(u, i, res_lay) if u.name not in ("tt.reduce", "tt.store") else a
                     u.operands[i] = self._materialise(v, want, plan, made, u)
             for r in u.results:
                 if not is_tensor(r.type):
@@ -296,9 +395,40 @@ class _Rewriter:
             if self.sink(cvt):
                 changed = True
                 continue
+        if not changed:
+            for op in walk(self.root):
+                if op.name == "scf.for" and _alive(op) and self.through_loop(op):
+                    changed = True
+                    break
         if changed:
             erase_dead(self.root)
         return changed
+
+
+def _cheap_store(op) -> bool:
+    """A store of fewer elements than the CTA has threads is no layout anchor (Triton's
+    ``isExpensiveLoadOrStore``): it can take whatever layout its value comes in (replicated elements are
+    written once, by their first holder)."""
+    ptr = op.operands[0]
+    if not is_tensor(ptr.type):
+        return False
+    n = 1
+    for s in ir.RankedTensorType(ptr.type).shape:
+        n *= s
+    from tritium.dialects import ttg
+    from .coalesce import module_int
+    threads = module_int(op, ttg.NUM_WARPS, 4) * module_int(op, ttg.THREADS_PER_WARP, 32)
+    return n < threads
+
+
+def walk_block(block) -> list:
+    """Every op in ``block`` and nested in it, in program order."""
+    out = []
+    for o in block.operations:
+        o = as_op(o)
+        out.append(o)
+        out.extend(walk(o))
+    return out
 
 
 def _alive(op) -> bool:
