@@ -41,6 +41,11 @@ class CUDATargetInfo(TargetInfo):
     def shuffle_xor(self, ctx, value, mask):
         return asm(ctx, f"shfl.sync.bfly.b32 $0, $1, {mask}, 0x1f, 0xffffffff;", "=r,r", [value], [ctx.i32()])[0]
 
+    def shuffle_idx(self, ctx, value, src_lane):
+        """``value`` (i32) of lane ``src_lane`` (an i32 value)."""
+        return asm(ctx, "shfl.sync.idx.b32 $0, $1, $2, 0x1f, 0xffffffff;", "=r,r,r", [value, src_lane],
+                   [ctx.i32()])[0]
+
     def barrier(self, ctx):
         ctx.op("nvvm.barrier0", [])
 

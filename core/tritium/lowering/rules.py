@@ -62,7 +62,9 @@ def _constant(ctx, op):
         return [[ctx.op1("arith.constant", [], scalar_type(ty), {"value": attr})]]
     dense = ir.DenseElementsAttr(attr)
     if not dense.is_splat:
-        raise LoweringError("non-splat tensor constants are not supported by the GPU lowering")
+        from .rules_extra import non_splat_constant
+
+        return non_splat_constant(ctx, op)
     v = ctx.op1("arith.constant", [], scalar_type(ty), {"value": dense.get_splat_value()})
     return [[v] * ctx.nregs(ty)]
 
@@ -519,3 +521,7 @@ def _reduce(ctx, op):
         for j in range(k):
             out[j].append(acc[key][j])
     return out
+
+
+# more generic rules, one family a file (registered on import)
+from . import rules_extra, rules_scan  # noqa: E402,F401

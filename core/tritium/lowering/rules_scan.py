@@ -1,0 +1,312 @@
+"""``tt.scan`` (target independent, registered under ``GENERIC``), as Triton lowers ScanOp.
+
+The elements along the scan axis are split by the layout's bits (sorted by their base along the axis):
+
+1. the *chunk*: the leading register bits (consecutive elements one thread holds): a sequential scan in
+   registers;
+2. the *lanes*: the following lane bits (consecutive lane-id bits): a Hillis-Steele scan of the chunk totals
+   with index shuffles, then each chunk combines the exclusive prefix of the lanes before it;
+3. the *segments*: the remaining warp and register bits.  Without warps along the axis the segment totals
+   are broadcast from the last lane with shuffles and combined in registers; with warps along the axis the
+   totals go through the shared scratch buffer (``[rows, segments]`` per operand, barriers around it) and
+   every element combines the totals of the segments before its own.
+
+``combine`` is always applied with its operands in index order (lower index first), for ``reverse`` too, as
+the interpreter does.  Layouts whose axis bits do not have this shape raise a ``LoweringError``.
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from .context import is_tensor
+from .registry import LoweringError, register
+from .rules import _emit_offset, _smem_elem
+
+
+def _combine(ctx, sym, left, right):
+    from .driver import apply_combine
+
+    return apply_combine(ctx, sym, list(left) + list(right))
+
+
+def _i1(ctx):
+    return ir.IntegerType.get_signless(1)
+
+
+def cmpi(ctx, pred: str, a, b):
+    code = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7, "ugt": 8, "uge": 9}[pred]
+    return ctx.op1("arith.cmpi", [a, b], _i1(ctx), {"predicate": ir.IntegerAttr.get(ctx.int_ty(64), code)})
+
+
+def select(ctx, c, a, b):
+    return ctx.op1("arith.select", [c, a, b], a.type)
+
+
+def shuffle_any(ctx, v, shfl32):
+    """Shuffle a scalar of any int / float type (up to 64 bits) with ``shfl32(i32 value) -> i32``."""
+    ty = v.type
+    i32 = ctx.i32()
+    if not isinstance(ty, (ir.IntegerType, ir.FloatType)):
+        raise LoweringError(f"cannot shuffle a value of type {ty}")
+    bits = ty.width
+    isint = isinstance(ty, ir.IntegerType)
+    if bits == 32:
+        r = shfl32(v if isint else ctx.op1("arith.bitcast", [v], i32))
+        return r if isint else ctx.op1("arith.bitcast", [r], ty)
+    if bits < 32:
+        ity = ctx.int_ty(bits)
+        as_i = v if isint else ctx.op1("arith.bitcast", [v], ity)
+        r = ctx.op1("arith.trunci", [shfl32(ctx.op1("arith.extui", [as_i], i32))], ity)
+        return r if isint else ctx.op1("arith.bitcast", [r], ty)
+    if bits == 64:
+        i64 = ctx.int_ty(64)
+        as_i = v if isint else ctx.op1("arith.bitcast", [v], i64)
+        lo = ctx.op1("arith.trunci", [as_i], i32)
+        hi = ctx.op1("arith.trunci", [ctx.op1("arith.shrui", [as_i, ctx.const(i64, 32)], i64)], i32)
+        lo, hi = shfl32(lo), shfl32(hi)
+        r = ctx.op1("arith.ori", [ctx.op1("arith.extui", [lo], i64),
+                                  ctx.op1("arith.shli", [ctx.op1("arith.extui", [hi], i64), ctx.const(i64, 32)],
+                                          i64)], i64)
+        return r if isint else ctx.op1("arith.bitcast", [r], ty)
+    raise LoweringError(f"cannot shuffle a value of type {ty}")
+
+
+def shuffle_idx(ctx, v, src_lane):
+    fn = getattr(ctx.target, "shuffle_idx", None)
+    if fn is None:
+        raise LoweringError(f"tt.scan needs index shuffles, which target '{ctx.target.name}' does not provide")
+    return shuffle_any(ctx, v, lambda x: fn(ctx, x, src_lane))
+
+
+def _axis_bits(ll, axis):
+    """(kind, bit position, base) of every bit with a nonzero base along ``axis``, sorted by base."""
+    out = []
+    for kind, bases in (("reg", ll.reg), ("lane", ll.lane), ("warp", ll.warp)):
+        for i, b in enumerate(bases):
+            if b[axis]:
+                if any(x for d, x in enumerate(b) if d != axis):
+                    raise LoweringError("tt.scan over a layout whose bits mix the scan axis with other dims is "
+                                        "not supported")
+                out.append((kind, i, b[axis]))
+    out.sort(key=lambda t: t[2])
+    for j, (_, _, b) in enumerate(out):
+        if b != 1 << j:
+            raise LoweringError("tt.scan: the layout does not cover the scan axis once (unsupported layout)")
+    return out
+
+
+@register("tt.scan")
+def _scan(ctx, op):
+    axis = int(op.attributes["axis"].value)
+    reverse = "reverse" in op.attributes and bool(ir.BoolAttr(op.attributes["reverse"]).value)
+    sym = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
+    srcs = list(op.operands)
+    k = len(srcs)
+    ty = srcs[0].type
+    if not is_tensor(ty):
+        raise LoweringError("tt.scan of a scalar")
+    shape = tuple(ir.RankedTensorType(ty).shape)
+    n = shape[axis]
+    vals = [list(ctx.get(s)) for s in srcs]
+    if n == 1:
+        return vals
+    ll = ctx.linear(ty)
+    bits = _axis_bits(ll, axis)
+    # 1. chunk bits, 2. lane bits, 3. the rest
+    j = 0
+    while j < len(bits) and bits[j][0] == "reg":
+        j += 1
+    chunk = 1 << j
+    lane_bits = []
+    while j < len(bits) and bits[j][0] == "lane":
+        lane_bits.append(bits[j][1])
+        j += 1
+    seg_bits = bits[j:]
+    if any(kind == "lane" for kind, _, _ in seg_bits):
+        raise LoweringError("tt.scan: lanes along the axis are interleaved with registers or warps "
+                            "(unsupported layout)")
+    L = 1 << len(lane_bits)
+    if lane_bits and lane_bits != list(range(lane_bits[0], lane_bits[0] + len(lane_bits))):
+        raise LoweringError("tt.scan: the lanes along the axis are not consecutive lane-id bits (unsupported layout)")
+    p0 = lane_bits[0] if lane_bits else 0
+    seg_len = chunk * L
+    S = n // seg_len
+    warp_along = any(kind == "warp" for kind, _, _ in seg_bits)
+
+    def ordered(earlier, later):
+        """combine(x, y) with x the lower index: ``earlier`` / ``later`` are in scan order."""
+        return _combine(ctx, sym, later, earlier) if reverse else _combine(ctx, sym, earlier, later)
+
+    # unique registers and their register-only index
+    first_of = {}
+    dup = {}
+    for r in range(ll.num_regs):
+        ix = ll.index(r)
+        if ix in first_of:
+            dup[r] = first_of[ix]
+        else:
+            first_of[ix] = r
+    regs = sorted(first_of.values())
+    ridx = {r: ll.index(r) for r in regs}
+
+    def scan_pos(a):  # position along the axis in scan order
+        return n - 1 - a if reverse else a
+
+    # chunks: registers with equal (row, axis // chunk); sorted by scan order inside
+    chunks: dict = {}
+    for r in regs:
+        ix = ridx[r]
+        key = ix[:axis] + (ix[axis] // chunk,) + ix[axis + 1:]
+        chunks.setdefault(key, []).append(r)
+    for key in chunks:
+        chunks[key].sort(key=lambda r: scan_pos(ridx[r][axis]))
+    cur = {r: [vals[q][r] for q in range(k)] for r in regs}
+    # 1. sequential scan inside each chunk
+    for key, rs in chunks.items():
+        for a, b in zip(rs, rs[1:]):
+            cur[b] = ordered(cur[a], cur[b])
+    # 2. across lanes
+    if L > 1:
+        i32 = ctx.i32()
+        lane = ctx.lane_id()
+        pos = ctx.op1("arith.andi", [ctx.op1("arith.shrui", [lane, ctx.c32(p0)], i32), ctx.c32(L - 1)], i32)
+        if reverse:
+            pos = ctx.op1("arith.subi", [ctx.c32(L - 1), pos], i32)  # lane position in scan order
+
+        def src_lane(d):
+            # the lane d positions earlier in scan order (clamped into the warp; the result is unused there)
+            delta = ctx.c32(d << p0)
+            s = ctx.op1("arith.addi" if reverse else "arith.subi", [lane, delta], i32)
+            return ctx.op1("arith.andi", [s, ctx.c32(ctx.threads_per_warp - 1)], i32)
+
+        for key, rs in chunks.items():
+            last = rs[-1]
+            tot = list(cur[last])
+            d = 1
+            while d < L:
+                sl = src_lane(d)
+                other = [shuffle_idx(ctx, v, sl) for v in tot]
+                ok = cmpi(ctx, "uge", pos, ctx.c32(d))
+                comb = ordered(other, tot)
+                tot = [select(ctx, ok, c, t) for c, t in zip(comb, tot)]
+                d *= 2
+            # exclusive prefix: the inclusive total of the previous lane
+            sl = src_lane(1)
+            excl = [shuffle_idx(ctx, v, sl) for v in tot]
+            ok = cmpi(ctx, "uge", pos, ctx.c32(1))
+            for r in rs:
+                if r == last:
+                    cur[r] = tot
+                    continue
+                comb = ordered(excl, cur[r])
+                cur[r] = [select(ctx, ok, c, t) for c, t in zip(comb, cur[r])]
+    # 3. across segments
+    if S > 1:
+        if not warp_along:
+            _segments_in_warp(ctx, chunks, cur, ridx, axis, chunk, seg_len, L, p0, reverse, ordered, scan_pos)
+        else:
+            _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len, S, L, reverse, ordered)
+    out = [[None] * ll.num_regs for _ in range(k)]
+    for r in range(ll.num_regs):
+        src = dup.get(r, r)
+        for q in range(k):
+            out[q][r] = cur[src][q]
+    return out
+
+
+def _segments_in_warp(ctx, chunks, cur, ridx, axis, chunk, seg_len, L, p0, reverse, ordered, scan_pos):
+    """Segments = register repetitions of one warp: totals from the last lane by shuffles."""
+    i32 = ctx.i32()
+    lane = ctx.lane_id()
+    if L > 1:
+        last_pos = 0 if reverse else L - 1
+        base = ctx.op1("arith.andi", [lane, ctx.c32(~((L - 1) << p0) & (ctx.threads_per_warp - 1))], i32)
+        src = ctx.op1("arith.ori", [base, ctx.c32(last_pos << p0)], i32) if last_pos else base
+    rows: dict = {}
+    for key, rs in chunks.items():
+        row = key[:axis] + key[axis + 1:]
+        rows.setdefault(row, []).append(rs)
+    for row, segs in rows.items():
+        segs.sort(key=lambda rs: scan_pos(ridx[rs[0]][axis]))
+        prefix = None
+        for rs in segs:
+            last = rs[-1]
+            tot = [shuffle_idx(ctx, v, src) for v in cur[last]] if L > 1 else list(cur[last])
+            if prefix is not None:
+                for r in rs:
+                    cur[r] = ordered(prefix, cur[r])
+                tot = ordered(prefix, tot)
+            prefix = tot
+
+
+def _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len, S, L, reverse, ordered):
+    """Segments span warps: write each segment's total to shared memory, combine the earlier ones."""
+    i32 = ctx.i32()
+    k = len(srcs)
+    sh = seg_len.bit_length() - 1
+    tshape = shape[:axis] + (S,) + shape[axis + 1:]
+    nslots = 1
+    for s in tshape:
+        nslots *= s
+    plans = []
+    off_bytes = 0
+    for q in range(k):
+        sty, to_s, from_s, nbytes = _smem_elem(ctx, srcs[q].type)
+        off_bytes = (off_bytes + 7) // 8 * 8
+        plans.append((off_bytes // nbytes, sty, to_s, from_s))
+        off_bytes += nslots * nbytes
+    ctx.need_shared(off_bytes)
+    idx_of = ctx.indices(srcs[0].type)
+
+    def seg_of(ix):
+        s = ctx.op1("arith.shrui", [ix[axis], ctx.c32(sh)], i32)
+        return ctx.op1("arith.subi", [ctx.c32(S - 1), s], i32) if reverse else s
+
+    def slot(ix, s):
+        return _emit_offset(ctx, ("lin", ix[:axis] + (s,) + ix[axis + 1:], tshape))
+
+    ctx.barrier()
+    # the last element of each segment (scan order) writes the segment's inclusive total
+    for key, rs in chunks.items():
+        last = rs[-1]
+        ix = idx_of[last]
+        in_seg = ctx.op1("arith.andi", [ix[axis], ctx.c32(seg_len - 1)], i32)
+        want = 0 if reverse else seg_len - 1
+        is_last = cmpi(ctx, "eq", in_seg, ctx.c32(want))
+        s = seg_of(ix)
+        ifop = ctx.op("scf.if", [is_last], [], regions=2)
+        blk = ir.Block.create_at_start(ifop.regions[0], [])
+        with ir.InsertionPoint(blk):
+            o = slot(ix, s)
+            for q in range(k):
+                base, sty, to_s, from_s = plans[q]
+                oq = ctx.op1("arith.addi", [o, ctx.c32(base)], i32) if base else o
+                ctx.op("llvm.store", [to_s(cur[last][q]), ctx.smem_ptr(oq, sty)])
+            ctx.op("scf.yield", [])
+        ir.Block.create_at_start(ifop.regions[1], [])
+        with ir.InsertionPoint(ifop.regions[1].blocks[0]):
+            ctx.op("scf.yield", [])
+    ctx.barrier()
+    for key, rs in chunks.items():
+        ix = idx_of[rs[0]]
+        s = seg_of(ix)
+        prefix = None
+        P = None
+        for kk in range(S - 1):
+            o = slot(ix, ctx.c32(kk))
+            t = []
+            for q in range(k):
+                base, sty, to_s, from_s = plans[q]
+                oq = ctx.op1("arith.addi", [o, ctx.c32(base)], i32) if base else o
+                t.append(from_s(ctx.op1("llvm.load", [ctx.smem_ptr(oq, sty)], sty)))
+            P = t if P is None else ordered(P, t)
+            if prefix is None:
+                prefix = P
+            else:
+                is_k = cmpi(ctx, "eq", s, ctx.c32(kk + 1))
+                prefix = [select(ctx, is_k, a, b) for a, b in zip(P, prefix)]
+        has = cmpi(ctx, "ugt", s, ctx.c32(0))
+        for r in rs:
+            comb = ordered(prefix, cur[r])
+            cur[r] = [select(ctx, has, c, v) for c, v in zip(comb, cur[r])]
+    ctx.barrier()
