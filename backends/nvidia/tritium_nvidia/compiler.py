@@ -20,24 +20,21 @@ def _arch(metadata) -> int:
 
 
 def make_ttgir(src: str, metadata: dict, options) -> str:
-    """TTIR text -> TTGIR text: layouts (convert_to_ttgir), then coalesce / remove_layout_conversions when the
-    TTGIR passes are available."""
+    """TTIR text -> TTGIR text: layouts (convert_to_ttgir), then the TTGIR pipeline (coalesce, remove layout
+    conversions, cleanups, reorder, shared-memory allocation, membar): the lowering reads the allocation's
+    ``allocation.offset`` attributes and membar's ``ttg.barrier`` ops, the launch the module's ``ttg.shared``."""
     from mlir import ir
 
     from tritium.dialects import make_context
     from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
+    from tritium.passes.ttgir.pipeline import run_ttgir_pipeline
 
     ctx = make_context()
     with ctx:
         module = ir.Module.parse(src)
         convert_to_ttgir(module, num_warps=options.num_warps, threads_per_warp=32,
                          num_ctas=options.num_ctas, target=f"cuda:{_arch(metadata)}")
-        for modname, fn in (("coalesce", "coalesce"), ("remove_layout_conversions", "remove_layout_conversions")):
-            try:
-                mod = __import__(f"tritium.passes.ttgir.{modname}", fromlist=[fn])
-            except ImportError:
-                continue
-            getattr(mod, fn)(module.operation)
+        run_ttgir_pipeline(module, options)
         module.operation.verify()
         return module.operation.get_asm(enable_debug_info=True)
 
@@ -73,12 +70,14 @@ def make_llir(src: str, metadata: dict, options) -> str:
         except ImportError:
             info = None
         num_warps = ttg.module_int(module, ttg.NUM_WARPS, options.num_warps)
+        shared = ttg.module_int(module, "ttg.shared", 0)
         lowered = lower_module(module, rules.CUDATargetInfo(_arch(metadata)), "cuda",
                                kernel_attrs=kernel_attrs(num_warps), options=options, axis_info=info)
         llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))
     metadata["name"] = lowered.kernel or metadata.get("name")
-    metadata["shared"] = lowered.shared
-    metadata["shared_dynamic"] = lowered.shared
+    # the allocation's total; the lowering's need is larger only for ops placed without it (offset 0, bracketed)
+    metadata["shared"] = max(shared, lowered.shared)
+    metadata["shared_dynamic"] = metadata["shared"]
     metadata["num_warps"] = num_warps
     metadata["arg_types"] = [_short(t) for t in lowered.arg_types]
     return llir

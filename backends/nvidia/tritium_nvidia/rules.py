@@ -423,16 +423,15 @@ def _atomic(ctx, op, cas: bool):
         from tritium.lowering.rules import _smem_elem
 
         sty, to_s, from_s, nbytes = _smem_elem(ctx, res_ty)
-        ctx.barrier()
-        p = ctx.smem_ptr(ctx.c32(0), sty)
+        buf = ctx.scratch(op, nbytes)
+        p = ctx.smem_ptr(ctx.c32(0), sty, buf.base)
         # a predicated shared store (st.shared) keeps this branch-free
         asm(ctx, f"@$2 st.shared.b{bits} [ $0 + 0 ], $1;", f"r,{cl},b",
             [ctx.op1("llvm.ptrtoint", [p], ctx.i32()), _to_words(ctx, [out[0]], elem, bits)[0], own], [],
             side_effects=True)
-        ctx.need_shared(nbytes)
         ctx.barrier()
         v = from_s(ctx.op1("llvm.load", [p], sty))
-        ctx.barrier()
+        ctx.release(buf)
         return [[v]]
     return [out]
 

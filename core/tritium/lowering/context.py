@@ -49,6 +49,15 @@ def is_tensor(ty) -> bool:
     return isinstance(ty, ir.RankedTensorType)
 
 
+@dataclass(frozen=True)
+class Scratch:
+    """Shared memory a rule claimed: ``base`` bytes into ``@global_smem``; ``bracketed``: not placed by the
+    allocation analysis, so the rule's use is bracketed by barriers."""
+
+    base: int
+    bracketed: bool
+
+
 @dataclass
 class LoweringContext:
     """State of lowering one function.  ``values`` maps TTGIR values to lists of per-thread scalar values."""
@@ -68,6 +77,7 @@ class LoweringContext:
     options: Any = None
     entry_block: Any = None
     funcs: dict = field(default_factory=dict)
+    kernel: bool = True  # a public function (its ops' allocation offsets are absolute)
 
     # ------------------------------------------------------------------ value map
     def get(self, value) -> list:
@@ -221,12 +231,42 @@ class LoweringContext:
     def need_shared(self, nbytes: int) -> None:
         self.shared_bytes = max(self.shared_bytes, int(nbytes))
 
-    def smem_ptr(self, offset, elem_ty):
-        """Pointer to element ``offset`` (an i32 value, in elements of ``elem_ty``) of the scratch buffer."""
+    def smem_ptr(self, offset, elem_ty, base: int = 0):
+        """Pointer to element ``offset`` (an i32 value, in elements of ``elem_ty``) of the scratch buffer,
+        ``base`` bytes into ``@global_smem`` (a :class:`Scratch`'s ``base``)."""
         ptr3 = ir.Type.parse(f"!llvm.ptr<{self.target.shared_address_space}>")
-        return self.op1("llvm.getelementptr", [self.smem_base(), offset], ptr3,
+        ptr = self.smem_base()
+        if base:
+            ptr = self.op1("llvm.getelementptr", [ptr], ptr3,
+                           {"rawConstantIndices": ir.DenseI32ArrayAttr.get([int(base)]),
+                            "elem_type": ir.TypeAttr.get(self.int_ty(8))})
+        return self.op1("llvm.getelementptr", [ptr, offset], ptr3,
                         {"rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
                          "elem_type": ir.TypeAttr.get(elem_ty)})
+
+    def scratch(self, op, nbytes: int) -> "Scratch":
+        """Claim ``nbytes`` of shared memory for ``op``'s own use (write, ``ctx.barrier()``, read).
+
+        In a kernel whose TTGIR went through the allocation analysis, ``op`` carries ``allocation.offset`` /
+        ``allocation.size``: the rule uses those bytes and membar's ``ttg.barrier`` ops order it against the other
+        ops, so the rule's only barrier is the one between its own write and read.  Otherwise (no allocation ran,
+        a non-kernel function, an op the analysis gives no buffer, a buffer smaller than the rule needs) the rule
+        uses offset 0 bracketed by barriers: safe, since no other scratch buffer is live while an op runs.
+        Call :meth:`release` after the last read."""
+        nbytes = int(nbytes)
+        if self.kernel and "allocation.offset" in op.attributes:
+            off = int(op.attributes["allocation.offset"].value)
+            size = int(op.attributes["allocation.size"].value) if "allocation.size" in op.attributes else 0
+            if nbytes <= size:
+                self.need_shared(off + nbytes)
+                return Scratch(off, False)
+        self.barrier()
+        self.need_shared(nbytes)
+        return Scratch(0, True)
+
+    def release(self, s: "Scratch") -> None:
+        if s.bracketed:
+            self.barrier()
 
     def barrier(self) -> None:
         self.target.barrier(self)

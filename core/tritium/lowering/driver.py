@@ -9,8 +9,9 @@ Conventions:
   converted by the upstream passes (``convert-scf-to-cf``, ``convert-arith-to-llvm``, ``convert-cf-to-llvm``,
   ``convert-func-to-llvm``; a function with several results returns an LLVM struct there);
 * ``tt.reduce`` / ``tt.scan`` combine functions are inlined at every application; they are not emitted.
-* scratch shared memory is one ``@global_smem`` (``!llvm.array<0 x i8>``, address space 3) of dynamic size:
-  every rule using it brackets its use with barriers, and the function's need is the maximum over rules.
+* scratch shared memory is one ``@global_smem`` (``!llvm.array<0 x i8>``, address space 3) of dynamic size: a
+  rule claims its bytes with ``ctx.scratch(op, nbytes)`` (the allocation analysis's offset in kernels, else offset 0
+  bracketed by barriers) and the module's need is the maximum of ``offset + bytes`` over the ops.
 """
 from __future__ import annotations
 
@@ -154,7 +155,7 @@ def lower_module(module, target: TargetInfo, backend: str, *, kernel_attrs=None,
             public = "sym_visibility" not in f.attributes or ir.StringAttr(f.attributes["sym_visibility"]).value == "public"
             ctx = LoweringContext(target=target, backend=backend, module=module, out_module=out,
                                   num_warps=num_warps, threads_per_warp=tpw, axis_info=axis_info, options=options,
-                                  funcs=funcs)
+                                  funcs=funcs, kernel=public)
             fty = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
             ins, outs = flat_types(ctx, fty.inputs), flat_types(ctx, fty.results)
             attrs = {"sym_name": ir.StringAttr.get(name),

@@ -126,7 +126,7 @@ def _broadcast(ctx, op):
     m = _reg_lookup(src_ll, dst_ll, project)
     if m is None:
         # the layouts disagree on threads: move the source through shared memory first
-        return [_exchange(ctx, [(vals, src.type, lambda idx: _linear(idx, sshape))], res.type,
+        return [_exchange(ctx, op, [(vals, src.type, lambda idx: _linear(idx, sshape))], res.type,
                           lambda idx: _linear(tuple(0 if sshape[d] == 1 else x for d, x in enumerate(idx)), sshape))]
     return [[vals[i] for i in m]]
 
@@ -144,7 +144,7 @@ def _expand_dims(ctx, op):
     m = _reg_lookup(src_ll, dst_ll, project)
     if m is None:
         sshape = tuple(ir.RankedTensorType(src.type).shape)
-        return [_exchange(ctx, [(vals, src.type, lambda idx: _linear(idx, sshape))], res.type,
+        return [_exchange(ctx, op, [(vals, src.type, lambda idx: _linear(idx, sshape))], res.type,
                           lambda idx: _linear(idx[:axis] + idx[axis + 1:], sshape))]
     return [[vals[i] for i in m]]
 
@@ -280,30 +280,41 @@ def _smem_elem(ctx, ty):
     return e, (lambda v: v), (lambda v: v), max(1, bits // 8)
 
 
-def _exchange(ctx, sources, dst_ty, dst_offset) -> list:
-    """Write every source tensor (values, type, index -> offset spec) to the scratch buffer, then read the
-    destination's registers at ``dst_offset(index)``."""
+def _exchange(ctx, op, sources, dst_ty, dst_offset) -> list:
+    """Write every source tensor (values, type, index -> offset spec) to ``op``'s scratch buffer, then read the
+    destination's registers at ``dst_offset(index)`` (one barrier between; see ``ctx.scratch``)."""
     sty, to_s, from_s, nbytes = _smem_elem(ctx, dst_ty)
     size = 0
-    ctx.barrier()
     for vals, ty, off in sources:
-        idx = ctx.indices(ty)
-        shape = tuple(ir.RankedTensorType(ty).shape)
         n = 1
-        for s in shape:
+        for s in ir.RankedTensorType(ty).shape:
             n *= s
         size += n
-        for v, ix in zip(vals, idx):
+    buf = ctx.scratch(op, size * nbytes)
+    for vals, ty, off in sources:
+        idx = ctx.indices(ty)
+        seen = set()
+        ll = ctx.linear(ty)
+        for r, (v, ix) in enumerate(zip(vals, idx)):
+            if ll.index(r) in seen:  # a register holding an element again (replication) stores it once
+                continue
+            seen.add(ll.index(r))
             o = _emit_offset(ctx, off(ix))
-            ctx.op("llvm.store", [to_s(v), ctx.smem_ptr(o, sty)])
-    ctx.need_shared(size * nbytes)
+            ctx.op("llvm.store", [to_s(v), ctx.smem_ptr(o, sty, buf.base)])
     ctx.barrier()
     out = []
     for ix in ctx.indices(dst_ty):
         o = _emit_offset(ctx, dst_offset(ix))
-        out.append(from_s(ctx.op1("llvm.load", [ctx.smem_ptr(o, sty)], sty)))
-    ctx.barrier()
+        out.append(from_s(ctx.op1("llvm.load", [ctx.smem_ptr(o, sty, buf.base)], sty)))
+    ctx.release(buf)
     return out
+
+
+@register("ttg.barrier")
+def _barrier(ctx, op):
+    """membar's barrier: every thread of the CTA waits (``bar.sync 0`` on CUDA)."""
+    ctx.barrier()
+    return []
 
 
 @register("ttg.convert_layout")
@@ -317,7 +328,7 @@ def _convert_layout(ctx, op):
     if m is not None:
         return [[vals[i] for i in m]]
     shape = tuple(ir.RankedTensorType(src.type).shape)
-    return [_exchange(ctx, [(vals, src.type, lambda ix: _linear(ix, shape))], res.type,
+    return [_exchange(ctx, op, [(vals, src.type, lambda ix: _linear(ix, shape))], res.type,
                       lambda ix: _linear(ix, shape))]
 
 
@@ -332,7 +343,7 @@ def _trans(ctx, op):
         for k, o in enumerate(order):
             s[o] = ix[k]
         return tuple(s)
-    return [_exchange(ctx, [(ctx.get(src), src.type, lambda ix: _linear(ix, shape))], res.type,
+    return [_exchange(ctx, op, [(ctx.get(src), src.type, lambda ix: _linear(ix, shape))], res.type,
                       lambda ix: _linear(src_of(ix), shape))]
 
 
@@ -342,7 +353,7 @@ def _reshape(ctx, op):
     sshape = tuple(ir.RankedTensorType(src.type).shape)
     dshape = tuple(ir.RankedTensorType(res.type).shape)
     src_ll, dst_ll = ctx.linear(src.type), ctx.linear(res.type)
-    return [_exchange(ctx, [(ctx.get(src), src.type, lambda ix: _linear(ix, sshape))], res.type,
+    return [_exchange(ctx, op, [(ctx.get(src), src.type, lambda ix: _linear(ix, sshape))], res.type,
                       lambda ix: _linear(ix, dshape))]
 
 
@@ -355,7 +366,7 @@ def _cat(ctx, op):
     for s in shape:
         n *= s
     dshape = tuple(ir.RankedTensorType(res.type).shape)
-    return [_exchange(ctx, [(ctx.get(a), a.type, lambda ix: _linear(ix, shape)),
+    return [_exchange(ctx, op, [(ctx.get(a), a.type, lambda ix: _linear(ix, shape)),
                             (ctx.get(b), b.type, lambda ix: ("add", _linear(ix, shape), n))], res.type,
                       lambda ix: _linear(ix, dshape))]
 
@@ -366,7 +377,7 @@ def _join(ctx, op):
     res = op.results[0]
     shape = tuple(ir.RankedTensorType(a.type).shape)
     dshape = tuple(ir.RankedTensorType(res.type).shape)
-    return [_exchange(ctx, [(ctx.get(a), a.type, lambda ix: ("mul2", _linear(ix, shape), 0)),
+    return [_exchange(ctx, op, [(ctx.get(a), a.type, lambda ix: ("mul2", _linear(ix, shape), 0)),
                             (ctx.get(b), b.type, lambda ix: ("mul2", _linear(ix, shape), 1))], res.type,
                       lambda ix: _linear(ix, dshape))]
 
@@ -378,7 +389,7 @@ def _split(ctx, op):
     dshape = sshape[:-1]
     outs = []
     for k, r in enumerate(op.results):
-        outs.append(_exchange(ctx, [(ctx.get(src), src.type, lambda ix: _linear(ix, sshape))], r.type,
+        outs.append(_exchange(ctx, op, [(ctx.get(src), src.type, lambda ix: _linear(ix, sshape))], r.type,
                               lambda ix, k=k: ("mul2", _linear(ix, dshape), k)))
     return outs
 
@@ -460,53 +471,58 @@ def _reduce(ctx, op):
         for key in acc:
             other = [shuffle_xor(ctx, v, 1 << i) for v in acc[key]]
             acc[key] = _combine(ctx, sym, acc[key], other)
-    # 3. across warps
+    # 3. across warps, through shared memory laid out as the allocation analysis sizes it: the operand's shape
+    #    with shape[axis] = the warps along axis (row-major; operands one after the other, widest first).  Each
+    #    warp writes its partial at its position along axis, then every thread combines the partials of its keys.
     wbits = [i for i, b in enumerate(ll.warp) if b[axis] != 0]
     if wbits:
         keys = list(acc)
-        nthreads = ctx.num_warps * ctx.threads_per_warp
-        tid = ctx.thread_id()
-        lane = ctx.lane_id()
+        nw_axis = 1 << len(wbits)
+        sshape = list(ir.RankedTensorType(srcs[0].type).shape)
+        sshape[axis] = nw_axis
+        numel = 1
+        for x in sshape:
+            numel *= x
+        elems = [_smem_elem(ctx, s.type) for s in srcs]
+        slots = [None] * k
+        off = 0
+        for j in sorted(range(k), key=lambda j: -elems[j][3]):
+            slots[j] = off
+            off += numel * elems[j][3]
+        buf = ctx.scratch(op, off)
         warp = ctx.warp_id()
-        wmask = sum(1 << i for i in wbits)
-        warp_base = ctx.op1("arith.andi", [warp, ctx.c32((ctx.num_warps - 1) & ~wmask)], ctx.i32())
-        ctx.barrier()
-        offset_elems = 0
-        slots = []
-        for j in range(k):
-            sty, to_s, from_s, nbytes = _smem_elem(ctx, srcs[j].type)
-            # align each operand's region to 8 bytes
-            base = (offset_elems + 7) // 8 * 8
-            slots.append((base, sty, to_s, from_s, nbytes))
-            offset_elems = base + len(keys) * nthreads * nbytes
-        for ki, key in enumerate(keys):
+        wpos = None  # this warp's position along axis
+        for t, i in enumerate(wbits):
+            bit = ctx.op1("arith.andi", [ctx.op1("arith.shrui", [warp, ctx.c32(i)], ctx.i32()) if i else warp,
+                                         ctx.c32(1)], ctx.i32())
+            if t:
+                bit = ctx.op1("arith.shli", [bit, ctx.c32(t)], ctx.i32())
+            wpos = bit if wpos is None else ctx.op1("arith.ori", [wpos, bit], ctx.i32())
+        idx = ctx.indices(srcs[0].type)
+        where = {}
+        for key, regs in groups.items():
+            where[key] = idx[regs[0]]
+        for key in keys:
+            ix = list(where[key])
+            ix[axis] = wpos
+            o = _emit_offset(ctx, _linear(tuple(ix), tuple(sshape)))
             for j in range(k):
-                base, sty, to_s, from_s, nbytes = slots[j]
-                elem_off = ctx.op1("arith.addi", [ctx.c32(base // nbytes + ki * nthreads), tid], ctx.i32())
-                ctx.op("llvm.store", [to_s(acc[key][j]), ctx.smem_ptr(elem_off, sty)])
-        ctx.need_shared(offset_elems)
+                sty, to_s, from_s, nbytes = elems[j]
+                ctx.op("llvm.store", [to_s(acc[key][j]), ctx.smem_ptr(o, sty, buf.base + slots[j])])
         ctx.barrier()
-        combos = []
-        for c in range(1 << len(wbits)):
-            m = 0
-            for t, i in enumerate(wbits):
-                if c >> t & 1:
-                    m |= 1 << i
-            combos.append(m)
-        for ki, key in enumerate(keys):
+        for key in keys:
             a = None
-            for m in combos:
-                w = ctx.op1("arith.ori", [warp_base, ctx.c32(m)], ctx.i32()) if m else warp_base
-                t = ctx.op1("arith.addi", [ctx.op1("arith.muli", [w, ctx.c32(ctx.threads_per_warp)], ctx.i32()),
-                                           lane], ctx.i32())
+            for c in range(nw_axis):
+                ix = list(where[key])
+                ix[axis] = c
+                o = _emit_offset(ctx, _linear(tuple(ix), tuple(sshape)))
                 got = []
                 for j in range(k):
-                    base, sty, to_s, from_s, nbytes = slots[j]
-                    off = ctx.op1("arith.addi", [t, ctx.c32(base // nbytes + ki * nthreads)], ctx.i32())
-                    got.append(from_s(ctx.op1("llvm.load", [ctx.smem_ptr(off, sty)], sty)))
+                    sty, to_s, from_s, nbytes = elems[j]
+                    got.append(from_s(ctx.op1("llvm.load", [ctx.smem_ptr(o, sty, buf.base + slots[j])], sty)))
                 a = got if a is None else _combine(ctx, sym, a, got)
             acc[key] = a
-        ctx.barrier()
+        ctx.release(buf)
     # 4. results in the slice layout's register order
     res_ty = op.results[0].type
     if not is_tensor(res_ty):

@@ -6,14 +6,12 @@ Buffers and their sizes (bytes; ``bytes(T)`` is the element size, pointers 8, ``
 
 * **convert_layout** between distributed layouts (scratch, live during the op only).  None when the two layouts
   give every thread the same elements (an in-register permutation: equal lane and warp bases, the same register
-  bases).  Otherwise Triton's rule::
+  bases).  Otherwise the whole tensor, row-major (the lowering moves it in one round)::
 
-      tile(L)       = sizePerThread * threadsPerWarp * warpsPerCTA  (per dim; a slice drops its dim of the parent)
-      rep[d]        = max(min(shape[d], tile(src)[d]), min(shape[d], tile(dst)[d]))
-      in_vec        = contiguous elements per thread of src along its order[0] if both orders start with the
-                      same dim, else 1;  out_vec likewise for dst
-      rank >= 2:      rep[dst.order[0]] += max(in_vec, out_vec)      (padding against bank conflicts)
-      size          = prod(rep) * bytes(T)
+      size          = prod(shape) * bytes(T)
+
+  (Triton moves big tensors in several rounds of ``prod(rep)`` elements, ``rep[d] = max(min(shape[d],
+  tile(src)[d]), min(shape[d], tile(dst)[d]))``, padded against bank conflicts: less memory, more barriers.)
 
 * **reduce** (scratch): none when all data along ``axis`` is within one warp (shuffles only); otherwise::
 
@@ -120,21 +118,9 @@ def convert_scratch_size(src_ty, dst_ty) -> int:
     if src is None or dst is None:
         return 0
     shape = tuple(ir.RankedTensorType(src_ty).shape)
-    rank = len(shape)
     if _register_only(src, dst, shape):
         return 0
-    ts, td = _tile(src, rank), _tile(dst, rank)
-    if ts is None or td is None:
-        return _numel(shape) * elem_bytes(src_ty)
-    rep = [max(min(shape[d], ts[d]), min(shape[d], td[d])) for d in range(rank)]
-    os_, od = _order(src), _order(dst)
-    same = os_ is not None and od is not None and os_[0] == od[0]
-    in_vec = src.contig_per_thread(shape) if same else 1
-    out_vec = dst.contig_per_thread(shape) if same else 1
-    if rank >= 2:
-        pad_dim = od[0] if isinstance(dst, layouts.BlockedLayout) else 1
-        rep[pad_dim] += max(in_vec, out_vec)
-    return _numel(rep) * elem_bytes(src_ty)
+    return _numel(shape) * elem_bytes(src_ty)
 
 
 def _warp_bits_along(layout, shape, axis) -> int:
