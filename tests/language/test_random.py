@@ -155,7 +155,7 @@ def randint_rand_kernel(out_i, out_f, seed, N, BLOCK: tl.constexpr):
     tl.store(out_f + i, tl.random.rand(seed, i), mask=m)
 
 
-@pytest.mark.parametrize("seed", [0, 5, -3, 2 ** 45 + 17])
+@pytest.mark.parametrize("seed", [0, 1, 5, -3, 2 ** 45 + 17])
 def test_randint_matches_numpy_philox(seed):
     n = 1000
     oi = np.zeros(n, np.int32)
