@@ -211,3 +211,49 @@ def test_if_results_are_yielded_in_the_layout_they_are_converted_to():
         (if_op,) = ops_named(m, "scf.if")
         assert layout(if_op.results[0]).size_per_thread == (4,)
         m.operation.verify()
+
+
+@tritium.jit
+def row_sum_fp16_kernel(X, OUT, N, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+    tl.store(OUT, tl.sum(acc, axis=0))
+
+
+def test_loop_carried_accumulator_is_carried_in_the_loaded_layout():
+    # the zeros are created in the default layout (1 per thread); the fp16 load is coalesced to 8 per thread:
+    # the iter_arg, its init (a constant, rematerialised) and the loop result change layout instead of a
+    # conversion running every iteration
+    ctx, m = ttgir(row_sum_fp16_kernel, {"X": "*fp16", "OUT": "*fp32", "N": "i32"}, {"BLOCK": 2048},
+                   {"X": {"tt.divisibility": 16}, "N": {"tt.divisibility": 16}})
+    with ctx:
+        coalesce(m.operation)
+        assert remove_layout_conversions(m.operation) == 0
+        (for_op,) = ops_named(m, "scf.for")
+        body = for_op.regions[0].blocks[0]
+        assert layout(body.arguments[1]).size_per_thread == (8,)
+        assert layout(for_op.results[0]).size_per_thread == (8,)
+        assert layout(for_op.operands[3]).size_per_thread == (8,)
+        m.operation.verify()
+
+
+@tritium.jit
+def col_sum_kernel(X, OUT, stride, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    x = tl.load(X + rm[:, None] * stride + rn[None, :])
+    tl.store(OUT + rn, tl.sum(x, axis=0))
+
+
+@pytest.mark.parametrize("bn, converts", [(64, 0), (512, 1)])
+def test_a_store_smaller_than_the_cta_takes_the_reduction_layout(bn, converts):
+    # Triton's isExpensiveLoadOrStore: 64 elements < 128 threads is no anchor; 512 elements are (the
+    # conversion to the store's coalesced layout stays, as in Triton)
+    ctx, m = ttgir(col_sum_kernel, {"X": "*fp32", "OUT": "*fp32", "stride": "i32"}, {"BM": 16, "BN": bn},
+                   {k: {"tt.divisibility": 16} for k in ("X", "OUT", "stride")})
+    with ctx:
+        coalesce(m.operation)
+        assert remove_layout_conversions(m.operation) == converts
+        m.operation.verify()

@@ -22,9 +22,22 @@ Rewrites, applied to every conversion ``%y = convert_layout %x : A -> B`` until 
    operand was loaded in; what it yields is smaller to convert).  Memory ops (their layouts are the coalesced
    ones), ``tt.dot``, ``scf`` ops and unknown ops are never retyped.
 
-Rules 4 and 5 never add conversions on the way; they stop at loop boundaries (``scf.yield``, block arguments).
+   A ``tt.store`` of fewer elements than the CTA has threads is no anchor (Triton's ``isExpensiveLoadOrStore``):
+   it takes its value's layout (so a reduction result is stored in its slice layout, replicas written once).
+6. **loop-carried values** (Triton's rematerialisation of ``scf.for`` iter_args): an iter_arg in layout ``B``
+   whose yielded value can be computed in another layout ``A`` from the iter_arg itself and values available in
+   ``A`` (typically ``%acc + convert(%x : A -> B)``, a layer-norm or ragged-sum accumulator) is carried in ``A``:
+   the init value is converted (a constant: rematerialised) once before the loop, the yielded chain is
+   recomputed in ``A``, uses of the iter_arg that converted it to ``A`` use it directly, and the loop result goes
+   back to ``B`` once after the loop (where rule 5 usually sinks it into its ``tt.reduce``).  It applies only when
+   the old chain has no other users and at least one conversion inside the loop dies, so nothing is added in
+   the loop.
+
+Rules 4 and 5 never add conversions on the way and stop at block arguments; rule 6 handles ``scf.for``.
 Afterwards dead conversions and dead rematerialised ops are erased.  With coalesced loads and stores, vector
-add and a row softmax end with no conversion at all.
+add, softmax (persistent too), layer norm, ragged sums and small 2-D reductions end with no conversion at all;
+what remains is where Triton keeps one too: at ``noinline`` call boundaries (signatures keep the default
+layout) and between a vectorised load and a store of a different alignment.
 """
 from __future__ import annotations
 
