@@ -69,7 +69,11 @@ class CUDACompiler(BaseCompiler):
 
         from . import compiler as c
 
-        stages["ttir"] = lambda src, metadata: make_ttir(src, metadata, options)
+        from tritium.passes.ttir.rewrite_tensor_pointer import rewrite_ttir_text
+
+        # Triton's make_ttir on GPUs rewrites block pointers into tensors of pointers (the interpreter keeps them)
+        stages["ttir"] = lambda src, metadata: rewrite_ttir_text(
+            src if isinstance(src, str) else make_ttir(src, metadata, options))  # str: TTIR text already
         stages["ttgir"] = lambda src, metadata: c.make_ttgir(src, metadata, options)
         stages["llir"] = lambda src, metadata: c.make_llir(src, metadata, options)
         stages["ptx"] = lambda src, metadata: c.make_ptx(src, metadata, options)

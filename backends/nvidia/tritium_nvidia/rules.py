@@ -236,10 +236,15 @@ def _load(ctx, op):
     elem = tt.elem_of(res_ty)
     mty = memory_type(elem)
     sty = scalar_type(elem)
+    fp8 = isinstance(elem, ir.FloatType) and elem.width == 8  # moved as i8 (LLVM has no fp8 types)
+    if fp8:
+        mty = ctx.int_ty(8)
     bits = _bits(mty)
     ptrs = ctx.get(ptr) * (n if len(ctx.get(ptr)) == 1 else 1)
     masks = (ctx.get(mask) * (n if len(ctx.get(mask)) == 1 else 1)) if mask is not None else None
     others = (ctx.get(other) * (n if len(ctx.get(other)) == 1 else 1)) if other is not None else None
+    if others is not None and fp8:
+        others = [ctx.op1("arith.bitcast", [v], mty) for v in others]
     vec = vector_width(ctx, ptr, mask, bits)
     wb, nw, cl = _word_plan(vec, bits)
     wty = ctx.int_ty(wb)
@@ -272,6 +277,8 @@ def _load(ctx, op):
         lines.append(f"{pred}ld.global{mods}{vsuf}.{ld_ty} {dst}, [ ${nw} + 0 ];")
         words = asm(ctx, "\n".join(lines), ",".join(cons), operands, [wty] * nw, side_effects=bool(_int_attr(op, "isVolatile", 0)))
         vals = _from_words(ctx, words, mty, vec, wb)
+        if fp8:
+            vals = [ctx.op1("arith.bitcast", [v], elem) for v in vals]
         if isinstance(elem, ir.IntegerType) and elem.width == 1:
             vals = [ctx.op1("arith.cmpi", [v, ctx.const(mty, 0)], sty,
                             {"predicate": ir.IntegerAttr.get(ctx.int_ty(64), 1)}) for v in vals]
@@ -296,6 +303,9 @@ def _store(ctx, op):
     masks = (ctx.get(mask) * (n if len(ctx.get(mask)) == 1 else 1)) if mask is not None else None
     if isinstance(elem, ir.IntegerType) and elem.width == 1:
         vals = [ctx.op1("arith.extui", [v], mty) for v in vals]
+    if isinstance(elem, ir.FloatType) and elem.width == 8:  # fp8 is stored as i8 (LLVM has no fp8 types)
+        mty = ctx.int_ty(8)
+        vals = [ctx.op1("arith.bitcast", [v], mty) for v in vals]
     vec = vector_width(ctx, ptr, mask, bits)
     wb, nw, cl = _word_plan(vec, bits)
     mods = _CACHE.get(_int_attr(op, "cache", 1), "") + _EVICT.get(_int_attr(op, "evict", 1), "")
@@ -653,3 +663,6 @@ def _assert(ctx, op):
                {"callee": ir.FlatSymbolRefAttr.get("__assertfail")})
         ctx.op("scf.yield", [])
     return []
+
+
+from . import rules_extra  # noqa: E402,F401  (fp8 conversions, inline asm)

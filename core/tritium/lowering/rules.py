@@ -167,6 +167,8 @@ def memory_type(ty):
         return ir.Type.parse("!llvm.ptr<1>", ty.context)
     if isinstance(ty, ir.IntegerType) and ty.width == 1:
         return ir.IntegerType.get_signless(8, ty.context)
+    if isinstance(ty, ir.FloatType) and ty.width == 8:  # fp8: LLVM has no fp8 types
+        return ir.IntegerType.get_signless(8, ty.context)
     return ty
 
 
@@ -276,6 +278,10 @@ def _smem_elem(ctx, ty):
         i8 = ctx.int_ty(8)
         return (i8, lambda v: ctx.op1("arith.extui", [v], i8),
                 lambda v: ctx.op1("arith.trunci", [v], e), 1)
+    if isinstance(e, ir.FloatType) and e.width == 8:  # fp8: moved as i8 (LLVM has no fp8 types)
+        i8 = ctx.int_ty(8)
+        return (i8, lambda v: ctx.op1("arith.bitcast", [v], i8),
+                lambda v: ctx.op1("arith.bitcast", [v], e), 1)
     bits = ir.IntegerType(e).width if isinstance(e, ir.IntegerType) else ir.FloatType(e).width
     return e, (lambda v: v), (lambda v: v), max(1, bits // 8)
 

@@ -17,7 +17,7 @@ from ..dialects import tt
 from .context import is_tensor, scalar_type
 from .registry import LoweringError, register
 from .rules import _emit_offset, _smem_elem
-from .rules_scan import cmpi, select
+from .rules_scan import claim, cmpi, release, select, smem_ptr
 
 
 def _numel(shape) -> int:
@@ -77,19 +77,18 @@ def _histogram(ctx, op):
     if masks is not None and len(masks) == 1 and len(vals) != 1:
         masks = masks * len(vals)
     ll = ctx.linear(src.type)
-    ctx.need_shared(nbins * rty.width // 8)
+    buf = claim(ctx, op, nbins * rty.width // 8)
     nthreads = ctx.num_warps * ctx.threads_per_warp
     tid = ctx.thread_id()
-    ctx.barrier()
     # zero the bins: thread t clears bins t, t + nthreads, ...
     zero = ctx.const(ety, 0)
     for b0 in range(0, nbins, nthreads):
         idx = ctx.op1("arith.addi", [tid, ctx.c32(b0)], ctx.i32()) if b0 else tid
         if b0 + nthreads <= nbins:
-            ctx.op("llvm.store", [zero, ctx.smem_ptr(idx, ety)])
+            ctx.op("llvm.store", [zero, smem_ptr(ctx, buf, idx, ety)])
         else:
             _if(ctx, cmpi(ctx, "ult", idx, ctx.c32(nbins)),
-                lambda idx=idx: ctx.op("llvm.store", [zero, ctx.smem_ptr(idx, ety)]))
+                lambda idx=idx: ctx.op("llvm.store", [zero, smem_ptr(ctx, buf, idx, ety)]))
     ctx.barrier()
     own = _owner(ctx, ll)
     one = ctx.const(ety, 1)
@@ -111,16 +110,16 @@ def _histogram(ctx, op):
             ok = ctx.op1("arith.andi", [ok, own], ok.type)
 
         def add(v32=v32):
-            p = ctx.smem_ptr(v32, ety)
+            p = smem_ptr(ctx, buf, v32, ety)
             ctx.op("llvm.atomicrmw", [p, one], [ety],
-                   {"bin_op": ir.Attribute.parse("#llvm<atomic_bin_op add>"),
-                    "ordering": ir.Attribute.parse("#llvm.atomic_ordering<monotonic>")})
+                   {"bin_op": ir.IntegerAttr.get(ctx.int_ty(64), 1),  # add
+                    "ordering": ir.IntegerAttr.get(ctx.int_ty(64), 2)})  # monotonic
         _if(ctx, ok, add)
     ctx.barrier()
     out = []
     for (i,) in ctx.indices(res_ty):
-        out.append(ctx.op1("llvm.load", [ctx.smem_ptr(i, ety)], ety))
-    ctx.barrier()
+        out.append(ctx.op1("llvm.load", [smem_ptr(ctx, buf, i, ety)], ety))
+    release(ctx, buf)
     return [out]
 
 
@@ -132,12 +131,11 @@ def _gather(ctx, op):
     sshape = tuple(ir.RankedTensorType(src.type).shape)
     n = sshape[axis]
     sty, to_s, from_s, nbytes = _smem_elem(ctx, src.type)
-    ctx.need_shared(_numel(sshape) * nbytes)
+    buf = claim(ctx, op, _numel(sshape) * nbytes)
     i32 = ctx.i32()
-    ctx.barrier()
     for v, ix in zip(ctx.get(src), ctx.indices(src.type)):
         o = _emit_offset(ctx, ("lin", ix, sshape))
-        ctx.op("llvm.store", [to_s(v), ctx.smem_ptr(o, sty)])
+        ctx.op("llvm.store", [to_s(v), smem_ptr(ctx, buf, o, sty)])
     ctx.barrier()
     ity = scalar_type(idx.type)
     out = []
@@ -151,8 +149,8 @@ def _gather(ctx, op):
         g = ctx.op1("arith.maxsi", [g, ctx.c32(0)], i32)
         g = ctx.op1("arith.minsi", [g, ctx.c32(n - 1)], i32)
         o = _emit_offset(ctx, ("lin", ix[:axis] + (g,) + ix[axis + 1:], sshape))
-        out.append(from_s(ctx.op1("llvm.load", [ctx.smem_ptr(o, sty)], sty)))
-    ctx.barrier()
+        out.append(from_s(ctx.op1("llvm.load", [smem_ptr(ctx, buf, o, sty)], sty)))
+    release(ctx, buf)
     return [out]
 
 

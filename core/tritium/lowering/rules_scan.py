@@ -78,6 +78,32 @@ def shuffle_idx(ctx, v, src_lane):
     return shuffle_any(ctx, v, lambda x: fn(ctx, x, src_lane))
 
 
+class _Buf:
+    base = 0
+    bracketed = True
+
+
+def claim(ctx, op, nbytes: int):
+    """Scratch shared memory for ``op``: ``ctx.scratch`` (allocation offsets) where the context has it, else
+    offset 0 bracketed by barriers.  Pair with :func:`release`."""
+    if hasattr(ctx, "scratch"):
+        return ctx.scratch(op, nbytes)
+    ctx.barrier()
+    ctx.need_shared(nbytes)
+    return _Buf()
+
+
+def release(ctx, buf) -> None:
+    if hasattr(ctx, "release"):
+        ctx.release(buf)
+    elif buf.bracketed:
+        ctx.barrier()
+
+
+def smem_ptr(ctx, buf, offset, ty):
+    return ctx.smem_ptr(offset, ty, buf.base) if buf.base else ctx.smem_ptr(offset, ty)
+
+
 def _axis_bits(ll, axis):
     """(kind, bit position, base) of every bit with a nonzero base along ``axis``, sorted by base."""
     out = []
@@ -255,7 +281,7 @@ def _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len
         off_bytes = (off_bytes + 7) // 8 * 8
         plans.append((off_bytes // nbytes, sty, to_s, from_s))
         off_bytes += nslots * nbytes
-    ctx.need_shared(off_bytes)
+    buf = claim(ctx, op, off_bytes)
     idx_of = ctx.indices(srcs[0].type)
 
     def seg_of(ix):
@@ -265,7 +291,6 @@ def _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len
     def slot(ix, s):
         return _emit_offset(ctx, ("lin", ix[:axis] + (s,) + ix[axis + 1:], tshape))
 
-    ctx.barrier()
     # the last element of each segment (scan order) writes the segment's inclusive total
     for key, rs in chunks.items():
         last = rs[-1]
@@ -281,7 +306,7 @@ def _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len
             for q in range(k):
                 base, sty, to_s, from_s = plans[q]
                 oq = ctx.op1("arith.addi", [o, ctx.c32(base)], i32) if base else o
-                ctx.op("llvm.store", [to_s(cur[last][q]), ctx.smem_ptr(oq, sty)])
+                ctx.op("llvm.store", [to_s(cur[last][q]), smem_ptr(ctx, buf, oq, sty)])
             ctx.op("scf.yield", [])
         ir.Block.create_at_start(ifop.regions[1], [])
         with ir.InsertionPoint(ifop.regions[1].blocks[0]):
@@ -298,7 +323,7 @@ def _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len
             for q in range(k):
                 base, sty, to_s, from_s = plans[q]
                 oq = ctx.op1("arith.addi", [o, ctx.c32(base)], i32) if base else o
-                t.append(from_s(ctx.op1("llvm.load", [ctx.smem_ptr(oq, sty)], sty)))
+                t.append(from_s(ctx.op1("llvm.load", [smem_ptr(ctx, buf, oq, sty)], sty)))
             P = t if P is None else ordered(P, t)
             if prefix is None:
                 prefix = P
@@ -309,4 +334,4 @@ def _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len
         for r in rs:
             comb = ordered(prefix, cur[r])
             cur[r] = [select(ctx, has, c, v) for c, v in zip(comb, cur[r])]
-    ctx.barrier()
+    release(ctx, buf)
