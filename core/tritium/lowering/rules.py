@@ -49,8 +49,17 @@ def elementwise(ctx: LoweringContext, op, name=None, attrs=None) -> list:
     return [[ctx.op1(name or op.name, [o[i] for o in ops], sty, a) for i in range(n)]]
 
 
+_CONTRACTIBLE = frozenset({"arith.addf", "arith.subf", "arith.mulf"})
+
+
 @register(*ARITH_MATH_ELEMENTWISE)
 def _elementwise(ctx, op):
+    if op.name in _CONTRACTIBLE and getattr(ctx.options, "enable_fp_fusion", True) and (
+            "fastmath" not in op.attributes or str(op.attributes["fastmath"]) == "#arith.fastmath<none>"):
+        # Triton's enable_fp_fusion (default on): a * b + c may become one fma
+        a = _attrs(op)
+        a["fastmath"] = ir.Attribute.parse("#arith.fastmath<contract>")
+        return elementwise(ctx, op, None, a)
     return elementwise(ctx, op)
 
 
