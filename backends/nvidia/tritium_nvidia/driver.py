@@ -10,6 +10,7 @@ one dict lookup for the kernel's launcher on that device, then :mod:`tritium_nvi
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -24,10 +25,19 @@ PIP = "pip install 'tritium[nvidia]'"
 COMPILE_ONLY_ENV = "TRITIUM_COMPILE_ONLY"
 
 
+_env_data = getattr(os.environ, "_data", None)  # os.environ's raw mapping: unset is one dict miss (launch path)
+try:
+    _COMPILE_ONLY_KEY = os.environ.encodekey(COMPILE_ONLY_ENV)
+except Exception:  # noqa: BLE001 - not CPython's os.environ
+    _env_data = None
+
+
 def compile_only() -> bool:
     """``TRITIUM_COMPILE_ONLY=1``: the driver is "active" without a device and launches nothing, so running
     kernels (tests, benchmarks) with ``TRITIUM_TARGET=cuda:90`` only compiles them, through the file cache.
     This is how the GPU workflow fills the cache it carries to the device (scripts/gpu_prepare.sh)."""
+    if _env_data is not None and _COMPILE_ONLY_KEY not in _env_data:
+        return False
     return os.environ.get(COMPILE_ONLY_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 DEFAULT_SHARED_LIMIT = 48 * 1024  # without opting in, a block gets at most 48 KiB of shared memory
 
@@ -217,7 +227,10 @@ class LoadedKernel:
         self.dynamic_shared = dynamic_shared
         self.launch = _launcher.make_launch(self.function, self.packer, block=self.block, shared=dynamic_shared,
                                             cu_launch=c.cuLaunchKernel, names=self.names, kernel_name=self.name,
-                                            on_error=self._on_error, check_pointer=driver.check_pointer)
+                                            on_error=self._on_error, check_pointer=driver.check_pointer,
+                                            current_stream=driver._stream_getter(device.index),
+                                            make_stream=driver._stream, streams=driver._streams,
+                                            retry=_RetryLaunch)
         self._driver = driver
 
     def _param_count(self) -> Optional[int]:
@@ -355,10 +368,12 @@ class CUDADriver(BaseDriver):
             return 0
         torch = sys.modules.get("torch")
         if torch is not None:
-            try:
-                return torch.cuda.current_device()
-            except Exception:  # noqa: BLE001 - torch without CUDA
-                pass
+            get = getattr(torch._C, "_cuda_getDevice", None)  # torch.cuda.current_device() without the Python
+            if get is not None:  # layer (it initialises CUDA lazily itself)
+                try:
+                    return get()
+                except Exception:  # noqa: BLE001 - torch without a usable CUDA
+                    pass
         return int(os.environ.get("TRITIUM_CUDA_DEVICE", "0") or 0)
 
     def set_current_device(self, index: int) -> None:
@@ -437,6 +452,33 @@ class CUDADriver(BaseDriver):
                     kernel.n_regs, kernel.n_spills = lk.n_regs, lk.n_spills
                     kernel.n_max_threads = lk.max_threads
         return lk
+
+    def _stream_getter(self, device: int) -> Any:
+        """A callable returning the current raw stream handle of ``device``, as :meth:`launch` reads it (torch's
+        ``_cuda_getCurrentRawStream`` when torch is imported, else the null stream)."""
+        torch = sys.modules.get("torch")
+        raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None) if torch is not None else None
+        if raw is not None:
+            return functools.partial(raw, device)
+
+        def current(device=device):  # torch may be imported later
+            torch = sys.modules.get("torch")
+            if torch is not None:
+                raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+                if raw is not None:
+                    return raw(device)
+            return 0
+        return current
+
+    def launcher(self, kernel: Any, device: int) -> Optional[Any]:
+        """``fn(grid, args)`` launching ``kernel`` (loaded on ``device``) on the current stream: the generated
+        launcher itself (``tritium.runtime.driver.bound_launch``, the JIT's launch fast path); None if the kernel
+        is not loaded there (TRITIUM_COMPILE_ONLY)."""
+        loaded = kernel.__dict__.get("_cuda_loaded")
+        lk = loaded.get(device) if loaded else None
+        if lk is None or compile_only():
+            return None
+        return getattr(lk.launch, "grid", None)
 
     def _stream(self, s: int) -> Any:
         cs = self._streams.get(s)

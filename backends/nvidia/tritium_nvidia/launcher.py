@@ -165,34 +165,59 @@ class Packer:
         return self.struct.unpack_from(self.buffer, 0)
 
 
-_TEMPLATE = '''
-def launch(gx, gy, gz, stream, args):
+_BODY = '''
     {unpack}
     with lock:
         try:
             pack(buf, 0, {fast}{extra})
         except (AttributeError, TypeError, struct_error, KernelRuntimeError):
             pack(buf, 0, *convert(args){extra})
-        err, = cuLaunchKernel(func, gx, gy, gz, block, 1, 1, shared, stream, params, 0)
-    if err:
+        err, = cuLaunchKernel(func, gx, gy, gz, block, 1, 1, shared, {stream}, params, 0)
+'''
+
+_TEMPLATE = '''
+def launch(gx, gy, gz, stream, args):{body}    if err:
         on_error(err, args)
+'''
+
+# the same launch for the current stream: ``current_stream()`` gives its raw handle, ``streams`` caches the
+# CUstream objects; ``on_error`` raising ``retry`` relaunches once through ``launch``
+_GRID_TEMPLATE = '''
+def launch_grid(grid, args):
+    s = current_stream()
+    cs = streams.get(s)
+    if cs is None:
+        cs = make_stream(s)
+    gx, gy, gz = grid{body}    if err:
+        try:
+            on_error(err, args)
+        except retry:
+            launch(gx, gy, gz, cs, args)
 '''
 
 
 def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch: Callable,
                 names: Sequence[str] = (), kernel_name: str = "kernel", on_error: Optional[Callable] = None,
-                check_pointer: Optional[Callable[[int], None]] = None) -> Callable:
+                check_pointer: Optional[Callable[[int], None]] = None,
+                current_stream: Optional[Callable[[], Any]] = None, make_stream: Optional[Callable] = None,
+                streams: Optional[dict] = None, retry: type = ()) -> Callable:
     """A ``launch(gx, gy, gz, stream, args)`` function for one loaded kernel.
 
     ``cu_launch`` is ``cuda.bindings.driver.cuLaunchKernel`` (or a stand-in with its signature: tests).
     ``stream`` is whatever ``cu_launch`` accepts for a stream (a ``CUstream`` or an int).  ``on_error(err, args)``
     is called with a non-zero CUresult and raises.
+
+    With ``current_stream`` (a callable returning the current raw stream handle), the returned function also has
+    ``launch.grid(grid, args)``: the launch on the current stream, ``grid`` a 3-tuple, the stream's CUstream
+    object from ``streams`` (filled by ``make_stream(handle)``); ``on_error`` raising ``retry`` relaunches once.
+    This is the function the JIT's launch fast path calls.
     """
     types = packer.types
     n = len(types)
     argv = [f"a{i}" for i in range(n)]
     if n == 0:
-        unpack = "if args: raise KernelRuntimeError(f'kernel {name!r} takes no runtime arguments, got {len(args)}')"
+        unpack = (f"if args: raise KernelRuntimeError({('kernel ' + repr(kernel_name) + ' takes no runtime arguments, got ')!r}"
+                  f" + str(len(args)))")
     elif n == 1:
         unpack = f"{argv[0]}, = args"
     else:
@@ -206,11 +231,12 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
         else:
             fast.append(a)
     extra = (", " if fast else "") + ", ".join("0" for _ in range(packer.n_extra)) if packer.n_extra else ""
-    src = _TEMPLATE.format(unpack=unpack, fast=", ".join(fast), extra=extra, name=kernel_name)
-    if n and n > 0:
-        # wrong argument counts: a clear message instead of "not enough values to unpack"
-        src = src.replace(f"    {unpack}\n",
-                          f"    if len(args) != {n}:\n        convert(args)\n    {unpack}\n", 1)
+    if n:  # wrong argument counts: a clear message instead of "not enough values to unpack"
+        unpack = f"if len(args) != {n}:\n        convert(args)\n    {unpack}"
+    body = _BODY.replace("{unpack}", unpack).replace("{fast}", ", ".join(fast)).replace("{extra}", extra)
+    src = _TEMPLATE.replace("{body}", body.replace("{stream}", "stream"))
+    if current_stream is not None:
+        src += _GRID_TEMPLATE.replace("{body}", body.replace("{stream}", "cs"))
 
     def convert(args):
         return convert_args(args, types, names, kernel_name, check_pointer)
@@ -225,10 +251,12 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
     ns = {"lock": threading.Lock(), "pack": packer.struct.pack_into, "buf": packer.buffer,
           "struct_error": struct.error, "KernelRuntimeError": KernelRuntimeError, "convert": convert, "cpu": cpu,
           "cuLaunchKernel": cu_launch, "func": func, "block": int(block), "shared": int(shared),
-          "params": packer.params, "on_error": on_error or default_error}
+          "params": packer.params, "on_error": on_error or default_error, "current_stream": current_stream,
+          "streams": streams if streams is not None else {}, "make_stream": make_stream, "retry": retry}
     exec(compile(src, f"<tritium-cuda-launcher:{kernel_name}>", "exec"), ns)
     fn = ns["launch"]
     fn.source = src
+    fn.grid = ns.get("launch_grid")
     return fn
 
 

@@ -37,6 +37,7 @@ def reset() -> None:
         _drivers.clear()
         _launch_drivers.clear()
         _selection_cache.clear()
+        _launch_contexts.clear()
 
 
 # ------------------------------------------------------------------------------------------- discovery
@@ -143,9 +144,26 @@ def requested_target() -> Optional[tuple]:
     return None
 
 
+# ``os.environ`` lookups encode the key and decode the value (~0.2 µs each); the launch path reads the two
+# selection variables from the environment's raw mapping instead (same content, kept in sync by os.environ)
+_env_data = getattr(os.environ, "_data", None)
+try:
+    _env_keys = (os.environ.encodekey("TRITIUM_TARGET"), os.environ.encodekey("TRITON_INTERPRET"))
+except Exception:  # noqa: BLE001 - not CPython's os.environ
+    _env_data = None
+
+
+def _selection_key() -> tuple:
+    """What the selection depends on besides the registered backends: ``set_active()`` and the environment."""
+    d = _env_data
+    if d is not None:
+        return (_forced, d.get(_env_keys[0]), d.get(_env_keys[1]))
+    return (_forced, os.environ.get("TRITIUM_TARGET"), os.environ.get("TRITON_INTERPRET"))
+
+
 def select() -> Selection:
     """The backend that runs kernels now (see the module docstring); ``BackendUnavailable`` says why none."""
-    key = (_forced, os.environ.get("TRITIUM_TARGET", ""), os.environ.get("TRITON_INTERPRET", ""))
+    key = _selection_key()
     sel = _selection_cache.get(key)
     if sel is not None and backends().get(sel.name) is sel.backend:
         return sel
@@ -179,6 +197,7 @@ def set_active(name: Optional[str]) -> None:
     global _forced
     _forced = name
     _selection_cache.clear()
+    _launch_contexts.clear()
 
 
 def reset_active() -> None:
@@ -203,13 +222,8 @@ def target_from_spec(spec: Any) -> GPUTarget:
 _launch_drivers: dict = {}  # backend name -> its driver, once seen active (cleared by reset())
 
 
-def launch(kernel: Any, grid: tuple, args: list) -> None:
-    """Launch a CompiledKernel on its backend's driver, calling the launch enter/exit plugin hooks.
-
-    This is on every launch's path: after the first launch on a backend it is a dict lookup, the driver's
-    ``is_active()``, and the hooks only when some plugin implements them."""
-    from ..plugins import get_plugin_manager
-
+def _launch_driver(kernel: Any) -> tuple:
+    """``(backend name, driver)`` that launches ``kernel``: the one of its backend, checked active."""
     md = getattr(kernel, "metadata", None)
     name = (md.get("backend") if md is not None else None) or select().name
     d = _launch_drivers.get(name)
@@ -220,16 +234,92 @@ def launch(kernel: Any, grid: tuple, args: list) -> None:
             raise BackendUnavailable(f"cannot launch '{kernel.name}' on the '{name}' backend: "
                                      f"{d.inactive_reason() or 'driver is not active'}")
         _launch_drivers[name] = d
-    hook = get_plugin_manager().hook
-    enter, leave = hook.tritium_launch_enter, hook.tritium_launch_exit
-    if not (enter.get_hookimpls() or leave.get_hookimpls()):
+    return name, d
+
+
+def launch(kernel: Any, grid: tuple, args: list) -> None:
+    """Launch a CompiledKernel on its backend's driver, calling the launch enter/exit plugin hooks.
+
+    This is on every launch's path: after the first launch on a backend it is a dict lookup, the driver's
+    ``is_active()``, and the hooks only when some plugin implements them."""
+    d = _launch_driver(kernel)[1]
+    hooks = launch_hooks()
+    if hooks is None:
         d.launch(kernel, grid, args)
         return
+    enter, leave = hooks
     enter(kernel=kernel, grid=grid, args=args)
     try:
         d.launch(kernel, grid, args)
     finally:
         leave(kernel=kernel)
+
+
+# ------------------------------------------------------------------------------------- launch fast path
+_hook_state: list = [None, None, None, False]  # plugin manager, enter caller, exit caller, pluggy has _hookimpls
+
+
+def launch_hooks() -> Optional[tuple]:
+    """``(enter, exit)`` hook callers when some plugin implements ``tritium_launch_enter`` / ``_exit``, else None.
+
+    On every launch: the callers are looked up once per plugin manager and their implementation lists read
+    directly, so (un)registering a plugin -- e.g. the profiler's ``start()`` / ``stop()`` -- takes effect at the
+    next launch, and a process without launch-hook plugins pays two attribute reads."""
+    from .. import plugins
+
+    st = _hook_state
+    pm = plugins._pm
+    if pm is None or st[0] is not pm:
+        pm = plugins.get_plugin_manager()
+        h = pm.hook
+        enter, leave = h.tritium_launch_enter, h.tritium_launch_exit
+        st[1], st[2] = enter, leave
+        st[3] = isinstance(getattr(enter, "_hookimpls", None), list) and \
+            isinstance(getattr(leave, "_hookimpls", None), list)
+        st[0] = pm
+    enter, leave = st[1], st[2]
+    if st[3]:
+        if enter._hookimpls or leave._hookimpls:
+            return enter, leave
+        return None
+    if enter.get_hookimpls() or leave.get_hookimpls():
+        return enter, leave
+    return None
+
+
+_launch_contexts: dict = {}  # _selection_key() -> (backend name, arch, driver, device getter)
+
+
+def launch_context() -> tuple:
+    """``(backend name, arch, driver, current device getter)`` of the selected backend, for ``JITFunction.run``:
+    one dict lookup while the selection holds (cleared by :func:`reset` and :func:`set_active`)."""
+    ctx = _launch_contexts.get(_selection_key())
+    if ctx is None:
+        sel = select()
+        d = get_driver(sel.name)
+        dev = d.get_current_device if d.is_active() else _device_zero
+        ctx = _launch_contexts[_selection_key()] = (sel.name, sel.arch, d, dev)
+    return ctx
+
+
+def _device_zero() -> int:
+    return 0
+
+
+def bound_launch(kernel: Any, device: Any) -> tuple:
+    """``(driver, fn)``: ``fn(grid, args)`` launches ``kernel`` (already launched once through :func:`launch` on
+    ``device``) without the per-launch checks of :func:`launch` and without calling the launch hooks (the
+    caller does, see :func:`launch_hooks`).  A driver may provide ``launcher(kernel, device)`` returning such
+    a function that goes straight to the device's launch call; otherwise ``fn`` calls ``driver.launch``."""
+    _, d = _launch_driver(kernel)
+    make = getattr(d, "launcher", None)
+    fn = make(kernel, device) if make is not None else None
+    if fn is None:
+        dlaunch = d.launch
+
+        def fn(grid, args, kernel=kernel):
+            dlaunch(kernel, grid, list(args))
+    return d, fn
 
 
 # ------------------------------------------------------------------------------------------- active
@@ -353,4 +443,4 @@ active = ActiveDriver()
 
 __all__ = ["active", "backends", "get_backend", "get_compiler", "get_driver", "backend_status", "select",
            "Selection", "set_active", "reset_active", "reset", "parse_target_spec", "target_from_spec", "launch",
-           "requested_target", "ActiveDriver"]
+           "requested_target", "ActiveDriver", "launch_hooks", "launch_context", "bound_launch"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import inspect
+import operator
 import textwrap
 import types
 from typing import Any, Callable, Optional
@@ -123,6 +124,7 @@ class JITFunction(KernelInterface):
         self._fast_binder = None
         #: ``[(label, compile-time value, getter)]`` of the globals this kernel and its callees read
         self.used_global_vals: Optional[list] = None
+        self._globals_check = None
         self.cache: dict = _KernelCache()  # device key -> specialisation key -> CompiledKernel
         self.pre_run_hooks: list = []
         self.compile_count = 0  # compilations done by run()/warmup() (tests, diagnostics)
@@ -197,14 +199,13 @@ class JITFunction(KernelInterface):
 
     def run(self, *args, grid=None, warmup=False, **kwargs):
         """Bind, specialise, compile on a cache miss, and launch over ``grid`` (unless ``warmup``)."""
-        from . import driver
-
         if self.pre_run_hooks:
             for hook in self.pre_run_hooks:
                 hook(*args, **kwargs)
         used = self.used_global_vals
         if used:
-            self.check_globals()
+            if not self._globals_unchanged():
+                self.check_globals()
         elif used is None:
             self.cache_key
         if self.debug is not None and "debug" not in kwargs:
@@ -212,36 +213,47 @@ class JITFunction(KernelInterface):
         cache = self.cache
         if type(cache) is not _KernelCache:  # someone assigned a plain dict
             self.cache = cache = _KernelCache(cache)
-        sel = driver.select()
-        drv = driver.get_driver(sel.name)
-        dev_key = (sel.name, sel.arch, drv.get_current_device() if drv.is_active() else 0)
-        # fast path: generated binder -> descriptor tuple -> (kernel, runtime argument positions)
+        # fast path: generated binder -> descriptor tuple -> (kernel, runtime arguments, bound launch function)
         fkey = None
         if not warmup:
             fb = self._fast_binder
             if fb is None:
                 fb = self._fast_binder = _make_fast_binder(self)
             if fb is not False:
-                fast = None
                 try:
                     fkey, vals, opts = fb(*args, **kwargs)
-                    fast = cache.fast.get((dev_key, fkey))
                 except Exception:  # noqa: BLE001 - anything odd: the general binder explains it
                     fkey = None
-                if fast is not None:
-                    kernel = fast[0]
-                    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int:
-                        g = (grid[0], 1, 1)
-                    elif callable(grid):
-                        g = _normalize_grid(self.__name__, grid, {**opts, **dict(zip(self.arg_names, vals))})
-                    elif grid is None:
-                        raise TypeError(f"kernel '{self.__name__}' launched without a grid: use "
-                                        f"{self.__name__}[grid](...)")
-                    else:
-                        g = _normalize_grid(self.__name__, grid, None)
-                    if g[0] * g[1] * g[2]:
-                        _launch(drv, kernel, g, [vals[i] for i in fast[1]])
-                    return kernel
+                else:
+                    name, arch, drv, get_dev = _launch_context()
+                    fast = cache.fast.get((name, arch, get_dev(), fkey))
+                    if fast is not None and fast[3] is drv:
+                        kernel = fast[0]
+                        if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int:
+                            g = (grid[0], 1, 1)
+                        elif callable(grid):
+                            g = _normalize_grid(self.__name__, grid, {**opts, **dict(zip(self.arg_names, vals))})
+                        elif grid is None:
+                            raise TypeError(f"kernel '{self.__name__}' launched without a grid: use "
+                                            f"{self.__name__}[grid](...)")
+                        else:
+                            g = _normalize_grid(self.__name__, grid, None)
+                        if g[0] and g[1] and g[2]:
+                            hooks = _launch_hooks()
+                            if hooks is None:
+                                fast[2](g, fast[1](vals))
+                            else:
+                                args = list(fast[1](vals))
+                                hooks[0](kernel=kernel, grid=g, args=args)
+                                try:
+                                    fast[2](g, args)
+                                finally:
+                                    hooks[1](kernel=kernel)
+                        return kernel
+        from . import driver
+
+        name, arch, drv, get_dev = _launch_context()
+        dev_key = (name, arch, get_dev())
         bound = self.binder.bind(args, kwargs, warmup=warmup)
         opt_key = tuple(sorted((k, _opt_key(v)) for k, v in bound.options.items()))
         per_device = cache.setdefault(dev_key, {})
@@ -259,8 +271,24 @@ class JITFunction(KernelInterface):
             driver.launch(kernel, g, bound.runtime_args)  # checks the backend's deps and device
         if fkey is not None:  # launched once: later launches with these descriptors take the fast path
             sig = bound.signature
-            cache.fast[(dev_key, fkey)] = (kernel, tuple(i for i, n in enumerate(self.arg_names) if n in sig))
+            pos = tuple(i for i, n in enumerate(self.arg_names) if n in sig)
+            ldrv, fn = driver.bound_launch(kernel, dev_key[2])
+            if ldrv is drv:
+                cache.fast[(*dev_key, fkey)] = (kernel, _arg_getter(pos), fn, drv)
         return kernel
+
+    def _globals_unchanged(self) -> bool:
+        """True when every recorded global is still the very object the kernel was compiled with (one generated
+        expression); anything else goes through :meth:`check_globals`."""
+        chk = self._globals_check
+        if chk is None or chk[0] is not self.used_global_vals:
+            used = self.used_global_vals
+            ns = {f"_g{i}": get for i, (_, _, get) in enumerate(used)}
+            ns.update({f"_v{i}": val for i, (_, val, _) in enumerate(used)})
+            expr = " and ".join(f"_g{i}() is _v{i}" for i in range(len(used))) or "True"
+            fn = eval(compile(f"lambda: {expr}", f"<tritium globals check for {self.__name__}>", "eval"), ns)  # noqa: S307
+            chk = self._globals_check = (used, fn)
+        return chk[1]()
 
     def _compile(self, bound, driver):
         from ..compiler import ASTSource, compile, options_to_dict
@@ -295,35 +323,36 @@ class JITFunction(KernelInterface):
         return f"JITFunction({self.__module__}:{self.__qualname__})"
 
 
-_hooks = None
+def _launch_context():
+    from .driver import launch_context
+
+    global _launch_context
+    _launch_context = launch_context
+    return launch_context()
 
 
-def _launch(drv: Any, kernel: Any, grid: tuple, args: list) -> None:
-    """``driver.launch`` for a kernel already launched once on ``drv``: the plugin launch hooks are called only
-    when some plugin implements them."""
-    global _hooks
-    if _hooks is None:
-        from ..plugins import get_plugin_manager
+def _launch_hooks():
+    from .driver import launch_hooks
 
-        h = get_plugin_manager().hook
-        _hooks = (get_plugin_manager, h, h.tritium_launch_enter, h.tritium_launch_exit)
-    pm_get, h, enter, exit_ = _hooks
-    if pm_get().hook is not h:  # the plugin manager was reset
-        _hooks = None
-        return _launch(drv, kernel, grid, args)
-    if not enter._hookimpls and not exit_._hookimpls:
-        drv.launch(kernel, grid, args)
-        return
-    enter(kernel=kernel, grid=grid, args=args)
-    try:
-        drv.launch(kernel, grid, args)
-    finally:
-        exit_(kernel=kernel)
+    global _launch_hooks
+    _launch_hooks = launch_hooks
+    return launch_hooks()
+
+
+def _arg_getter(pos: tuple) -> Callable:
+    """``values -> runtime arguments`` (a tuple) for the positions ``pos``."""
+    if len(pos) >= 2:
+        return operator.itemgetter(*pos)
+    if len(pos) == 1:
+        i = pos[0]
+        return lambda vals: (vals[i],)
+    return lambda vals: ()
 
 
 class _KernelCache(dict):
-    """``device key -> specialisation key -> CompiledKernel``, plus ``fast``: ``(device key, descriptor tuple) ->
-    (kernel, runtime argument positions)`` for the launch fast path.  ``clear()`` clears both."""
+    """``device key -> specialisation key -> CompiledKernel``, plus ``fast``: ``(*device key, descriptor tuple) ->
+    (kernel, runtime arguments getter, bound launch function, driver)`` for the launch fast path.  ``clear()``
+    clears both."""
 
     def __init__(self, *a, **k):
         super().__init__(*a, **k)
@@ -514,9 +543,19 @@ def _const_spec(v: Any) -> Any:
     return (type(u), u)
 
 
+class _NoType:
+    """Stands for ``torch.Tensor`` in a generated binder when torch is not imported."""
+
+
 def _make_fast_binder(fn: "JITFunction") -> Any:
     """Generate ``bind(<the kernel's parameters>, **options) -> (descriptor tuple, values, options)`` for ``fn``,
-    as Triton generates a binder per kernel; ``False`` when the signature does not allow it."""
+    as Triton generates a binder per kernel; ``False`` when the signature does not allow it.
+
+    A descriptor determines what the general binder makes of the argument (type string, specialisation,
+    constexpr-ness); torch tensors (``(dtype, aligned)``), ints in the i32 range and int constexprs are computed
+    inline, anything else by a per-parameter function (:func:`_make_spec`)."""
+    import sys
+
     params = list(fn.signature.parameters.values())
     if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
         return False
@@ -524,8 +563,9 @@ def _make_fast_binder(fn: "JITFunction") -> Any:
     if any(n.startswith("_tr_") or not n.isidentifier() for n in names):
         return False
     binder = fn.binder
-    ns: dict = {"_tr_const": _const_spec}
-    sig, descs = [], []
+    torch = sys.modules.get("torch")
+    ns: dict = {"_tr_const": _const_spec, "_tr_T": getattr(torch, "Tensor", _NoType) if torch else _NoType}
+    sig, body, descs = [], [], []
     for i, p in enumerate(fn.params):
         n = p.name
         if p.has_default:
@@ -534,16 +574,28 @@ def _make_fast_binder(fn: "JITFunction") -> Any:
         else:
             sig.append(n)
         if p.is_constexpr:
-            descs.append(f"_tr_const({n})")
-        else:
-            dns = n in fn.do_not_specialize
-            ns[f"_tr_s{i}"] = _make_spec(binder, n, not dns, not dns and n not in fn.do_not_specialize_on_alignment)
-            descs.append(f"_tr_s{i}({n})")
-    src = (f"def _tr_bind({', '.join(sig + ['**_tr_opts'])}):\n"
+            descs.append(f"({n} if type({n}) is int else _tr_const({n}))")
+            continue
+        dns = n in fn.do_not_specialize
+        align = not dns and n not in fn.do_not_specialize_on_alignment
+        ns[f"_tr_s{i}"] = _make_spec(binder, n, not dns, align)
+        tensor = f"({n}.dtype, not {n}.data_ptr() & {DIVISIBILITY - 1})" if align else f"({n}.dtype,)"
+        small = f"(1 if {n} == 1 else 2 if not {n} & {DIVISIBILITY - 1} else 3)" if not dns else "4"
+        body.append(f"    _tr_t = type({n})\n"
+                    f"    if _tr_t is _tr_T:\n"
+                    f"        _tr_k{i} = {tensor}\n"
+                    f"    elif _tr_t is int and -0x80000000 <= {n} <= 0x7FFFFFFF:\n"
+                    f"        _tr_k{i} = {small}\n"
+                    f"    else:\n"
+                    f"        _tr_k{i} = _tr_s{i}({n})\n")
+        descs.append(f"_tr_k{i}")
+    src = (f"def _tr_bind({', '.join(sig + ['**_tr_opts'])}):\n" + "".join(body) +
            f"    return ({''.join(d + ', ' for d in descs)}tuple(_tr_opts.items()) if _tr_opts else ()), "
            f"({''.join(n + ', ' for n in names)}), _tr_opts\n")
     exec(compile(src, f"<tritium binder for {fn.__name__}>", "exec"), ns)  # noqa: S102 - our own generated code
-    return ns["_tr_bind"]
+    bind = ns["_tr_bind"]
+    bind.source = src
+    return bind
 
 
 def _opt_key(v: Any) -> Any:

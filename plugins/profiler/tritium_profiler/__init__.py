@@ -24,7 +24,7 @@ Environment:
 ``TRITIUM_PROFILE_SYNC=1``       synchronize around each launch (see above)
 ``TRITIUM_PROFILE_MAX_EVENTS=N`` keep at most N trace events (default 1,000,000); counts stay exact
 
-Disabled, each launch hook returns after testing one module flag.
+Not profiling, the launch hooks are not registered: a launch does not call the plugin at all.
 """
 from __future__ import annotations
 

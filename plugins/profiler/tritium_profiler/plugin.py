@@ -1,4 +1,10 @@
-"""The profiler plugin: state, the launch hooks (entry point ``profiler`` in group ``tritium``), reports."""
+"""The profiler plugin: state, the launch hooks (entry point ``profiler`` in group ``tritium``), reports.
+
+The launch hooks are registered only while profiling: :func:`start` registers a separate hook object
+(``profiler-launch-hooks``) with the plugin manager and :func:`stop` unregisters it, so a process that does not
+profile pays nothing per launch (the launch path skips the plugin manager when no plugin implements the launch
+hooks).  Under ``TRITIUM_PROFILE=1`` the module itself carries the hooks (it is imported by the plugin manager,
+through its entry point, before any launch) and they stay registered; :func:`stop` then just stops recording."""
 from __future__ import annotations
 
 import atexit
@@ -77,6 +83,7 @@ def start(trace: Optional[str] = None, sync: Optional[bool] = None, max_events: 
         _S.max_events = max(0, int(max_events))
         if _register:
             _ensure_registered()
+            _register_launch_hooks()
         if not _S.atexit_registered:
             atexit.register(_at_exit)
             _S.atexit_registered = True
@@ -96,9 +103,35 @@ def _ensure_registered() -> None:
         pass
 
 
+def _register_launch_hooks() -> None:
+    """Register the launch hooks (the ``_LaunchHooks`` object) unless this module carries them already."""
+    try:
+        from tritium.plugins import get_plugin_manager
+
+        pm = get_plugin_manager()
+        if _MODULE_HOOKS and pm.is_registered(sys.modules[__name__]):
+            return
+        if not pm.is_registered(_HOOKS):
+            pm.register(_HOOKS, name=_HOOKS_NAME)
+    except Exception:  # noqa: BLE001 - profiling must not break the program
+        pass
+
+
+def _unregister_launch_hooks() -> None:
+    try:
+        from tritium import plugins
+
+        pm = plugins._pm  # no plugin manager yet: nothing to unregister
+        if pm is not None and pm.is_registered(_HOOKS):
+            pm.unregister(_HOOKS)
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def stop() -> None:
-    """Stop recording (what was recorded stays, for :func:`report`)."""
+    """Stop recording (what was recorded stays, for :func:`report`); the launch hooks are unregistered."""
     _S.enabled = False
+    _unregister_launch_hooks()
 
 
 def enabled() -> bool:
@@ -152,8 +185,7 @@ def _synchronize(kernel: Any) -> None:
             pass
 
 
-@hookimpl
-def tritium_launch_enter(kernel: Any, grid: tuple, args: list) -> None:
+def _launch_enter(kernel: Any, grid: tuple, args: list) -> None:
     if not _S.enabled:
         return
     if _S.sync:
@@ -164,8 +196,7 @@ def tritium_launch_enter(kernel: Any, grid: tuple, args: list) -> None:
     stack.append((tuple(grid), time.perf_counter_ns()))
 
 
-@hookimpl
-def tritium_launch_exit(kernel: Any) -> None:
+def _launch_exit(kernel: Any) -> None:
     stack = getattr(_S.local, "stack", None)
     if not stack:  # disabled, or started between this launch's enter and exit
         return
@@ -186,6 +217,33 @@ def tritium_launch_exit(kernel: Any) -> None:
         else:
             _S.dropped += 1
         _S.pending = True
+
+
+class _LaunchHooks:
+    """The launch hooks, registered with the plugin manager only while profiling (:func:`start` / :func:`stop`)."""
+
+    @hookimpl
+    def tritium_launch_enter(self, kernel: Any, grid: tuple, args: list) -> None:
+        _launch_enter(kernel, grid, args)
+
+    @hookimpl
+    def tritium_launch_exit(self, kernel: Any) -> None:
+        _launch_exit(kernel)
+
+
+_HOOKS = _LaunchHooks()
+_HOOKS_NAME = "profiler-launch-hooks"
+
+#: TRITIUM_PROFILE=1: the module (registered through its entry point) carries the launch hooks itself
+_MODULE_HOOKS = os.environ.get("TRITIUM_PROFILE", "0") in _TRUE
+if _MODULE_HOOKS:
+    @hookimpl
+    def tritium_launch_enter(kernel: Any, grid: tuple, args: list) -> None:
+        _launch_enter(kernel, grid, args)
+
+    @hookimpl
+    def tritium_launch_exit(kernel: Any) -> None:
+        _launch_exit(kernel)
 
 
 # ----------------------------------------------------------------------------------------- reports
@@ -262,5 +320,5 @@ def _at_exit() -> None:
             pass
 
 
-if os.environ.get("TRITIUM_PROFILE", "0") in _TRUE:
+if _MODULE_HOOKS:
     start(_register=False)  # imported by the plugin manager itself (entry point): registered already

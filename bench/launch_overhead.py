@@ -1,0 +1,273 @@
+"""Host launch overhead of a cached kernel, CPU only: the whole ``kernel[grid](...)`` path with the device call
+stubbed out.
+
+    python bench/launch_overhead.py [--backend cuda|interpreter|both] [-n 20000] [--rounds 5] [--json OUT]
+
+* ``cuda``: vector add compiled for ``cuda:90`` here (file cache as usual), launched through tritium's real
+  cuda driver and generated launcher, with ``cuda.bindings.driver`` replaced by a stand-in whose calls return
+  success at once: loading the "cubin" does nothing and ``cuLaunchKernel`` -- the launcher's bound function --
+  is a no-op.  torch's CUDA device / raw-stream getters are stubbed (C builtins returning 0: a CPU torch has
+  none) and the tensors are stand-ins with torch dtypes, ``is_cuda`` and a C-level ``data_ptr()``.  So the
+  figure is tritium's host cost per launch *above* the bare ``cuLaunchKernel`` call (add the real call's ~4-6
+  µs on a GPU machine); the stub's own call cost is printed separately and subtracted in "above the stub".
+* ``interpreter``: the same kernel on the interpreter with the NumPy program's execution stubbed (its ``fn`` is
+  a no-op): binding, cache lookups, the interpreter driver's argument conversion.
+
+Rows: the whole path, then the lower layers (core ``runtime.driver.launch``, ``CUDADriver.launch``, the
+launcher function), each the minimum over rounds of the mean over ``n`` launches, in µs.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import json
+import os
+import sys
+import time
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "core"))
+
+KERNEL_SRC = '''
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+'''
+
+
+def _load_kernel_module():
+    """The kernel in a real file (the frontend reads the source with inspect)."""
+    import importlib.util
+    import tempfile
+
+    d = tempfile.mkdtemp(prefix="tritium_launch_bench_")
+    path = os.path.join(d, "launch_bench_kernels.py")
+    with open(path, "w") as f:
+        f.write(KERNEL_SRC)
+    spec = importlib.util.spec_from_file_location("launch_bench_kernels", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def per_call_us(fn, n: int, rounds: int) -> float:
+    for _ in range(min(n, 200)):
+        fn()
+    best = None
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            dt = (time.perf_counter() - t0) / n * 1e6
+            best = dt if best is None else min(best, dt)
+    finally:
+        if gc_was:
+            gc.enable()
+    return best
+
+
+# ----------------------------------------------------------------------------------------------- cuda stub
+_OK = (0,)
+
+
+def _no_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+    return _OK
+
+
+class _Enum:
+    def __getattr__(self, name):
+        return name
+
+
+class FakeCU(types.SimpleNamespace):
+    """The subset of ``cuda.bindings.driver`` the cuda driver uses to load and launch, all succeeding."""
+
+    _ATTRS = {"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR": 9, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR": 0,
+              "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 232448,
+              "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK": 49152, "CU_DEVICE_ATTRIBUTE_WARP_SIZE": 32,
+              "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT": 132, "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK": 65536}
+    _FATTRS = {"CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK": 1024}
+
+    def __init__(self):
+        super().__init__()
+        self.CUdevice_attribute = _Enum()
+        self.CUfunction_attribute = _Enum()
+        self.CUfunc_cache = _Enum()
+        self.cuLaunchKernel = _no_launch
+
+    def cuInit(self, flags):
+        return (0,)
+
+    def cuDeviceGetCount(self):
+        return (0, 1)
+
+    def cuDeviceGet(self, i):
+        return (0, i)
+
+    def cuDeviceGetAttribute(self, attr, dev):
+        return (0, self._ATTRS.get(attr, 1))
+
+    def cuDeviceGetName(self, n, dev):
+        return (0, b"stub H200\0")
+
+    def cuDevicePrimaryCtxRetain(self, dev):
+        return (0, 1)
+
+    def cuCtxSetCurrent(self, ctx):
+        return (0,)
+
+    def cuModuleLoadData(self, image):
+        return (0, 1)
+
+    def cuModuleGetFunction(self, mod, name):
+        return (0, 1)
+
+    def cuFuncGetAttribute(self, attr, fn):
+        return (0, self._FATTRS.get(attr, 0))
+
+    def cuFuncSetCacheConfig(self, fn, cfg):
+        return (0,)
+
+    def cuFuncSetAttribute(self, fn, attr, v):
+        return (0,)
+
+    def CUstream(self, s):
+        return s
+
+
+class StubCudaTensor:
+    """What the launch path reads of a torch CUDA tensor: dtype, is_cuda, device, data_ptr() (a C callable)."""
+
+    def __init__(self, dtype, addr):
+        import torch
+
+        self.dtype = dtype
+        self.is_cuda = True
+        self.device = torch.device("cuda", 0)
+        self.data_ptr = itertools.repeat(addr).__next__
+
+
+def setup_cuda():
+    os.environ["TRITIUM_TARGET"] = "cuda:90"
+    import torch
+
+    # a CPU torch has no CUDA getters: C builtins that return device 0 / the default stream
+    if not hasattr(torch._C, "_cuda_getDevice") or not torch.cuda.is_available():
+        torch._C._cuda_getDevice = int
+        torch._C._cuda_getCurrentRawStream = int
+        torch.cuda.current_device = int
+    import tritium_nvidia.driver as nd
+
+    nd._cu = FakeCU()
+    from tritium.runtime import driver
+
+    driver.reset()
+    d = driver.get_driver("cuda")
+    d._probed, d._reason = True, ""
+    return torch, d
+
+
+def bench_cuda(n: int, rounds: int) -> dict:
+    torch, d = setup_cuda()
+    from tritium.runtime import driver
+
+    mod = _load_kernel_module()
+    k = mod.add_kernel
+    N = 1024
+    x, y, out = (StubCudaTensor(torch.float32, 0x7F0000000000 + i * 0x10000) for i in range(3))
+    ck = k[(1,)](x, y, out, N, BLOCK_SIZE=1024)  # compiles (or loads from the file cache) and "loads the cubin"
+    lk = ck.__dict__["_cuda_loaded"][0]
+    assert lk.launch.__globals__["cuLaunchKernel"] is _no_launch
+    res = {}
+    args = [x, y, out, N]
+    s = d._stream(0)
+    res["tritium kernel[grid](...)"] = per_call_us(lambda: k[(1,)](x, y, out, N, BLOCK_SIZE=1024), n, rounds)
+    grid_fn = lambda meta: (1,)  # noqa: E731
+    res["tritium kernel[lambda meta: ...](...)"] = per_call_us(lambda: k[grid_fn](x, y, out, N, BLOCK_SIZE=1024),
+                                                               n, rounds)
+    res["tritium core runtime.driver.launch"] = per_call_us(lambda: driver.launch(ck, (1, 1, 1), args), n, rounds)
+    res["CUDADriver.launch"] = per_call_us(lambda: d.launch(ck, (1, 1, 1), args), n, rounds)
+    res["launcher only (pack + stub cuLaunchKernel)"] = per_call_us(lambda: lk.launch(1, 1, 1, s, args), n, rounds)
+    res["stub cuLaunchKernel call alone"] = per_call_us(lambda: _no_launch(1, 1, 1, 1, 128, 1, 1, 0, s, 0, 0), n,
+                                                        rounds)
+    res["tritium kernel[grid](...) above the stub"] = (res["tritium kernel[grid](...)"]
+                                                       - res["stub cuLaunchKernel call alone"])
+    assert k.compile_count <= 1
+    return res
+
+
+def bench_interpreter(n: int, rounds: int) -> dict:
+    os.environ["TRITIUM_TARGET"] = "interpreter"
+    import numpy as np
+
+    from tritium.runtime import driver
+    from tritium_interpreter.driver import get_program
+
+    driver.reset()
+    mod = _load_kernel_module()
+    k = mod.add_kernel
+    N = 1024
+    x, y = np.ones(N, np.float32), np.ones(N, np.float32)
+    out = np.empty_like(x)
+    ck = k[(1,)](x, y, out, N, BLOCK_SIZE=1024)
+    assert (out == 2).all()
+    get_program(ck).fn = lambda *a: None  # program execution stubbed
+    res = {"interpreter kernel[grid](...), program stubbed": per_call_us(
+        lambda: k[(1,)](x, y, out, N, BLOCK_SIZE=1024), n, rounds)}
+    args = [x, y, out, N]
+    res["interpreter core runtime.driver.launch"] = per_call_us(lambda: driver.launch(ck, (1, 1, 1), args), n,
+                                                                rounds)
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", choices=["cuda", "interpreter", "both"], default="both")
+    ap.add_argument("-n", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    res = {}
+    # each backend in its own process: the cuda stubs must not leak into the interpreter's run
+    if a.backend == "both":
+        import subprocess
+
+        for b in ("cuda", "interpreter"):
+            out = subprocess.run([sys.executable, __file__, "--backend", b, "-n", str(a.n), "--rounds",
+                                  str(a.rounds), "--json", "-"], capture_output=True, text=True)
+            if out.returncode:
+                sys.stderr.write(out.stderr)
+                return out.returncode
+            res.update(json.loads(out.stdout.strip().splitlines()[-1]))
+    elif a.backend == "cuda":
+        res = bench_cuda(a.n, a.rounds)
+    else:
+        res = bench_interpreter(a.n, a.rounds)
+    if a.json == "-":
+        print(json.dumps(res))
+        return 0
+    for k, v in res.items():
+        print(f"{k:<52} {v:7.2f} us")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
