@@ -554,10 +554,19 @@ def op_def(name: str) -> Optional[OpDef]:
 
 
 
-def irdl_source() -> str:
-    """The IRDL module that defines the dialect (generated from the table)."""
-    lines = ["irdl.dialect @tt {", "  irdl.type @ptr {", "    %0 = irdl.any", "    irdl.parameters(pointee: %0)", "  }"]
-    for op in OPS:
+def irdl_parametric_lines(kind: str, name: str, params) -> list:
+    """IRDL lines of an attribute or type (``kind``) with unconstrained ``params``."""
+    lines = [f"  irdl.{kind} @{name} {{"]
+    lines += [f"    %{i} = irdl.any" for i, _ in enumerate(params)]
+    lines.append("    irdl.parameters(" + ", ".join(f"{p}: %{i}" for i, p in enumerate(params)) + ")")
+    lines.append("  }")
+    return lines
+
+
+def irdl_operation_lines(ops) -> list:
+    """IRDL lines of the ops of a table (every operand/result unconstrained; MIXED groups expanded)."""
+    lines = []
+    for op in ops:
         lines.append(f"  irdl.operation @{op.name} {{")
         n = 0
         for group, tag in ((_irdl_groups(op.operands), "operands"), (_irdl_groups(op.results), "results")):
@@ -571,7 +580,12 @@ def irdl_source() -> str:
                 n += 1
             lines.append(f"    irdl.{tag}({', '.join(parts)})")
         lines.append("  }")
-    lines.append("}")
+    return lines
+
+
+def irdl_source() -> str:
+    """The IRDL module that defines the dialect (generated from the table)."""
+    lines = ["irdl.dialect @tt {", *irdl_parametric_lines("type", "ptr", ["pointee"]), *irdl_operation_lines(OPS), "}"]
     return "\n".join(lines)
 
 

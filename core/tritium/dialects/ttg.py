@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .tt import SINGLE, OPTIONAL, READ, WRITE, OpDef, _irdl_groups
+from .tt import OPTIONAL, READ, SINGLE, WRITE, OpDef, irdl_operation_lines, irdl_parametric_lines
 
 NUM_WARPS = "ttg.num-warps"
 THREADS_PER_WARP = "ttg.threads-per-warp"
@@ -70,25 +70,8 @@ def irdl_source() -> str:
     lines = ["irdl.dialect @ttg {"]
     for kind, defs in (("attribute", ATTRIBUTES), ("type", TYPES)):
         for name, params in defs:
-            lines.append(f"  irdl.{kind} @{name} {{")
-            for i, _ in enumerate(params):
-                lines.append(f"    %{i} = irdl.any")
-            lines.append("    irdl.parameters(" + ", ".join(f"{p}: %{i}" for i, p in enumerate(params)) + ")")
-            lines.append("  }")
-    for op in OPS:
-        lines.append(f"  irdl.operation @{op.name} {{")
-        n = 0
-        for group, tag in ((_irdl_groups(op.operands), "operands"), (_irdl_groups(op.results), "results")):
-            if not group:
-                continue
-            parts = []
-            for gname, kind in group:
-                lines.append(f"    %{n} = irdl.any")
-                prefix = "" if kind == SINGLE else kind + " "
-                parts.append(f"{gname}: {prefix}%{n}")
-                n += 1
-            lines.append(f"    irdl.{tag}({', '.join(parts)})")
-        lines.append("  }")
+            lines += irdl_parametric_lines(kind, name, params)
+    lines += irdl_operation_lines(OPS)
     lines.append("}")
     return "\n".join(lines)
 

@@ -54,15 +54,13 @@ from typing import Optional
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
+from tritium.passes.ttir._util import as_op as _as_op, walk as _walk
 
 ALIGNMENT = 16
 OFFSET_ATTR = "allocation.offset"
 SIZE_ATTR = "allocation.size"
 SHARED_ATTR = "ttg.shared"
 
-
-def _as_op(op):
-    return op.operation if hasattr(op, "operation") else op
 
 
 def elem_bytes(ty) -> int:
@@ -370,21 +368,6 @@ class Allocation:
 
 def _align(x: int, a: int) -> int:
     return (x + a - 1) // a * a
-
-
-def _walk(root) -> list:
-    out = []
-
-    def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.operations:
-                    child = _as_op(child)
-                    out.append(child)
-                    visit(child)
-
-    visit(_as_op(root))
-    return out
 
 
 def _sym(f) -> str:

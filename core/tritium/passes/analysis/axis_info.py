@@ -84,6 +84,7 @@ from typing import Optional, Sequence
 from mlir import ir
 
 from tritium.dialects import tt
+from tritium.passes.ttir._util import as_op as _as_op, walk as _walk
 
 MAX_DIVISOR = 1 << 62          # divisibility of 0 (Triton's highestPowOf2Divisor<int64_t>(0))
 MAKE_RANGE_ZERO_DIVISOR = 1 << 30   # make_range's start is an i32: highestPowOf2Divisor<int32_t>(0)
@@ -167,9 +168,6 @@ def _enclosing_module(value):
 # ----------------------------------------------------------------------------------------------
 # type helpers
 # ----------------------------------------------------------------------------------------------
-
-def _as_op(op):
-    return op.operation if hasattr(op, "operation") else op
 
 
 def _shape(ty) -> Optional[tuple]:
@@ -588,21 +586,6 @@ class AxisInfoAnalysis:
         if name == "arith.select":
             return [_select(ops, shape, rank)]
         return [None]
-
-
-def _walk(root) -> list:
-    out = []
-
-    def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.operations:
-                    child = _as_op(child)
-                    out.append(child)
-                    visit(child)
-
-    visit(_as_op(root))
-    return out
 
 
 def _walk_funcs(root) -> list:

@@ -27,14 +27,13 @@ from __future__ import annotations
 
 from mlir import ir
 
+from tritium.passes.ttir._util import as_op as _as_op
+
 from .allocation import OFFSET_ATTR, SHARED_ATTR, SIZE_ATTR
 
 BARRIER = "ttg.barrier"
 _LOOPS = ("scf.for", "scf.while")
 
-
-def _as_op(op):
-    return op.operation if hasattr(op, "operation") else op
 
 
 def _interval(op):

@@ -30,6 +30,7 @@ from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
 from tritium.passes.analysis.axis_info import AxisInfoAnalysis, pointee_bits
+from tritium.passes.ttir._util import as_op, defining_op, walk
 
 MEMORY_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
 CONVERT = "ttg.convert_layout"
@@ -39,26 +40,6 @@ CONVERT = "ttg.convert_layout"
 # helpers (shared by the TTGIR passes)
 # ----------------------------------------------------------------------------------------------
 
-def as_op(op):
-    return op.operation if hasattr(op, "operation") else op
-
-
-def walk(root) -> list:
-    """Every op nested under ``root`` (excluded), parents before children, in program order."""
-    out = []
-
-    def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.operations:
-                    child = as_op(child)
-                    out.append(child)
-                    visit(child)
-
-    visit(as_op(root))
-    return out
-
-
 def is_tensor(ty) -> bool:
     return isinstance(ty, ir.RankedTensorType)
 
@@ -66,13 +47,6 @@ def is_tensor(ty) -> bool:
 def layout_of(value_or_type):
     ty = value_or_type if isinstance(value_or_type, ir.Type) else value_or_type.type
     return ttg.encoding_of(ty) if is_tensor(ty) else None
-
-
-def defining_op(value):
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return None
-    return as_op(owner)
 
 
 def users(value) -> list:

@@ -114,7 +114,7 @@ def is_elementwise(op) -> bool:
     return False
 
 
-def walk_preorder(root) -> list:
+def walk(root) -> list:
     """Every op nested under ``root`` (root excluded), parents before children, in program order."""
     out = []
 

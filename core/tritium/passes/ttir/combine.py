@@ -225,7 +225,7 @@ def apply_patterns(root, patterns: dict, max_sweeps: int = 32) -> int:
     total = 0
     for _ in range(max_sweeps):
         changed = 0
-        for op in u.walk_preorder(root):
+        for op in u.walk(root):
             for pat in patterns.get(op.name, ()):
                 if pat(op):
                     changed += 1

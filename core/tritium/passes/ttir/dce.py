@@ -22,7 +22,7 @@ def _dead_region_op(op) -> bool:
     """An scf.for / scf.if without used results whose nested ops could all be erased."""
     if op.name not in _REGION_OPS or not u.results_unused(op):
         return False
-    for inner in u.walk_preorder(op):
+    for inner in u.walk(op):
         if inner.name in _TERMINATORS:
             continue
         if inner.name in _REGION_OPS:
@@ -41,7 +41,7 @@ def dce(root) -> int:
         # Reverse pre-order: users before the ops that define their operands, children before parents.
         # An op is only erased when it is visited itself, so no erased op is visited later in the sweep
         # (an erased region op's children were visited before it).
-        for op in reversed(u.walk_preorder(root)):
+        for op in reversed(u.walk(root)):
             if len(op.regions) == 0:
                 if u.is_removable(op) and u.results_unused(op):
                     op.erase()

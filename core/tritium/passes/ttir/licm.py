@@ -54,7 +54,7 @@ def _hoist_from(loop) -> int:
 @u.in_context
 def licm(root) -> int:
     """Hoist loop invariants out of every loop under ``root``; returns the number of ops moved."""
-    loops = [op for op in u.walk_preorder(root) if op.name in _LOOPS]
+    loops = [op for op in u.walk(root) if op.name in _LOOPS]
     moved = 0
     for loop in reversed(loops):  # innermost first
         moved += _hoist_from(loop)
