@@ -99,3 +99,76 @@ def fp8_load(X8, Y, n, BLOCK: tl.constexpr):
     m = offs < n
     x = tl.load(X8 + offs, mask=m)
     tl.store(Y + offs, x.to(tl.float32) * 2, mask=m)
+
+
+# ------------------------------------------------------------------ hand-written TTIR (ops without a tl builtin)
+BL = "#ttg.blocked"
+
+
+def ttir(body, args):
+    return f"""module {{
+  func.func public @k({args}) {{
+{body}
+    return
+  }}
+}}"""
+
+
+HIST = ttir("""
+    %r = "tt.make_range"() {start = 0 : i32, end = 512 : i32} : () -> tensor<512xi32>
+    %xs = "tt.splat"(%x) : (!tt.ptr<i32>) -> tensor<512x!tt.ptr<i32>>
+    %xp = "tt.addptr"(%xs, %r) : (tensor<512x!tt.ptr<i32>>, tensor<512xi32>) -> tensor<512x!tt.ptr<i32>>
+    %v = "tt.load"(%xp) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<512x!tt.ptr<i32>>) -> tensor<512xi32>
+    %h = "tt.histogram"(%v) : (tensor<512xi32>) -> tensor<64xi32>
+    %b = "tt.make_range"() {start = 0 : i32, end = 64 : i32} : () -> tensor<64xi32>
+    %os = "tt.splat"(%o) : (!tt.ptr<i32>) -> tensor<64x!tt.ptr<i32>>
+    %op = "tt.addptr"(%os, %b) : (tensor<64x!tt.ptr<i32>>, tensor<64xi32>) -> tensor<64x!tt.ptr<i32>>
+    "tt.store"(%op, %h) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x!tt.ptr<i32>>, tensor<64xi32>) -> ()
+""", "%x: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %o: !tt.ptr<i32> {tt.divisibility = 16 : i32}")
+
+GATHER = ttir("""
+    %r = "tt.make_range"() {start = 0 : i32, end = 128 : i32} : () -> tensor<128xi32>
+    %xs = "tt.splat"(%x) : (!tt.ptr<f32>) -> tensor<128x!tt.ptr<f32>>
+    %xp = "tt.addptr"(%xs, %r) : (tensor<128x!tt.ptr<f32>>, tensor<128xi32>) -> tensor<128x!tt.ptr<f32>>
+    %v = "tt.load"(%xp) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<128x!tt.ptr<f32>>) -> tensor<128xf32>
+    %is = "tt.splat"(%i) : (!tt.ptr<i32>) -> tensor<128x!tt.ptr<i32>>
+    %ip = "tt.addptr"(%is, %r) : (tensor<128x!tt.ptr<i32>>, tensor<128xi32>) -> tensor<128x!tt.ptr<i32>>
+    %idx = "tt.load"(%ip) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<128x!tt.ptr<i32>>) -> tensor<128xi32>
+    %g = "tt.gather"(%v, %idx) {axis = 0 : i32} : (tensor<128xf32>, tensor<128xi32>) -> tensor<128xf32>
+    %os = "tt.splat"(%o) : (!tt.ptr<f32>) -> tensor<128x!tt.ptr<f32>>
+    %op = "tt.addptr"(%os, %r) : (tensor<128x!tt.ptr<f32>>, tensor<128xi32>) -> tensor<128x!tt.ptr<f32>>
+    "tt.store"(%op, %g) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<128x!tt.ptr<f32>>, tensor<128xf32>) -> ()
+""", "%x: !tt.ptr<f32>, %i: !tt.ptr<i32>, %o: !tt.ptr<f32>")
+
+CONST = ttir("""
+    %r = "tt.make_range"() {start = 0 : i32, end = 8 : i32} : () -> tensor<8xi32>
+    %c = arith.constant dense<[3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]> : tensor<8xf32>
+    %m = arith.constant dense<[true, false, true, true, false, true, true, false]> : tensor<8xi1>
+    %os = "tt.splat"(%o) : (!tt.ptr<f32>) -> tensor<8x!tt.ptr<f32>>
+    %op = "tt.addptr"(%os, %r) : (tensor<8x!tt.ptr<f32>>, tensor<8xi32>) -> tensor<8x!tt.ptr<f32>>
+    "tt.store"(%op, %c, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<8x!tt.ptr<f32>>, tensor<8xf32>, tensor<8xi1>) -> ()
+""", "%o: !tt.ptr<f32>")
+
+ASM = ttir("""
+    %r = "tt.make_range"() {start = 0 : i32, end = 512 : i32} : () -> tensor<512xi32>
+    %xs = "tt.splat"(%x) : (!tt.ptr<i8>) -> tensor<512x!tt.ptr<i8>>
+    %xp = "tt.addptr"(%xs, %r) : (tensor<512x!tt.ptr<i8>>, tensor<512xi32>) -> tensor<512x!tt.ptr<i8>>
+    %v = "tt.load"(%xp) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<512x!tt.ptr<i8>>) -> tensor<512xi8>
+    %w = "tt.elementwise_inline_asm"(%v) {asm_string = "xor.b32 $0, $1, 0x01010101;", constraints = "=r,r", pure = true, packed_element = 4 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<512xi8>) -> tensor<512xi8>
+    %os = "tt.splat"(%o) : (!tt.ptr<i8>) -> tensor<512x!tt.ptr<i8>>
+    %op = "tt.addptr"(%os, %r) : (tensor<512x!tt.ptr<i8>>, tensor<512xi32>) -> tensor<512x!tt.ptr<i8>>
+    "tt.store"(%op, %w) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<512x!tt.ptr<i8>>, tensor<512xi8>) -> ()
+""", "%x: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %o: !tt.ptr<i8> {tt.divisibility = 16 : i32}")
+
+ASM2 = ttir("""
+    %r = "tt.make_range"() {start = 0 : i32, end = 256 : i32} : () -> tensor<256xi32>
+    %xs = "tt.splat"(%x) : (!tt.ptr<f32>) -> tensor<256x!tt.ptr<f32>>
+    %xp = "tt.addptr"(%xs, %r) : (tensor<256x!tt.ptr<f32>>, tensor<256xi32>) -> tensor<256x!tt.ptr<f32>>
+    %v = "tt.load"(%xp) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<256x!tt.ptr<f32>>) -> tensor<256xf32>
+    %a, %b = "tt.elementwise_inline_asm"(%v, %r) {asm_string = "mul.f32 $0, $2, 2.0;\\n add.s32 $1, $3, 1;", constraints = "=f,=r,f,r", pure = true, packed_element = 1 : i32, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0>} : (tensor<256xf32>, tensor<256xi32>) -> (tensor<256xf32>, tensor<256xi32>)
+    %s = arith.sitofp %b : tensor<256xi32> to tensor<256xf32>
+    %t = arith.addf %a, %s : tensor<256xf32>
+    %os = "tt.splat"(%o) : (!tt.ptr<f32>) -> tensor<256x!tt.ptr<f32>>
+    %op = "tt.addptr"(%os, %r) : (tensor<256x!tt.ptr<f32>>, tensor<256xi32>) -> tensor<256x!tt.ptr<f32>>
+    "tt.store"(%op, %t) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<256x!tt.ptr<f32>>, tensor<256xf32>) -> ()
+""", "%x: !tt.ptr<f32>, %o: !tt.ptr<f32>")

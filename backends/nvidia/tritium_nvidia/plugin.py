@@ -69,11 +69,14 @@ class CUDACompiler(BaseCompiler):
 
         from . import compiler as c
 
-        from tritium.passes.ttir.rewrite_tensor_pointer import rewrite_ttir_text
+        def ttir(src, metadata):
+            # Triton's make_ttir on GPUs rewrites block pointers into tensors of pointers (the interpreter keeps
+            # them); imported here: add_stages runs before a cache hit, where MLIR may be absent
+            from tritium.passes.ttir.rewrite_tensor_pointer import rewrite_ttir_text
 
-        # Triton's make_ttir on GPUs rewrites block pointers into tensors of pointers (the interpreter keeps them)
-        stages["ttir"] = lambda src, metadata: rewrite_ttir_text(
-            src if isinstance(src, str) else make_ttir(src, metadata, options))  # str: TTIR text already
+            return rewrite_ttir_text(src if isinstance(src, str) else make_ttir(src, metadata, options))  # str: TTIR
+
+        stages["ttir"] = ttir
         stages["ttgir"] = lambda src, metadata: c.make_ttgir(src, metadata, options)
         stages["llir"] = lambda src, metadata: c.make_llir(src, metadata, options)
         stages["ptx"] = lambda src, metadata: c.make_ptx(src, metadata, options)
