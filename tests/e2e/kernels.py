@@ -269,3 +269,14 @@ def device_print_kernel(X, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(X + offs, mask=offs < n)
     tl.device_print("x=", x)
+
+
+@triton.jit
+def atomic_kernel(X, HIST, SUM, MX, n, NBINS: tl.constexpr, BLOCK: tl.constexpr):
+    # masked tensor atomics with colliding addresses, and scalar atomics of a reduction
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(X + offs, mask=m, other=0)
+    tl.atomic_add(HIST + (x % NBINS), 1, mask=m)
+    tl.atomic_add(SUM, tl.sum(tl.where(m, x, 0), axis=0))
+    tl.atomic_max(MX, tl.max(tl.where(m, x, -1), axis=0))

@@ -243,3 +243,15 @@ def test_device_print(capfd):
     assert "x=" in out
     for v in ("0", "11", "22", "33"):
         assert v in out
+
+
+def test_atomics_collide_across_programs():
+    n = 5000
+    x = RNG.integers(0, 1_000_000, size=n).astype(np.int32)
+    hist = np.zeros(16, np.int32)
+    total = np.zeros(1, np.int32)
+    mx = np.full(1, -1, np.int32)
+    K.atomic_kernel[(triton.cdiv(n, 256),)](x, hist, total, mx, n, NBINS=16, BLOCK=256)
+    np.testing.assert_array_equal(hist, np.bincount(x % 16, minlength=16))
+    assert total[0] == x.sum(dtype=np.int32)  # i32 atomics wrap around like NumPy's int32 sum
+    assert int(mx[0]) == int(x.max())

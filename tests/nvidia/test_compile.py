@@ -39,6 +39,8 @@ CASES = {
     "int_ops": (K.int_ops_kernel, {"X": "*i32", "Y": "*i32", "OUT": "*i32", "n": "i32"}, dict(BLOCK=256)),
     "tuple_minmax": (K.tuple_minmax_kernel, {"X": F, "OUT": F, "n": "i32"}, dict(BLOCK=256, SCALE=2.0)),
     "device_print": (K.device_print_kernel, {"X": F, "n": "i32"}, dict(BLOCK=32)),
+    "atomics": (K.atomic_kernel, {"X": "*i32", "HIST": "*i32", "SUM": "*i32", "MX": "*i32", "n": "i32"},
+                dict(NBINS=16, BLOCK=1024)),
 }
 for _op in ("sum", "max", "min", "argmax", "argmin"):
     for _axis in (0, 1):

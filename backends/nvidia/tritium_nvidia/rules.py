@@ -153,14 +153,8 @@ def _int_attr(op, name, default=0):
 
 
 def _groups(op):
-    """Operand groups of tt.load / tt.store / tt.atomic_rmw by operandSegmentSizes."""
-    od = tt.op_def(op.name)
-    sizes = list(op.attributes["operandSegmentSizes"])
-    out, pos = {}, 0
-    for (name, _), n in zip(od.operands, sizes):
-        out[name] = list(op.operands)[pos:pos + n]
-        pos += n
-    return out
+    """Operand groups of tt.load / tt.store / tt.atomic_rmw (the table decides whether segment sizes exist)."""
+    return tt.operand_groups(op)
 
 
 def vector_width(ctx, ptr, mask, elem_bits) -> int:

@@ -201,6 +201,11 @@ def _attr_int(op, name, default=None):
     return int(op.attributes[name].value)
 
 
+def operand_groups(op) -> dict:
+    """``group name -> list of operands`` of a tt op, by its table entry (honours operandSegmentSizes)."""
+    return _operand_groups(op, _BY_NAME[op.name])
+
+
 def _operand_groups(op, opdef: OpDef) -> dict:
     """Split an op's operands by its declared groups (honours operandSegmentSizes)."""
     operands = list(op.operands)
