@@ -256,7 +256,8 @@ def launch(kernel: Any, grid: tuple, args: list) -> None:
 
 
 # ------------------------------------------------------------------------------------- launch fast path
-_hook_state: list = [None, None, None, False]  # plugin manager, enter caller, exit caller, pluggy has _hookimpls
+#: plugin manager, enter caller, exit caller, whether pluggy has ``_hookimpls`` lists, ``tritium.plugins``
+_hook_state: list = [None, None, None, False, None]
 
 
 def launch_hooks() -> Optional[tuple]:
@@ -265,9 +266,12 @@ def launch_hooks() -> Optional[tuple]:
     On every launch: the callers are looked up once per plugin manager and their implementation lists read
     directly, so (un)registering a plugin -- e.g. the profiler's ``start()`` / ``stop()`` -- takes effect at the
     next launch, and a process without launch-hook plugins pays two attribute reads."""
-    from .. import plugins
-
     st = _hook_state
+    plugins = st[4]
+    if plugins is None:
+        from .. import plugins
+
+        st[4] = plugins
     pm = plugins._pm
     if pm is None or st[0] is not pm:
         pm = plugins.get_plugin_manager()

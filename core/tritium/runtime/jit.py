@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import inspect
 import operator
@@ -122,6 +123,7 @@ class JITFunction(KernelInterface):
         self._cache_key = None
         self._binder = None
         self._fast_binder = None
+        self._grid_launcher = None
         #: ``[(label, compile-time value, getter)]`` of the globals this kernel and its callees read
         self.used_global_vals: Optional[list] = None
         self._globals_check = None
@@ -192,6 +194,16 @@ class JITFunction(KernelInterface):
         if self._binder is None:
             self._binder = Binder(self)
         return self._binder
+
+    def __getitem__(self, grid) -> Callable:
+        """``fn[grid]``: ``partial(launch, grid)`` of the generated grid launcher (:func:`_make_grid_launcher`),
+        which takes the relaunch fast path without forwarding the arguments through ``run``."""
+        gl = self._grid_launcher
+        if gl is None:
+            gl = self._grid_launcher = _make_grid_launcher(self)
+        if gl is False:
+            return super().__getitem__(grid)
+        return functools.partial(gl, grid)
 
     def _device_key(self, driver) -> tuple:
         sel = driver.select()
@@ -482,6 +494,9 @@ def _scan_dependencies(fn: "JITFunction") -> tuple:
 
 # ------------------------------------------------------------------------------------------ fast binder
 _TYPE_STRINGS: dict = {}  # dtype object -> "*fp32"
+#: types seen with ``dtype`` and a ``data_ptr()`` method (torch.Tensor, its subclasses, look-alikes): a generated
+#: binder's descriptor for them is ``(dtype, aligned)``, computed inline
+_DATA_PTR_TYPES: set = set()
 
 
 def _ptr_type(dtype: Any) -> str:
@@ -521,11 +536,14 @@ def _make_spec(binder: Binder, name: str, specialize: bool, align: bool) -> Call
             dp = getattr(v, "data_ptr", None)
             if dp is not None:
                 addr = dp()
-            elif t.__name__ == "ndarray":
+                _ptr_type(dt)  # an unsupported dtype raises: the general binder explains it
+                _DATA_PTR_TYPES.add(t)  # generated binders compute this type's descriptor inline, the same
+                return (dt, align and addr % DIVISIBILITY == 0)
+            if t.__name__ == "ndarray":
                 addr = v.__array_interface__["data"][0]
-            else:
-                return ("g", general(name, v, False))
-            return (_ptr_type(dt), align and addr % DIVISIBILITY == 0)
+                _ptr_type(dt)
+                return (dt, align and addr % DIVISIBILITY == 0)
+            return ("g", general(name, v, False))
         if _is_constexpr_value(v):
             u = unwrap_constexpr(v)
             return ("c", type(u), u)
@@ -543,17 +561,15 @@ def _const_spec(v: Any) -> Any:
     return (type(u), u)
 
 
-class _NoType:
-    """Stands for ``torch.Tensor`` in a generated binder when torch is not imported."""
-
-
-def _make_fast_binder(fn: "JITFunction") -> Any:
-    """Generate ``bind(<the kernel's parameters>, **options) -> (descriptor tuple, values, options)`` for ``fn``,
-    as Triton generates a binder per kernel; ``False`` when the signature does not allow it.
+def _binder_parts(fn: "JITFunction") -> Any:
+    """``(namespace, descriptor statements, descriptor expressions)`` shared by the generated binder and the
+    generated grid launcher (same code, so the same descriptors); ``False`` when the signature does not allow
+    them.
 
     A descriptor determines what the general binder makes of the argument (type string, specialisation,
-    constexpr-ness); torch tensors (``(dtype, aligned)``), ints in the i32 range and int constexprs are computed
-    inline, anything else by a per-parameter function (:func:`_make_spec`)."""
+    constexpr-ness); tensors (``(dtype, aligned)``, for the types in ``_DATA_PTR_TYPES``: torch.Tensor, and what
+    :func:`_make_spec` saw with ``dtype`` and ``data_ptr()``), ints in the i32 range and int constexprs are
+    computed inline, anything else by a per-parameter function (:func:`_make_spec`)."""
     import sys
 
     params = list(fn.signature.parameters.values())
@@ -564,38 +580,179 @@ def _make_fast_binder(fn: "JITFunction") -> Any:
         return False
     binder = fn.binder
     torch = sys.modules.get("torch")
-    ns: dict = {"_tr_const": _const_spec, "_tr_T": getattr(torch, "Tensor", _NoType) if torch else _NoType}
-    sig, body, descs = [], [], []
+    if torch is not None and isinstance(getattr(torch, "Tensor", None), type):
+        _DATA_PTR_TYPES.add(torch.Tensor)
+    ns: dict = {"_tr_const": _const_spec, "_tr_P": _DATA_PTR_TYPES}
+    body, descs = [], []
     for i, p in enumerate(fn.params):
         n = p.name
         if p.has_default:
             ns[f"_tr_d{i}"] = p.default
-            sig.append(f"{n}=_tr_d{i}")
-        else:
-            sig.append(n)
         if p.is_constexpr:
             descs.append(f"({n} if type({n}) is int else _tr_const({n}))")
             continue
         dns = n in fn.do_not_specialize
         align = not dns and n not in fn.do_not_specialize_on_alignment
         ns[f"_tr_s{i}"] = _make_spec(binder, n, not dns, align)
-        tensor = f"({n}.dtype, not {n}.data_ptr() & {DIVISIBILITY - 1})" if align else f"({n}.dtype,)"
+        tensor = f"({n}.dtype, not {n}.data_ptr() & {DIVISIBILITY - 1})" if align else f"({n}.dtype, False)"
         small = f"(1 if {n} == 1 else 2 if not {n} & {DIVISIBILITY - 1} else 3)" if not dns else "4"
         body.append(f"    _tr_t = type({n})\n"
-                    f"    if _tr_t is _tr_T:\n"
+                    f"    if _tr_t in _tr_P:\n"
                     f"        _tr_k{i} = {tensor}\n"
                     f"    elif _tr_t is int and -0x80000000 <= {n} <= 0x7FFFFFFF:\n"
                     f"        _tr_k{i} = {small}\n"
                     f"    else:\n"
                     f"        _tr_k{i} = _tr_s{i}({n})\n")
         descs.append(f"_tr_k{i}")
-    src = (f"def _tr_bind({', '.join(sig + ['**_tr_opts'])}):\n" + "".join(body) +
+    return ns, "".join(body), descs
+
+
+def _make_fast_binder(fn: "JITFunction") -> Any:
+    """Generate ``bind(<the kernel's parameters>, **options) -> (descriptor tuple, values, options)`` for ``fn``,
+    as Triton generates a binder per kernel (see :func:`_binder_parts`); ``False`` when the signature does not
+    allow it."""
+    parts = _binder_parts(fn)
+    if parts is False:
+        return False
+    ns, body, descs = parts
+    names = [p.name for p in fn.params]
+    sig = [f"{p.name}=_tr_d{i}" if p.has_default else p.name for i, p in enumerate(fn.params)]
+    src = (f"def _tr_bind({', '.join(sig + ['**_tr_opts'])}):\n" + body +
            f"    return ({''.join(d + ', ' for d in descs)}tuple(_tr_opts.items()) if _tr_opts else ()), "
            f"({''.join(n + ', ' for n in names)}), _tr_opts\n")
     exec(compile(src, f"<tritium binder for {fn.__name__}>", "exec"), ns)  # noqa: S102 - our own generated code
     bind = ns["_tr_bind"]
     bind.source = src
     return bind
+
+
+_M = object()  # "not given" in a generated grid launcher
+
+
+def _make_grid_launcher(fn: "JITFunction") -> Any:
+    """Generate ``launch(grid, *args, **kwargs)`` for ``fn[grid](*args, **kwargs)``: the relaunch fast path of
+    :meth:`JITFunction.run` without its argument forwarding (``fn[grid]`` is ``partial(launch, grid)``).
+
+    The parameters are positional-only with a "not given" default, so binding never fails in Python: keyword
+    arguments are matched by name in the generated code, and anything unusual -- a missing or doubly given
+    argument, extra positional arguments, pre-run hooks, ``debug``, a descriptor that cannot be computed, a
+    cache miss, a grid that is not ``(int,)`` -- calls ``fn.run(*args, grid=grid, warmup=False, **kwargs)``
+    with the arguments exactly as given (same errors, same behaviour).  ``False`` when the signature does not
+    allow it."""
+    parts = _binder_parts(fn)
+    if parts is False:
+        return False
+    ns, body, descs = parts
+    names = [p.name for p in fn.params]
+    ns.update({"_M": _M, "_tr_fn": fn, "_tr_KC": _KernelCache, "_tr_slow": _grid_launch_slow_fn(fn),
+               "_tr_ctx": _launch_context_fn(), "_tr_hooks": _launch_hooks_fn(), "_tr_full": _grid_launch_full})
+    given = f"({''.join(n + ', ' for n in names)})"
+    slow = f"return _tr_slow(_tr_grid, {given}, _tr_extra, _tr_kw)"
+    raw = f"return _tr_slow(_tr_grid, {given}, _tr_extra, _tr_kw, True)"
+    lines = [f"def _tr_launch(_tr_grid, {', '.join(n + '=_M' for n in names)}{', ' if names else ''}/, "
+             f"*_tr_extra, **_tr_kw):",
+             "    _tr_f = _tr_fn",
+             "    if _tr_extra or _tr_f.pre_run_hooks or _tr_f.debug is not None or _tr_f.used_global_vals is None "
+             "or type(_tr_f.cache) is not _tr_KC:",
+             f"        {raw}",
+             "    if _tr_kw:",
+             "        _tr_o = _tr_kw.copy()"]
+    for n in names:
+        lines += [f"        _tr_v = _tr_o.pop({n!r}, _M)",
+                  "        if _tr_v is not _M:",
+                  f"            if {n} is not _M:",
+                  f"                {raw}",
+                  f"            {n} = _tr_v"]
+    lines += ["    else:", "        _tr_o = _tr_kw"]
+    required = [p.name for p in fn.params if not p.has_default]
+    if required:
+        lines += [f"    if {' or '.join(n + ' is _M' for n in required)}:", f"        {slow}"]
+    for i, p in enumerate(fn.params):
+        if p.has_default:
+            lines += [f"    if {p.name} is _M:", f"        {p.name} = _tr_d{i}"]
+    lines += ["    if _tr_f.used_global_vals and not _tr_f._globals_unchanged():",
+              "        _tr_f.check_globals()",
+              "    try:"]
+    lines += ["    " + ln for ln in body.splitlines()]
+    lines += [f"        _tr_key = ({''.join(d + ', ' for d in descs)}tuple(_tr_o.items()) if _tr_o else ())",
+              "        _tr_name, _tr_arch, _tr_drv, _tr_dev = _tr_ctx()",
+              "        _tr_e = _tr_f.cache.fast.get((_tr_name, _tr_arch, _tr_dev(), _tr_key))",
+              "    except Exception:  # the general binder explains it",
+              f"        {slow}",
+              "    if _tr_e is None or _tr_e[3] is not _tr_drv:",
+              f"        {slow}",
+              "    if type(_tr_grid) is tuple and len(_tr_grid) == 1 and type(_tr_grid[0]) is int:",
+              "        if _tr_grid[0]:",
+              "            if _tr_hooks() is None:",
+              f"                _tr_e[2]((_tr_grid[0], 1, 1), _tr_e[1]({given}))",
+              "            else:",
+              f"                _tr_full(_tr_f, _tr_e, _tr_grid, {given}, _tr_o)",
+              "        return _tr_e[0]",
+              f"    return _tr_full(_tr_f, _tr_e, _tr_grid, {given}, _tr_o)",
+              ""]
+    src = "\n".join(lines)
+    exec(compile(src, f"<tritium grid launcher for {fn.__name__}>", "exec"), ns)  # noqa: S102 - our own code
+    launch = ns["_tr_launch"]
+    launch.source = src
+    return launch
+
+
+def _grid_launch_slow_fn(fn: "JITFunction") -> Callable:
+    """``slow(grid, given, extra, kwargs)``: ``fn.run`` with the arguments of a generated grid launcher as they
+    were given.  ``given`` holds the parameters' current values (``_M``: not given): the positional arguments are
+    the prefix of them not named in ``kwargs`` (a parameter filled from ``kwargs`` or its default may follow;
+    passing a default positionally binds the same); ``raw``: no parameter was filled yet, the positional
+    arguments are the given prefix (a parameter given both ways is then reported by ``run``)."""
+    names = tuple(fn.arg_names)
+
+    def slow(grid, given, extra, kwargs, raw=False):
+        if extra:
+            return fn.run(*given, *extra, grid=grid, warmup=False, **kwargs)
+        k = 0
+        for name, v in zip(names, given):
+            if v is _M or (not raw and name in kwargs):
+                break
+            k += 1
+        return fn.run(*given[:k], grid=grid, warmup=False, **kwargs)
+
+    return slow
+
+
+def _launch_context_fn() -> Callable:
+    from .driver import launch_context
+
+    return launch_context
+
+
+def _launch_hooks_fn() -> Callable:
+    from .driver import launch_hooks
+
+    return launch_hooks
+
+
+def _grid_launch_full(fn: "JITFunction", entry: tuple, grid: Any, vals: tuple, opts: dict) -> Any:
+    """The rest of the fast path for a general grid (callable, 2-D/3-D, zero) or with launch hooks."""
+    kernel = entry[0]
+    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int:
+        g = (grid[0], 1, 1)
+    elif callable(grid):
+        g = _normalize_grid(fn.__name__, grid, {**opts, **dict(zip(fn.arg_names, vals))})
+    elif grid is None:
+        raise TypeError(f"kernel '{fn.__name__}' launched without a grid: use {fn.__name__}[grid](...)")
+    else:
+        g = _normalize_grid(fn.__name__, grid, None)
+    if g[0] and g[1] and g[2]:
+        hooks = _launch_hooks()
+        if hooks is None:
+            entry[2](g, entry[1](vals))
+        else:
+            args = list(entry[1](vals))
+            hooks[0](kernel=kernel, grid=g, args=args)
+            try:
+                entry[2](g, args)
+            finally:
+                hooks[1](kernel=kernel)
+    return kernel
 
 
 def _opt_key(v: Any) -> Any:
