@@ -376,6 +376,22 @@ class CUDADriver(BaseDriver):
                     pass
         return int(os.environ.get("TRITIUM_CUDA_DEVICE", "0") or 0)
 
+    def device_getter(self) -> Optional[Any]:
+        """A zero-argument callable returning the current device, for the launch path
+        (``tritium.runtime.driver.launch_context``): torch's ``_cuda_getDevice`` itself when torch is imported and
+        it works (what :meth:`get_current_device` calls), else None (use :meth:`get_current_device`)."""
+        if compile_only():
+            return None
+        torch = sys.modules.get("torch")
+        get = getattr(getattr(torch, "_C", None), "_cuda_getDevice", None) if torch is not None else None
+        if get is None:
+            return None
+        try:
+            get()
+        except Exception:  # noqa: BLE001 - torch without a usable CUDA
+            return None
+        return get
+
     def set_current_device(self, index: int) -> None:
         torch = sys.modules.get("torch")
         if torch is not None:

@@ -301,7 +301,11 @@ def launch_context() -> tuple:
     if ctx is None:
         sel = select()
         d = get_driver(sel.name)
-        dev = d.get_current_device if d.is_active() else _device_zero
+        if d.is_active():
+            fast = getattr(d, "device_getter", None)  # optional: a cheaper get_current_device
+            dev = (fast() if fast is not None else None) or d.get_current_device
+        else:
+            dev = _device_zero
         ctx = _launch_contexts[_selection_key()] = (sel.name, sel.arch, d, dev)
     return ctx
 
