@@ -26,9 +26,10 @@ def add_kernel(x_ptr,  # *Pointer* to the first input vector.
     tl.store(output_ptr + offsets, output, mask=mask)
 
 
-def add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    output = np.empty_like(x)
-    n_elements = output.size
+def add(x, y):
+    """x + y for NumPy arrays (interpreter) or torch tensors (on the GPU, CUDA tensors)."""
+    output = x.new_empty(x.shape) if hasattr(x, "new_empty") else np.empty_like(x)
+    n_elements = output.numel() if hasattr(output, "numel") else output.size
     # The grid is a function of the meta-parameters: one program per BLOCK_SIZE elements.
     grid = lambda meta: (triton.cdiv(n_elements, meta["BLOCK_SIZE"]), )
     add_kernel[grid](x, y, output, n_elements, BLOCK_SIZE=1024)
@@ -42,8 +43,12 @@ def main() -> None:
     size = 98432
     x = rng.random(size, dtype=np.float32)
     y = rng.random(size, dtype=np.float32)
-    output_tritium = add(x, y)
     output_numpy = x + y
+    if driver.active.get_current_target().backend == "cuda":
+        import torch  # on the GPU the kernel reads and writes CUDA tensors
+        output_tritium = add(torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()).cpu().numpy()
+    else:
+        output_tritium = add(x, y)
     err = float(np.max(np.abs(output_numpy - output_tritium)))
     print(f"backend: {driver.active.get_current_target()}")
     print(f"The maximum difference between numpy and tritium is {err}")
