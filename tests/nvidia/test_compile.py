@@ -1,5 +1,7 @@
 """Compile-only tests of the cuda backend (no GPU): every e2e kernel goes TTIR -> TTGIR -> LLVM IR -> PTX for
 sm_90a, and to a cubin when ptxas (the ``nvidia`` extra) is installed."""
+import re
+
 import pytest
 
 from tests.e2e import kernels as K
@@ -117,3 +119,18 @@ def test_ttgir_round_trips():
 def test_num_warps_8():
     k = _compile("softmax", num_warps=8)
     assert ".maxntid 256, 1, 1" in k.asm["ptx"]
+
+
+@pytest.mark.parametrize("target,ptx_target", [("cuda:80", "sm_80"), ("cuda:90", "sm_90a")])
+@pytest.mark.parametrize("name", ["add", "softmax", "layer_norm", "atomics", "cast", "reduce_argmax_1"])
+def test_compiles_for_each_arch(name, target, ptx_target):
+    fn, sig, ce = CASES[name]
+    until = None if _has_ptxas() else "ptx"
+    k = compile(ASTSource(fn, sig, constexprs=ce), target=target, options={"num_warps": 4}, until=until)
+    ptx = k.asm["ptx"]
+    assert f".target {ptx_target}" in ptx
+    version = re.search(r"^\.version (\d+)\.(\d+)", ptx, re.M)
+    assert version and (int(version.group(1)), int(version.group(2))) >= ((7, 0) if target == "cuda:80" else (8, 0))
+    if _has_ptxas():
+        assert k.asm["cubin"][:4] == b"\x7fELF"
+        assert {"n_regs", "n_spills", "shared"} <= set(k.metadata)
