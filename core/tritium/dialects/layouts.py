@@ -328,18 +328,17 @@ class SharedLayout:
 # Construction, attributes
 # ----------------------------------------------------------------------------------------------
 
-def default_blocked(shape, num_warps: int, threads_per_warp: int = 32, size_per_thread=None) -> BlockedLayout:
-    """Triton's ``getDefaultBlockedEncoding``: order = dims from the last (fastest) to the first, sizePerThread
-    1 (or ``size_per_thread``), lanes then warps handed out from the fastest dim while the shape has room; the
-    slowest dim takes what is left."""
+def blocked_layout(shape, size_per_thread, order, num_warps: int, threads_per_warp: int = 32) -> BlockedLayout:
+    """Triton's ``BlockedEncodingAttr::get(shape, sizePerThread, order, numWarps, threadsPerWarp)``: lanes, then
+    warps, handed out from the fastest dimension (``order[0]``) while the shape has room; the slowest dimension
+    takes what is left."""
     rank = len(shape)
-    order = tuple(range(rank - 1, -1, -1))
-    spt = list(size_per_thread) if size_per_thread is not None else [1] * rank
+    spt = [int(x) for x in size_per_thread]
     tpw, wpc = [1] * rank, [1] * rank
     rem_lanes, rem_warps, rem_threads = threads_per_warp, num_warps, threads_per_warp * num_warps
     prev_lanes = prev_warps = 1
-    for i in order[:-1]:
-        threads = max(1, min(rem_threads, shape[i] // spt[i]))
+    for i in list(order)[:-1]:
+        threads = max(1, min(rem_threads, max(shape[i] // spt[i], 1)))
         tpw[i] = max(1, min(threads, rem_lanes))
         wpc[i] = max(1, min(threads // tpw[i], rem_warps))
         rem_warps //= wpc[i]
@@ -350,7 +349,15 @@ def default_blocked(shape, num_warps: int, threads_per_warp: int = 32, size_per_
     last = order[-1]
     tpw[last] = threads_per_warp // prev_lanes
     wpc[last] = num_warps // prev_warps
-    return BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), order)
+    return BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), tuple(order))
+
+
+def default_blocked(shape, num_warps: int, threads_per_warp: int = 32, size_per_thread=None) -> BlockedLayout:
+    """Triton's ``getDefaultBlockedEncoding``: order = dims from the last (fastest) to the first, sizePerThread
+    1 (or ``size_per_thread``), then :func:`blocked_layout`."""
+    rank = len(shape)
+    spt = list(size_per_thread) if size_per_thread is not None else [1] * rank
+    return blocked_layout(shape, spt, tuple(range(rank - 1, -1, -1)), num_warps, threads_per_warp)
 
 
 def _parse(s: str):

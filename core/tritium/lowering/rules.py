@@ -246,6 +246,25 @@ def _fp_to_fp(ctx, op):
 # Moving values between threads through shared memory
 # ------------------------------------------------------------------------------------------------
 
+def owner_predicate(ctx, ll):
+    """i1: this thread is the first holder of its elements (replicated lanes / warps skip), or None."""
+    conds = []
+    lane_bits = sum(1 << i for i, b in enumerate(ll.lane) if not any(b))
+    warp_bits = sum(1 << i for i, b in enumerate(ll.warp) if not any(b))
+    # lanes beyond the layout's lanes (fewer lanes than the warp) do not occur: the layout covers the warp
+    for val, bits in ((ctx.lane_id(), lane_bits), (ctx.warp_id(), warp_bits)):
+        if bits:
+            m = ctx.op1("arith.andi", [val, ctx.c32(bits)], ctx.i32())
+            conds.append(ctx.op1("arith.cmpi", [m, ctx.c32(0)], ir.IntegerType.get_signless(1),
+                                 {"predicate": ir.IntegerAttr.get(ctx.int_ty(64), 0)}))
+    if not conds:
+        return None
+    c = conds[0]
+    for x in conds[1:]:
+        c = ctx.op1("arith.andi", [c, x], c.type)
+    return c
+
+
 def _linear(idx, shape):
     """Row-major linear offset of an index given as i32 values or ints (constant-folded when ints)."""
     return ("lin", tuple(idx), tuple(shape))

@@ -16,7 +16,7 @@ from mlir import ir
 from ..dialects import tt
 from .context import is_tensor, scalar_type
 from .registry import LoweringError, register
-from .rules import _emit_offset, _smem_elem
+from .rules import _emit_offset, _smem_elem, owner_predicate
 from .rules_scan import claim, cmpi, release, select, smem_ptr
 
 
@@ -35,21 +35,6 @@ def _first_regs(ll) -> set:
             seen.add(ix)
             out.add(r)
     return out
-
-
-def _owner(ctx, ll):
-    """i1 (or None): this thread is the first holder of its elements (replicated lanes / warps skip)."""
-    conds = []
-    lane_bits = sum(1 << i for i, b in enumerate(ll.lane) if not any(b))
-    warp_bits = sum(1 << i for i, b in enumerate(ll.warp) if not any(b))
-    for val, bits in ((ctx.lane_id(), lane_bits), (ctx.warp_id(), warp_bits)):
-        if bits:
-            m = ctx.op1("arith.andi", [val, ctx.c32(bits)], ctx.i32())
-            conds.append(cmpi(ctx, "eq", m, ctx.c32(0)))
-    c = None
-    for x in conds:
-        c = x if c is None else ctx.op1("arith.andi", [c, x], x.type)
-    return c
 
 
 def _if(ctx, cond, body):
@@ -90,7 +75,7 @@ def _histogram(ctx, op):
             _if(ctx, cmpi(ctx, "ult", idx, ctx.c32(nbins)),
                 lambda idx=idx: ctx.op("llvm.store", [zero, smem_ptr(ctx, buf, idx, ety)]))
     ctx.barrier()
-    own = _owner(ctx, ll)
+    own = owner_predicate(ctx, ll)
     one = ctx.const(ety, 1)
     sty = scalar_type(src.type)
     for r in sorted(_first_regs(ll)):

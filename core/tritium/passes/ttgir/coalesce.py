@@ -29,6 +29,7 @@ from typing import Optional
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
+from tritium.dialects.layouts import blocked_layout
 from tritium.passes.analysis.axis_info import AxisInfoAnalysis, pointee_bits
 from tritium.passes.ttir._util import as_op, defining_op, walk
 
@@ -118,29 +119,6 @@ def set_result_layout(op, layout_for_result) -> None:
 # ----------------------------------------------------------------------------------------------
 # layout choice
 # ----------------------------------------------------------------------------------------------
-
-def blocked_layout(shape, size_per_thread, order, num_warps: int, threads_per_warp: int = 32):
-    """Triton's ``BlockedEncodingAttr::get(shape, sizePerThread, order, numWarps, threadsPerWarp)``: lanes, then
-    warps, from the fastest dimension while the shape has room; the slowest dimension takes the rest."""
-    rank = len(shape)
-    spt = [int(x) for x in size_per_thread]
-    tpw, wpc = [1] * rank, [1] * rank
-    rem_lanes, rem_warps, rem_threads = threads_per_warp, num_warps, threads_per_warp * num_warps
-    prev_lanes = prev_warps = 1
-    for i in list(order)[:-1]:
-        threads = max(1, min(rem_threads, max(shape[i] // spt[i], 1)))
-        tpw[i] = max(1, min(threads, rem_lanes))
-        wpc[i] = max(1, min(threads // tpw[i], rem_warps))
-        rem_warps //= wpc[i]
-        rem_lanes //= tpw[i]
-        rem_threads //= threads
-        prev_lanes *= tpw[i]
-        prev_warps *= wpc[i]
-    last = order[-1]
-    tpw[last] = threads_per_warp // prev_lanes
-    wpc[last] = num_warps // prev_warps
-    return layouts.BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), tuple(order))
-
 
 def order_from_contiguity(contiguity) -> list:
     """Dims by decreasing contiguity; ties keep the later dimension first (row-major default)."""
