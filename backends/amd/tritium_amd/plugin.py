@@ -6,28 +6,20 @@ driver probes ``libamdhip64.so`` with ctypes only when asked whether it is activ
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 from dataclasses import dataclass
 from typing import Optional
 
 from tritium.compiler.backend import Backend, BaseCompiler, BaseDriver, BaseOptions, GPUTarget
 from tritium.compiler.compiler import StageNotImplemented
 from tritium.errors import BackendUnavailable
-from tritium.plugins import hookimpl
+from tritium.plugins import hookimpl, missing_modules
 
 PIP = "pip install 'tritium[amd]'"
 
 
-def _has_module(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def missing() -> Optional[str]:
     """None if hip-python is importable, else the pip command that installs the extra."""
-    return None if _has_module("hip") else PIP
+    return missing_modules("hip", pip=PIP)
 
 
 @dataclass(frozen=True)

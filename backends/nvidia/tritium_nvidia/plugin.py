@@ -6,28 +6,20 @@ driver probes ``libcuda.so.1`` with ctypes only when asked whether it is active.
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 from dataclasses import dataclass
 from typing import Optional
 
 from tritium.compiler.backend import Backend, BaseCompiler, BaseDriver, BaseOptions, GPUTarget
 from tritium.compiler.compiler import StageNotImplemented
 from tritium.errors import BackendUnavailable
-from tritium.plugins import hookimpl
+from tritium.plugins import hookimpl, missing_modules
 
 PIP = "pip install 'tritium[nvidia]'"
 
 
-def _has_module(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def missing() -> Optional[str]:
     """None if cuda-python is importable, else the pip command that installs the extra."""
-    return None if _has_module("cuda.bindings") else PIP
+    return missing_modules("cuda.bindings", pip=PIP)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ fails to import never breaks ``import tritium``: it is listed by :func:`unavaila
 """
 from __future__ import annotations
 
+import importlib.util
 import threading
 import traceback
 from typing import Any, Optional
@@ -24,6 +25,18 @@ ENTRY_POINT_GROUP = "tritium"
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+def missing_modules(*modules: str, pip: str) -> Optional[str]:
+    """For a backend's ``missing``: None when every module is importable (probed with ``find_spec``, nothing
+    is imported), else ``pip``, the command that installs them."""
+    for name in modules:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return pip
+        except (ImportError, ValueError):  # a parent package is absent, or a half-installed one
+            return pip
+    return None
 
 
 class TritiumHookSpecs:
