@@ -7,6 +7,7 @@ import tritium
 import tritium.language as tl
 from tritium.dialects import make_context
 from tritium.frontend import make_ttir
+from tests.e2e.kernels import _layer_norm_fwd_fused, add_kernel, softmax_persistent_kernel
 
 mlir_ir = pytest.importorskip("mlir.ir")
 
@@ -34,18 +35,6 @@ def line_of(fn, needle):
 # vector add
 # ---------------------------------------------------------------------------------------------
 
-@tritium.jit
-def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    block_start = pid * BLOCK_SIZE
-    offsets = block_start + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    y = tl.load(y_ptr + offsets, mask=mask)
-    output = x + y
-    tl.store(output_ptr + offsets, output, mask=mask)
-
-
 def test_vector_add():
     t = ttir(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
              {"BLOCK_SIZE": 1024}, {"x_ptr": {"tt.divisibility": 16}, "n_elements": {"tt.divisibility": 16}})
@@ -58,10 +47,10 @@ def test_vector_add():
     assert '"tt.addptr"' in t and "tensor<1024x!tt.ptr<f32>>" in t
     # locations: the store carries the line of the tl.store call
     store_line = line_of(add_kernel, "tl.store(")
-    locs = dict(re.findall(r"(#loc\d+) = loc\(\"[^\"]*test_kernels.py\":(\d+):\d+\)", t))
+    locs = dict(re.findall(r"(#loc\d+) = loc\(\"[^\"]*kernels.py\":(\d+):\d+\)", t))
     store_loc = re.search(r'"tt.store".*loc\((#loc\d+)\)', t).group(1)
     assert int(locs[store_loc]) == store_line
-    assert "test_kernels.py" in t
+    assert "tests/e2e/kernels.py" in t
 
 
 def test_vector_add_fp16_and_i64_offsets():
@@ -76,28 +65,8 @@ def test_vector_add_fp16_and_i64_offsets():
 # fused softmax
 # ---------------------------------------------------------------------------------------------
 
-@tritium.jit
-def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
-                   BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
-    row_start = tl.program_id(0)
-    row_step = tl.num_programs(0)
-    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
-        row_start_ptr = input_ptr + row_idx * input_row_stride
-        col_offsets = tl.arange(0, BLOCK_SIZE)
-        input_ptrs = row_start_ptr + col_offsets
-        mask = col_offsets < n_cols
-        row = tl.load(input_ptrs, mask=mask, other=-float('inf'))
-        row_minus_max = row - tl.max(row, axis=0)
-        numerator = tl.exp(row_minus_max)
-        denominator = tl.sum(numerator, axis=0)
-        softmax_output = numerator / denominator
-        output_row_start_ptr = output_ptr + row_idx * output_row_stride
-        output_ptrs = output_row_start_ptr + col_offsets
-        tl.store(output_ptrs, softmax_output, mask=mask)
-
-
 def test_fused_softmax():
-    t = ttir(softmax_kernel, {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32",
+    t = ttir(softmax_persistent_kernel, {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32",
                               "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
              {"BLOCK_SIZE": 128, "num_stages": 3})
     assert "scf.for" in t and "tt.num_stages = 3 : i32" in t
@@ -110,7 +79,7 @@ def test_fused_softmax():
 
 
 def test_fused_softmax_fp16_divides_in_fp32():
-    t = ttir(softmax_kernel, {"output_ptr": "*fp16", "input_ptr": "*fp16", "input_row_stride": "i32",
+    t = ttir(softmax_persistent_kernel, {"output_ptr": "*fp16", "input_ptr": "*fp16", "input_row_stride": "i32",
                               "output_row_stride": "i32", "n_rows": "i32", "n_cols": "i32"},
              {"BLOCK_SIZE": 128, "num_stages": 2})
     assert "arith.extf" in t and re.search(r"arith.divf .* : tensor<128xf32>", t)
@@ -120,39 +89,6 @@ def test_fused_softmax_fp16_divides_in_fp32():
 # ---------------------------------------------------------------------------------------------
 # layer norm forward
 # ---------------------------------------------------------------------------------------------
-
-@tritium.jit
-def _layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
-    row = tl.program_id(0)
-    Y += row * stride
-    X += row * stride
-    mean = 0
-    _mean = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        a = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        _mean += a
-    mean = tl.sum(_mean, axis=0) / N
-    _var = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        x = tl.where(cols < N, x - mean, 0.)
-        _var += x * x
-    var = tl.sum(_var, axis=0) / N
-    rstd = 1 / tl.sqrt(var + eps)
-    tl.store(Mean + row, mean)
-    tl.store(Rstd + row, rstd)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        mask = cols < N
-        w = tl.load(W + cols, mask=mask)
-        b = tl.load(B + cols, mask=mask)
-        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
-        x_hat = (x - mean) * rstd
-        y = x_hat * w + b
-        tl.store(Y + cols, y, mask=mask)
-
 
 def test_layer_norm_forward():
     t = ttir(_layer_norm_fwd_fused, {"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32",

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not _ready(), reason="frontend or interpreter ba
 
 
 def test_softmax_tutorial_flow(monkeypatch):
-    from tests.runtime.tutorial_kernels import softmax_kernel
+    from tests.e2e.kernels import softmax_persistent_kernel as softmax_kernel
 
     monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
     props = driver.active.utils.get_device_properties(driver.active.get_current_device())
