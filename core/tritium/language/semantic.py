@@ -1095,6 +1095,8 @@ def _combine_fn(hint: str, elem_types, fn, key=None):
     """A private func.func taking 2*k scalars of ``elem_types`` and returning k: the combine function."""
     from mlir import ir
     b = _b()
+    if key is not None:  # one function per element types: sum of f32 and of i32 (or max of i32 / u32) differ
+        key = (key, tuple(t.name for t in elem_types))
     if key is not None and key in b._combine_cache:
         return b._combine_cache[key]
     k = len(elem_types)
