@@ -87,3 +87,28 @@ def test_expand_dims_of_splat():
     assert count(out, "tt.expand_dims") == 0
     (line,) = op_lines(out, "tt.splat")
     assert "(i32) -> tensor<1x4xi32>" in line
+
+
+def test_broadcast_with_splat_operand_runs_without_an_entered_location():
+    # the splat-like operand's new type is built at the op's location (the frontend runs the pipeline with a
+    # context but no default Location: tl.arange(0, 4)[:, None] + tl.zeros([4, 8]) used to fail here)
+    from mlir import ir, passmanager
+
+    from tritium.dialects import make_context
+
+    src = func("""
+  %r = "tt.make_range"() {start = 0 : i32, end = 4 : i32} : () -> tensor<4xi32>
+  %e = "tt.expand_dims"(%r) {axis = 1 : i32} : (tensor<4xi32>) -> tensor<4x1xi32>
+  %b = "tt.broadcast"(%e) : (tensor<4x1xi32>) -> tensor<4x8xi32>
+  %s = "tt.splat"(%n) : (i32) -> tensor<4x8xi32>
+  %x = arith.addi %b, %s : tensor<4x8xi32>
+  "tt.print"(%x) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xi32>) -> ()
+  return""")
+    with make_context() as ctx:
+        m = ir.Module.parse(src)
+        pm = passmanager.PassManager("builtin.module", context=ctx)
+        pm.add(reorder_broadcast_pass, name="reorder_broadcast")
+        pm.run(m.operation)
+        out = str(m)
+    (line,) = op_lines(out, "arith.addi")
+    assert line.endswith(": tensor<4x1xi32>"), line

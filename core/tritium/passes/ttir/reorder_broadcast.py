@@ -91,14 +91,15 @@ def move_broadcast_after_elementwise(op) -> bool:
         if d.name == "tt.broadcast":
             new_operands.append(d.operands[0])
             continue
-        ty = ir.RankedTensorType.get(list(src_shape), tt.elem_of(v.type))
+        ty = ir.RankedTensorType.get(list(src_shape), tt.elem_of(v.type), loc=op.location)
         if d.name == "tt.splat":
             new_operands.append(u.create_op("tt.splat", [d.operands[0]], [ty], loc=d.location,
                                             before=op).results[0])
         else:
             new_operands.append(u.constant(u.constant_scalar(v), ty, loc=d.location, before=op))
     new = _clone_with(op, new_operands,
-                      [ir.RankedTensorType.get(list(src_shape), tt.elem_of(r.type)) for r in op.results])
+                      [ir.RankedTensorType.get(list(src_shape), tt.elem_of(r.type), loc=op.location)
+                       for r in op.results])
     outs = [u.create_op("tt.broadcast", [s], [r.type], loc=op.location, before=op).results[0]
             for s, r in zip(new.results, op.results)]
     u.replace_op(op, outs)
