@@ -977,6 +977,8 @@ class CodeGenerator(ast.NodeVisitor):
             for i, n in enumerate(carried):
                 self.lscope[n] = tensor(before.arguments[i], init_types[i])
             cond = self.visit(node.test)
+            if isinstance(cond, tl.condition):  # while tl.condition(c, disable_licm=...): the hint is dropped
+                cond = cond.condition
             if not isinstance(cond, tensor):
                 if _unwrap(cond):
                     raise _Unsupported("a while loop with a compile-time true condition never ends (break is not "

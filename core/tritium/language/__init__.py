@@ -15,6 +15,9 @@ from .functions import (PropagateNan, abs, advance, arange, argmax, argmin, asso
                         xor_sum, zeros, zeros_like)
 from . import math  # noqa: F401
 from . import random  # noqa: F401
+from . import standard  # noqa: F401
+from .standard import (add, bitonic_merge, condition, flip, mul, reduce_or, sort, sub, swizzle2d,  # noqa: F401
+                       to_tensor, topk)
 from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint,  # noqa: F401
                      randint4x, randn, randn4x, uint_to_uniform_float)
 
