@@ -1,5 +1,7 @@
 """tl's standard library on the interpreter: flip, sort, topk, bitonic_merge, swizzle2d, reduce_or, to_tensor,
 add/sub/mul, condition; results against NumPy on random inputs; wrong uses are CompilationErrors at the line."""
+import re
+
 import numpy as np
 import pytest
 
@@ -484,3 +486,39 @@ def test_flip_non_power_of_two_names_the_line():
     with pytest.raises(CompilationError, match="the size of dim 0 must be a power of two, got 3") as e:
         bad_flip_non_pow2[(1,)](np.zeros(4, np.float32))
     assert e.value.lineno == _marked("flip_non_pow2")
+
+
+# ---------------------------------------------------------------------------------------------
+# tl.target_info: answers for the target being compiled for
+# ---------------------------------------------------------------------------------------------
+
+@triton.jit
+def target_flags(O):
+    if tl.target_info.is_cuda():
+        tl.store(O, 1)
+    else:
+        tl.store(O, 2)
+    if tl.target_info.cuda_capability_geq(9, 0):
+        tl.store(O + 1, 7)
+    else:
+        tl.store(O + 1, 3)
+    if tl.target_info.is_hip() or tl.target_info.is_hip_cdna3() or tl.target_info.is_hip_cdna4():
+        tl.store(O + 2, 5)
+    else:
+        tl.store(O + 2, 4)
+
+
+def test_target_info_on_the_interpreter():
+    o = np.full(3, -1, np.int32)
+    target_flags[(1,)](o)
+    np.testing.assert_array_equal(o, [2, 3, 4])
+    assert tl.target_info.current_target().backend == "interpreter"
+
+
+@pytest.mark.parametrize("target,want", [("cuda:90", (1, 7, 4)), ("cuda:80", (1, 3, 4)), ("interpreter", (2, 3, 4))])
+def test_target_info_follows_the_compile_target(target, want):
+    from tritium.compiler import ASTSource, compile
+
+    text = compile(ASTSource(target_flags, {"O": "*i32"}), target=target, until="ttir").asm["ttir"]
+    stored = [int(v) for v in re.findall(r'"tt.store"\(%[\w]+, %c(\d+)_i32\)', text)]
+    assert stored == list(want), text

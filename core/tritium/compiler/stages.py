@@ -30,7 +30,9 @@ def make_ttir(src: Any, metadata: dict, options: Any) -> str:
 
     context = make_context()
     make = _frontend_make_ttir()
-    with context:
+    from ..language.target_info import compiling_for
+
+    with context, compiling_for(metadata.get("target")):  # tl.target_info answers for the target compiled for
         module = make(src.fn, src.signature, src.constexprs, src.attrs, context)
         module = run_ttir_passes(module)
         text = module.operation.get_asm(enable_debug_info=True)

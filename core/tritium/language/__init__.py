@@ -16,6 +16,7 @@ from .functions import (PropagateNan, abs, advance, arange, argmax, argmin, asso
 from . import math  # noqa: F401
 from . import random  # noqa: F401
 from . import standard  # noqa: F401
+from . import target_info  # noqa: F401
 from .standard import (add, bitonic_merge, condition, flip, mul, reduce_or, sort, sub, swizzle2d,  # noqa: F401
                        to_tensor, topk)
 from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint,  # noqa: F401
