@@ -8,11 +8,12 @@ from .functions import (PropagateNan, abs, advance, arange, argmax, argmin, asso
                         atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                         atomic_xor, broadcast, broadcast_to, cast, cat, cdiv, ceil, clamp, cos, cumprod, cumsum,
                         debug_barrier, device_assert, device_print, div_rn, dot, erf, exp, exp2, expand_dims, fdiv,
-                        floor, fma, full, full_like, interleave, join, load, log, log2, make_block_ptr, max,
-                        max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
-                        program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, softmax, split, sqrt,
-                        sqrt_rn, static_assert, static_print, static_range, store, sum, trans, umulhi, view, where,
-                        xor_sum, zeros, zeros_like)
+                        floor, fma, full, full_like, gather, histogram, inline_asm_elementwise, interleave, join,
+                        load, log, log2, make_block_ptr, max, max_constancy, max_contiguous, maximum, min, minimum,
+                        multiple_of, num_programs, permute, program_id, range, ravel, reduce, reshape, rsqrt, sigmoid,
+                        sin, softmax, split, sqrt, sqrt_rn, static_assert, static_print, static_range, store, sum,
+                        trans, umulhi, view, where, xor_sum, zeros, zeros_like)
+from . import extra  # noqa: F401
 from . import math  # noqa: F401
 from . import random  # noqa: F401
 from . import standard  # noqa: F401

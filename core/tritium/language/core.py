@@ -564,5 +564,17 @@ def is_builtin(fn) -> bool:
     return getattr(fn, "__tritium_builtin__", False)
 
 
+def extern(fn):
+    """Triton's ``tl.core.extern``: a function wrapping :func:`extern_elementwise` is a builtin."""
+    return builtin(fn)
+
+
+@builtin
+def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, _semantic=None, _builder=None):
+    """Triton's ``tl.core.extern_elementwise``: the external elementwise function whose entry of
+    ``arg_type_symbol_dict`` ({argument dtypes: (symbol, result dtype)}) matches the arguments' dtypes."""
+    return _sem().extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure)
+
+
 def _py_max(*a):
     return _py.max(*a)

@@ -483,6 +483,32 @@ def cumprod(input, axis=0, reverse=False):
 
 
 # ----------------------------------------------------------------------------------------------
+# histogram, gather, inline assembly, external functions
+# ----------------------------------------------------------------------------------------------
+
+@_tensor_member_fn
+@builtin
+def histogram(input, num_bins, mask=None):
+    """int32 counts of ``input``'s values in bins 0 .. num_bins-1 (width 1); ``mask`` false excludes an element,
+    values outside the bins are not counted."""
+    return _s.histogram(input, num_bins, mask)
+
+
+@_tensor_member_fn
+@builtin
+def gather(src, index, axis):
+    """``out[..., j, ...] = src[..., index[..., j, ...], ...]`` along ``axis``; the result has index's shape."""
+    return _s.gather(src, index, axis)
+
+
+@builtin
+def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
+    """Inline assembly applied elementwise to the broadcast ``args``, ``pack`` elements per instance; one tensor,
+    or a tuple when ``dtype`` is a tuple of dtypes."""
+    return _s.inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)
+
+
+# ----------------------------------------------------------------------------------------------
 # hints and debugging
 # ----------------------------------------------------------------------------------------------
 

@@ -1236,6 +1236,161 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
 
 
 # ----------------------------------------------------------------------------------------------
+# histogram, gather, inline assembly, external (libdevice) functions
+# ----------------------------------------------------------------------------------------------
+
+def _cx_int(v, what, lo=None):
+    if isinstance(v, tensor):
+        raise SemanticError(f"{what} must be a compile-time integer (tl.constexpr), got a tensor")
+    v = _unwrap(v)
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise SemanticError(f"{what} must be a compile-time integer, got {v!r}")
+    if lo is not None and v < lo:
+        raise SemanticError(f"{what} must be >= {lo}, got {v}")
+    return v
+
+
+def _cx_str(v, what):
+    if isinstance(v, tensor):
+        raise SemanticError(f"{what} must be a compile-time string (tl.constexpr), got a tensor")
+    v = _unwrap(v)
+    if not isinstance(v, str):
+        raise SemanticError(f"{what} must be a compile-time string, got {v!r} ({type(v).__name__})")
+    return v
+
+
+def histogram(x, num_bins, mask=None) -> tensor:
+    """``tt.histogram``: int32 counts of the values 0 .. num_bins-1 of a 1-D 32-bit integer tensor."""
+    x = to_tensor(x)
+    nb = _cx_int(num_bins, "histogram() num_bins", 1)
+    if nb & (nb - 1):
+        raise SemanticError(f"histogram() num_bins must be a power of 2, got {nb}")
+    if not x.type.is_block() or len(x.type.shape) != 1:
+        raise SemanticError(f"histogram() needs a 1-D tensor, got {x.type}")
+    st = x.type.scalar
+    if not (st.is_int() and not st.is_bool() and st.int_bitwidth == 32):
+        raise SemanticError(f"histogram() needs a 32-bit integer tensor (int32 / uint32), got {st}")
+    operands = [x]
+    mask = _unwrap(mask)
+    if mask is not None:
+        mask = to_tensor(mask)
+        if not mask.type.scalar.is_bool():
+            raise SemanticError(f"histogram() mask must be a boolean (int1) tensor, got {mask.type.scalar}")
+        operands.append(broadcast_impl_shape(mask, x.type.shape))
+    ty = block_type(tl.int32, [nb])
+    b = _b()
+    return _result(b.create("tt.histogram", operands, [b.ty(ty)]), ty)
+
+
+def gather(src, index, axis) -> tensor:
+    """``tt.gather``: ``out[i][j] = src[i][index[i][j]]`` along ``axis``; the result has index's shape."""
+    src, index = to_tensor(src), to_tensor(index)
+    axis = _cx_int(axis, "gather() axis")
+    if not src.type.is_block() or not index.type.is_block():
+        raise SemanticError(f"gather() needs tensors, got src {src.type} and index {index.type}")
+    if not index.type.scalar.is_int() or index.type.scalar.is_bool():
+        raise SemanticError(f"gather() index must be an integer tensor, got {index.type.scalar}")
+    ss, ish = src.type.shape, index.type.shape
+    if len(ss) != len(ish):
+        raise SemanticError(f"gather() source and index must have the same rank, got shapes {list(ss)} and "
+                            f"{list(ish)}")
+    axis = _norm_axis(axis, len(ss))
+    for d in _py.range(len(ss)):
+        if d != axis and ss[d] != ish[d]:
+            raise SemanticError(f"gather() index dimension {d} ({ish[d]}) must match the source's ({ss[d]}); "
+                                f"only the gather axis {axis} may differ (shapes {list(ss)} and {list(ish)})")
+    ty = block_type(src.type.scalar, ish)
+    b = _b()
+    return _result(b.create("tt.gather", [src, index], [b.ty(ty)], {"axis": b.i32_attr(axis)}), ty)
+
+
+def _broadcast_all(args):
+    """Broadcast tensors to one shape (no type promotion); returns (tensors, the shape or None)."""
+    args = list(args)
+    if not args:
+        return args, None
+    head = args[0]
+    for i in _py.range(1, len(args)):
+        head, args[i] = broadcast_impl_value(head, args[i])
+    for i in _py.range(1, len(args)):
+        head, args[i] = broadcast_impl_value(head, args[i])
+    args[0] = head
+    return args, (head.type.shape if head.type.is_block() else None)
+
+
+def inline_asm_elementwise(asm, constraints, args, dt, is_pure, pack):
+    """``tt.elementwise_inline_asm``: returns one tensor, or a tuple when ``dt`` is a sequence of dtypes."""
+    asm = _cx_str(asm, "inline_asm_elementwise() asm")
+    constraints = _cx_str(constraints, "inline_asm_elementwise() constraints")
+    pack = _cx_int(pack, "inline_asm_elementwise() pack", 1)
+    if isinstance(is_pure, tensor) or not isinstance(_unwrap(is_pure), (bool, int)):
+        raise SemanticError(f"inline_asm_elementwise() is_pure must be a compile-time bool, got {is_pure!r}")
+    dt = _unwrap(dt)
+    multi = isinstance(dt, (tuple, list))
+    dts = [_unwrap(d) for d in dt] if multi else [dt]
+    if not dts:
+        raise SemanticError("inline_asm_elementwise() needs at least one result dtype")
+    for d in dts:
+        if not isinstance(d, dtype) or d.is_ptr() or d.is_block() or d.is_void():
+            raise SemanticError(f"inline_asm_elementwise() dtype must be a scalar tl dtype, got {d!r}")
+    a = _unwrap(args)
+    if isinstance(a, tensor):
+        a = [a]
+    if not isinstance(a, (tuple, list)):
+        raise SemanticError(f"inline_asm_elementwise() args must be a list of tensors, got {a!r}")
+    vals, shape = _broadcast_all([to_tensor(x) for x in a])
+    rtys = [block_type(d, shape) if shape is not None else d for d in dts]
+    b = _b()
+    op = b.create("tt.elementwise_inline_asm", vals, [b.ty(t) for t in rtys],
+                  {"asm_string": b.str_attr(asm), "constraints": b.str_attr(constraints),
+                   "pure": b.bool_attr(bool(_unwrap(is_pure))), "packed_element": b.i32_attr(pack)})
+    res = tuple(tensor(r, t) for r, t in zip(op.results, rtys))
+    return res if multi else res[0]
+
+
+def _dtype_names(types):
+    return "(" + ", ".join(str(t) for t in types) + ")"
+
+
+def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, what="extern_elementwise"):
+    """``tt.extern_elementwise``: the variant whose argument dtypes match (Triton's dispatch: exact dtypes
+    first, then the arguments promoted to a common type as arithmetic would), broadcast to one shape."""
+    table = {tuple(_unwrap(t) for t in k): v for k, v in dict(arg_type_symbol_dict).items()}
+    if not table:
+        raise SemanticError(f"{what}: the table of argument types is empty")
+    nargs = len(next(iter(table)))
+    a = _unwrap(args)
+    a = list(a) if isinstance(a, (tuple, list)) else [a]
+    if len(a) != nargs:
+        raise SemanticError(f"{what}() takes {nargs} argument(s), got {len(a)}")
+    vals = [to_tensor(x) for x in a]
+    types = tuple(v.type.scalar for v in vals)
+    if types not in table and nargs > 1:
+        # the arithmetic promotion of the arguments: (fp64, 2.0) -> (fp64, fp64), (fp32, int32 tensor) -> fp32
+        prom = list(a)
+        for i in _py.range(1, nargs):
+            prom[0], prom[i] = binary_op_type_checking(prom[0], prom[i])
+        for i in _py.range(1, nargs):
+            prom[0], prom[i] = binary_op_type_checking(prom[0], prom[i])
+        if tuple(p.type.scalar for p in prom) in table:
+            vals, types = prom, tuple(p.type.scalar for p in prom)
+    if types not in table:
+        have = ", ".join(_dtype_names(k) for k in table)
+        raise SemanticError(f"{what}() has no variant for argument types {_dtype_names(types)}; supported: "
+                            f"{have}")
+    symbol, ret = table[types]
+    symbol, ret = _unwrap(symbol), _unwrap(ret)
+    vals, shape = _broadcast_all(vals)
+    rty = block_type(ret, shape) if shape is not None else ret
+    b = _b()
+    op = b.create("tt.extern_elementwise", vals, [b.ty(rty)],
+                  {"libname": b.str_attr(_cx_str(lib_name, "lib_name")),
+                   "libpath": b.str_attr(_cx_str(lib_path, "lib_path")), "symbol": b.str_attr(symbol),
+                   "pure": b.bool_attr(bool(_unwrap(is_pure)))})
+    return _result(op, rty)
+
+
+# ----------------------------------------------------------------------------------------------
 # debugging
 # ----------------------------------------------------------------------------------------------
 

@@ -1,0 +1,4 @@
+"""``tl.extra.cuda``: ``libdevice`` (NVIDIA's libdevice math library, linked by the cuda backend)."""
+from . import libdevice  # noqa: F401
+
+__all__ = ["libdevice"]
