@@ -145,42 +145,6 @@ _BOOL_REDUCE = {"np.add": "np.bitwise_xor", "np.multiply": "np.bitwise_and", "np
                 "np.minimum": "np.bitwise_or", "UMAX": "np.bitwise_or", "UMIN": "np.bitwise_and"}
 _COMMUTATIVE_ONLY_SWAP = set(_REDUCE_UFUNC)
 
-# libdevice names (after stripping __nv_ / __ocml_ and a float suffix) -> numpy
-_EXTERN = {"exp": "np.exp", "exp2": "np.exp2", "exp10": "lambda x: np.power(10, x).astype(x.dtype)",
-           "expm1": "np.expm1", "log": "np.log", "log2": "np.log2", "log10": "np.log10", "log1p": "np.log1p",
-           "sqrt": "np.sqrt", "rsqrt": "_rt.rsqrt", "cbrt": "np.cbrt", "sin": "np.sin", "cos": "np.cos",
-           "tan": "np.tan", "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan", "sinh": "np.sinh",
-           "cosh": "np.cosh", "tanh": "np.tanh", "asinh": "np.arcsinh", "acosh": "np.arccosh",
-           "atanh": "np.arctanh", "erf": "_rt.erf", "erfc": "lambda x: (1 - _rt.erf(x)).astype(x.dtype)",
-           "floor": "np.floor", "ceil": "np.ceil", "trunc": "np.trunc", "round": "_rt.round_half_away",
-           "rint": "np.rint", "nearbyint": "np.rint", "fabs": "np.abs", "abs": "np.abs", "llabs": "np.abs",
-           "pow": "np.power", "powi": "lambda x, y: np.power(x, y.astype(x.dtype))", "atan2": "np.arctan2",
-           "fmod": "np.fmod", "fmin": "np.fmin", "fmax": "np.fmax", "min": "np.minimum", "max": "np.maximum",
-           "umin": "lambda x, y: _rt.s(np.minimum(_rt.u(x), _rt.u(y)), x.dtype)",
-           "umax": "lambda x, y: _rt.s(np.maximum(_rt.u(x), _rt.u(y)), x.dtype)",
-           "copysign": "np.copysign", "hypot": "np.hypot", "fma": "_rt.fma", "isnan": "np.isnan",
-           "isinf": "np.isinf", "finite": "np.isfinite", "isfinited": "np.isfinite", "signbit": "np.signbit",
-           "div_rn": "np.true_divide", "fdiv_rn": "np.true_divide", "sqrt_rn": "np.sqrt",
-           "umulhi": "_rt.mulhiui", "umul64hi": "_rt.mulhiui", "popc": "_rt.ctpop", "popcll": "_rt.ctpop",
-           "clz": "_rt.ctlz", "clzll": "_rt.ctlz", "nextafter": "np.nextafter", "ldexp": "np.ldexp",
-           "fast_expf": "np.exp", "fast_logf": "np.log", "fast_powf": "np.power", "fast_exp10f":
-           "lambda x: np.power(10, x).astype(x.dtype)", "fast_sinf": "np.sin", "fast_cosf": "np.cos",
-           "fast_tanf": "np.tan", "fast_log2f": "np.log2", "fast_log10f": "np.log10"}
-
-
-def _extern_fn(symbol: str):
-    name = symbol
-    for p in ("__nv_", "__ocml_", "__ockl_"):
-        if name.startswith(p):
-            name = name[len(p):]
-    if name in _EXTERN:
-        return _EXTERN[name]
-    for suffix in ("f", "_f32", "_f64", "_f16", "d", "ll", "ul"):
-        if name.endswith(suffix) and name[:-len(suffix)] in _EXTERN:
-            return _EXTERN[name[:-len(suffix)]]
-    return None
-
-
 def _pyfloat(v: float) -> str:
     if math.isnan(v):
         return "float('nan')"
@@ -288,6 +252,7 @@ class _Gen:
             "# Values: arrays with a leading program axis (size P, or 1 when uniform across programs).",
             "import numpy as np",
             "from tritium_interpreter import runtime as _rt",
+            "from tritium_interpreter import libdevice as _ld",
             "",
             f"NAME = {self.kernel_name!r}",
             f"ARG_TYPES = {tuple(arg_types)!r}",
@@ -838,15 +803,15 @@ def _h_histogram(g, op, out, pad):
 
 
 def _h_extern(g, op, out, pad):
+    from . import libdevice
     sym = _attr_str(op, "symbol")
-    fn = _extern_fn(sym)
-    if fn is None:
-        g.err(op, f"the interpreter does not know the external function '{sym}' (tt.extern_elementwise)")
+    if libdevice.lookup(sym) is None:
+        g.err(op, libdevice.missing(sym))
     args = ", ".join(g.get(v) for v in op.operands)
     r = op.results[0]
     et, _ = _split_type(r.type)
     e = g.elem(op, et)
-    fname = g.const(fn, "_X")
+    fname = g.const(f"_ld.lookup({sym!r})", "_X")
     expr = f"np.asarray({fname}({args})).astype({e.vdt}, copy=False)"
     out.append(f"{pad}{g.define(r)} = {g.round(expr, et)}")
 
