@@ -10,8 +10,9 @@ stubbed out.
   none) and the tensors are stand-ins with torch dtypes, ``is_cuda`` and a C-level ``data_ptr()``.  So the
   figure is tritium's host cost per launch *above* the bare ``cuLaunchKernel`` call (add the real call's ~4-6
   µs on a GPU machine); the stub's own call cost is printed separately and subtracted in "above the stub".
-* ``interpreter``: the same kernel on the interpreter with the NumPy program's execution stubbed (its ``fn`` is
-  a no-op): binding, cache lookups, the interpreter driver's argument conversion.
+* ``interpreter``: the same kernel on the interpreter (1024 fp32, one program), first for real (the NumPy
+  program runs; numpy arrays, then torch CPU tensors when torch is installed), then with the program's execution
+  stubbed (its ``fn`` is a no-op): binding, cache lookups, the interpreter driver's argument conversion.
 
 Rows: the whole path, then the lower layers (core ``runtime.driver.launch``, ``CUDADriver.launch``, the
 launcher function), each the minimum over rounds of the mean over ``n`` launches, in µs.
@@ -211,7 +212,7 @@ def bench_cuda(n: int, rounds: int) -> dict:
     return res
 
 
-def bench_interpreter(n: int, rounds: int) -> dict:
+def bench_interpreter(n: int, rounds: int, real_n: int = 2000) -> dict:
     os.environ["TRITIUM_TARGET"] = "interpreter"
     import numpy as np
 
@@ -222,13 +223,32 @@ def bench_interpreter(n: int, rounds: int) -> dict:
     mod = _load_kernel_module()
     k = mod.add_kernel
     N = 1024
-    x, y = np.ones(N, np.float32), np.ones(N, np.float32)
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
     out = np.empty_like(x)
     ck = k[(1,)](x, y, out, N, BLOCK_SIZE=1024)
-    assert (out == 2).all()
-    get_program(ck).fn = lambda *a: None  # program execution stubbed
-    res = {"interpreter kernel[grid](...), program stubbed": per_call_us(
-        lambda: k[(1,)](x, y, out, N, BLOCK_SIZE=1024), n, rounds)}
+    assert (out == x + y).all()
+    res = {}
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is optional here
+        torch = None
+    if torch is not None:
+        tx, ty, to = torch.from_numpy(x), torch.from_numpy(y), torch.empty(N)
+        k[(1,)](tx, ty, to, N, BLOCK_SIZE=1024)
+        assert torch.equal(to, tx + ty)
+    # real relaunches (the NumPy program runs): vector add of 1024 fp32, one program
+    res["interpreter kernel[grid](...), vector add 1024, real"] = per_call_us(
+        lambda: k[(1,)](x, y, out, N, BLOCK_SIZE=1024), real_n, rounds)
+    if torch is not None:
+        res["interpreter kernel[grid](...), torch CPU tensors, real"] = per_call_us(
+            lambda: k[(1,)](tx, ty, to, N, BLOCK_SIZE=1024), real_n, rounds)
+    get_program(ck).fn = lambda *a: None  # program execution stubbed from here on
+    res["interpreter kernel[grid](...), program stubbed"] = per_call_us(
+        lambda: k[(1,)](x, y, out, N, BLOCK_SIZE=1024), n, rounds)
+    if torch is not None:
+        res["interpreter kernel[grid](...), torch CPU tensors, stubbed"] = per_call_us(
+            lambda: k[(1,)](tx, ty, to, N, BLOCK_SIZE=1024), n, rounds)
     args = [x, y, out, N]
     res["interpreter core runtime.driver.launch"] = per_call_us(lambda: driver.launch(ck, (1, 1, 1), args), n,
                                                                 rounds)
@@ -240,6 +260,7 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", choices=["cuda", "interpreter", "both"], default="both")
     ap.add_argument("-n", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--real-n", type=int, default=2000, help="launches per round of the unstubbed interpreter rows")
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     res = {}
@@ -249,7 +270,8 @@ def main(argv=None) -> int:
 
         for b in ("cuda", "interpreter"):
             out = subprocess.run([sys.executable, __file__, "--backend", b, "-n", str(a.n), "--rounds",
-                                  str(a.rounds), "--json", "-"], capture_output=True, text=True)
+                                  str(a.rounds), "--real-n", str(a.real_n), "--json", "-"], capture_output=True,
+                                 text=True)
             if out.returncode:
                 sys.stderr.write(out.stderr)
                 return out.returncode
@@ -257,7 +279,7 @@ def main(argv=None) -> int:
     elif a.backend == "cuda":
         res = bench_cuda(a.n, a.rounds)
     else:
-        res = bench_interpreter(a.n, a.rounds)
+        res = bench_interpreter(a.n, a.rounds, a.real_n)
     if a.json == "-":
         print(json.dumps(res))
         return 0

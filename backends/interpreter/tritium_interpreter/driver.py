@@ -65,13 +65,27 @@ def get_program(kernel) -> Program:
     return prog
 
 
-def as_bytes(obj, what: str = "argument"):
-    """A flat uint8 view of the memory an array-like object spans (no copy: writes reach the caller)."""
+_TENSOR = None        # torch.Tensor once a torch object was seen (the launcher's fast path compares types)
+_TORCH_DIRECT: frozenset = frozenset()  # torch dtypes whose .numpy() the programs read as they are
+
+
+def _note_torch(torch) -> None:
+    global _TENSOR, _TORCH_DIRECT
+    if _TENSOR is None:
+        _TORCH_DIRECT = frozenset((torch.float16, torch.float32, torch.float64, torch.int8, torch.int16,
+                                   torch.int32, torch.int64, torch.uint8))
+        _TENSOR = torch.Tensor
+
+
+def as_flat(obj, what: str = "argument"):
+    """A flat 1-D view (stride = itemsize, no copy: writes reach the caller) of the memory an array-like
+    object spans, in its own dtype (torch bf16 / bool / other dtypes numpy lacks: a same-sized integer view)."""
     mod = type(obj).__module__
     if isinstance(obj, np.ndarray):
         a = obj
     elif mod.startswith("torch"):
         import torch
+        _note_torch(torch)
         t = obj.detach()
         if t.device.type != "cpu":
             raise KernelRuntimeError(f"{what} is a tensor on device '{t.device}'; the interpreter needs CPU "
@@ -89,17 +103,25 @@ def as_bytes(obj, what: str = "argument"):
     else:
         raise KernelRuntimeError(f"{what} must be an array or tensor (a pointer argument), "
                                  f"got {type(obj).__name__}")
+    return _flat(a, what)
+
+
+def _flat(a, what):
     if a.size == 0:
         return np.zeros(0, np.uint8)
     if a.flags.c_contiguous:
-        return a.reshape(-1).view(np.uint8)
+        return a.reshape(-1)
     isz = a.itemsize
     if any(st < 0 or st % isz for st in a.strides):
         raise KernelRuntimeError(f"{what}: arrays with negative or non element-aligned strides are not "
                                  f"supported by the interpreter")
     extent = sum((n - 1) * st for n, st in zip(a.shape, a.strides)) // isz + 1
-    flat = np.lib.stride_tricks.as_strided(a, shape=(extent,), strides=(isz,))
-    return flat.view(np.uint8)
+    return np.lib.stride_tricks.as_strided(a, shape=(extent,), strides=(isz,))
+
+
+def as_bytes(obj, what: str = "argument"):
+    """:func:`as_flat` as uint8."""
+    return as_flat(obj, what).view(np.uint8)
 
 
 def _scalar(v, ty: str, what: str):
@@ -147,6 +169,133 @@ def _tune_malloc():
         pass
 
 
+try:  # numpy >= 2: enter "ignore all floating-point errors" without building an np.errstate per launch
+    from numpy._core.umath import _extobj_contextvar as _fp_var, _make_extobj as _fp_make
+except ImportError:  # pragma: no cover - older numpy
+    _fp_var = _fp_make = None
+_fp_ignore = (None, None)  # (the context's error state, the same with every error ignored)
+
+_IDS_MAX_PROGRAMS = 4096   # program-id arrays of chunks up to this many programs are kept by the launcher
+_CACHE_MAX = 64            # entries per launcher cache (program ids per grid chunk, scalar values per argument)
+
+
+class Launcher:
+    """Launches one compiled kernel: what does not depend on the arguments, built once per kernel
+    (:func:`get_launcher`).
+
+    Every launch converts the arguments again (:meth:`launch_grid`): pointer arguments become flat views of
+    the caller's memory in a new :class:`runtime.Memory` (exact ``numpy.ndarray`` / CPU ``torch.Tensor``
+    inline, anything else and every error through :func:`as_flat`), so nothing of a buffer outlives the launch.
+    Kept across launches, all immutable (read-only arrays): the pointer arguments' base addresses, the
+    program-id arrays of each (grid, chunk) up to ``_IDS_MAX_PROGRAMS`` programs, and the 1-element arrays of
+    ``int`` scalar arguments by value."""
+
+    def __init__(self, kernel):
+        prog = get_program(kernel)
+        self.prog = prog
+        n = len(prog.arg_types)
+        self.nargs = n
+        names = _arg_names(kernel, n)
+        self.whats = tuple(f"argument {names[i]!s}" if names[i] else f"argument #{i}" for i in range(n))
+        self.bnames = [repr(names[i]) if names[i] else f"#{i}" for i in range(n) if prog.is_ptr[i]]
+        self.kinds = tuple(None if prog.is_ptr[i] else prog.arg_types[i] for i in range(n))
+        bases = []
+        for j in range(len(self.bnames)):
+            b = np.array([(j + 1) << rt.SHIFT], np.int64)
+            b.flags.writeable = False
+            bases.append(b)
+        self.bases = tuple(bases)
+        self.chunk = max(1, rt.BUDGET // max(1, prog.max_numel))
+        self.ids: dict = {}
+        self.scalars = tuple({} for _ in range(n))
+
+    def launch_grid(self, grid, args) -> None:
+        """Run the program over ``grid`` (a 3-tuple of ints) with ``args``, the runtime arguments in order."""
+        if len(args) != self.nargs:
+            raise KernelRuntimeError(f"kernel '{self.prog.name}' takes {self.nargs} runtime arguments, "
+                                     f"got {len(args)}")
+        arrays, sizes, vals = [], [], []
+        nd, tt = np.ndarray, _TENSOR
+        i = 0
+        for a, ty in zip(args, self.kinds):
+            if ty is None:  # pointer
+                t = type(a)
+                if t is nd and a.ndim == 1 and a.flags.c_contiguous:
+                    f = a
+                elif t is tt and a.is_cpu and not a.requires_grad and a.dtype in _TORCH_DIRECT:
+                    try:
+                        f = a.numpy()
+                    except Exception:  # noqa: BLE001 - as_flat raises what it raises
+                        f = as_flat(a, self.whats[i])
+                    else:
+                        if f.ndim != 1 or not f.flags.c_contiguous:
+                            f = _flat(f, self.whats[i])
+                else:
+                    f = as_flat(a, self.whats[i])
+                vals.append(self.bases[len(arrays)])
+                arrays.append(f)
+                sizes.append(f.nbytes)
+            elif type(a) is int:
+                c = self.scalars[i]
+                v = c.get(a)
+                if v is None:
+                    v = _scalar(a, ty, self.whats[i])
+                    v.flags.writeable = False
+                    if len(c) >= _CACHE_MAX:
+                        c.clear()
+                    c[a] = v
+                vals.append(v)
+            else:
+                vals.append(_scalar(a, ty, self.whats[i]))
+            i += 1
+        P = grid[0] * grid[1] * grid[2]
+        if P <= 0:
+            return
+        _tune_malloc()
+        mem = rt.Memory(arrays, self.bnames, sizes)
+        if _fp_var is None:  # pragma: no cover - older numpy
+            with np.errstate(all="ignore"):
+                self._run(mem, grid, P, vals)
+            return
+        global _fp_ignore
+        cur = _fp_var.get()
+        ign = _fp_ignore
+        if ign[0] is not cur:
+            ign = _fp_ignore = (cur, _fp_make(all="ignore"))
+        token = _fp_var.set(ign[1])
+        try:
+            self._run(mem, grid, P, vals)
+        finally:
+            _fp_var.reset(token)
+
+    def _run(self, mem, grid, P, vals) -> None:
+        fn, chunk, cache = self.prog.fn, self.chunk, self.ids
+        for start in range(0, P, chunk):
+            count = min(chunk, P - start)
+            key = (grid, start, count)
+            ids = cache.get(key)
+            if ids is None:
+                ids = rt.program_ids(grid, start, count)
+                if count <= _IDS_MAX_PROGRAMS:
+                    if len(cache) >= _CACHE_MAX:
+                        cache.clear()
+                    cache[key] = ids
+            fn(rt.Ctx(mem, grid, start, count, ids), *vals)
+
+
+def get_launcher(kernel) -> Launcher:
+    """The kernel's :class:`Launcher`, built on its first launch and kept on the kernel object."""
+    ln = getattr(kernel, "_npy_launcher", None)
+    if ln is not None:
+        return ln
+    ln = Launcher(kernel)
+    try:
+        kernel._npy_launcher = ln
+    except Exception:  # pragma: no cover - objects without __dict__
+        pass
+    return ln
+
+
 class InterpreterDriver(BaseDriver):
     def is_active(self) -> bool:
         return True
@@ -155,31 +304,14 @@ class InterpreterDriver(BaseDriver):
         return TARGET
 
     def launch(self, kernel, grid, args) -> None:
-        prog = get_program(kernel)
+        ln = get_launcher(kernel)
         grid = tuple(int(g) for g in grid) + (1,) * (3 - len(tuple(grid)))
-        if len(args) != len(prog.arg_types):
-            raise KernelRuntimeError(f"kernel '{prog.name}' takes {len(prog.arg_types)} runtime arguments, "
-                                     f"got {len(args)}")
-        names = _arg_names(kernel, len(args))
-        bufs, bnames, vals = [], [], []
-        for i, (a, ty) in enumerate(zip(args, prog.arg_types)):
-            what = f"argument {names[i]!s}" if names[i] else f"argument #{i}"
-            if prog.is_ptr[i]:
-                bufs.append(as_bytes(a, what))
-                bnames.append(repr(names[i]) if names[i] else f"#{i}")
-                vals.append(np.array([len(bufs) << rt.SHIFT], np.int64))
-            else:
-                vals.append(_scalar(a, ty, what))
-        P = grid[0] * grid[1] * grid[2]
-        if P <= 0:
-            return
-        _tune_malloc()
-        mem = rt.Memory(bufs, bnames)
-        chunk = max(1, rt.BUDGET // max(1, prog.max_numel))
-        with np.errstate(all="ignore"):
-            for start in range(0, P, chunk):
-                ctx = rt.Ctx(mem, grid, start, min(chunk, P - start))
-                prog.fn(ctx, *vals)
+        ln.launch_grid(grid, args)
+
+    def launcher(self, kernel, device):
+        """``launch_grid(grid, args)`` of the kernel's :class:`Launcher`: what ``JITFunction``'s relaunch fast
+        path calls (:func:`tritium.runtime.driver.bound_launch`)."""
+        return get_launcher(kernel).launch_grid
 
 
 def _arg_names(kernel, n):

@@ -7,6 +7,7 @@ None (every program of the chunk runs this code) or a bool array of shape (P,).
 Memory: pointers are int64 virtual byte addresses.  The i-th pointer argument's buffer occupies the region
 ``[(i + 1) << 40, (i + 1) << 40 + nbytes)``.  Loads, stores and atomics map addresses back to a flat typed
 view of the caller's memory (no copies), checking bounds and alignment of every active, unmasked lane.
+A launch's :class:`Memory` lives for that launch only (the driver rebuilds it from the arguments every time).
 
 This module imports numpy only (never MLIR): it is all a launch needs.
 """
@@ -49,40 +50,60 @@ def round_bf16(x):
 # ----------------------------------------------------------------------------------------------
 
 class Memory:
-    def __init__(self, buffers, names=None):
-        self.bufs = buffers            # list of 1-D uint8 arrays (views of the callers' memory)
-        self.names = names or [f"#{i}" for i in range(len(buffers))]
+    """The pointer arguments of one launch: ``arrays[i]`` is a flat 1-D view (any dtype, stride = itemsize) of
+    the memory the i-th pointer argument spans, ``sizes[i]`` its length in bytes, ``names[i]`` how errors name
+    it.  ``view(b, dt)`` is buffer ``b`` as a flat ``dt`` array (the array itself when it already has that
+    dtype, else its bytes reinterpreted, truncated to whole elements), built once per launch and dtype."""
+
+    def __init__(self, arrays, names=None, sizes=None):
+        self.arrays = arrays
+        self.sizes = sizes if sizes is not None else [a.nbytes for a in arrays]
+        self.names = names or [f"#{i}" for i in range(len(arrays))]
         self.views = {}
 
     def view(self, b, dt):
         key = (b, dt)
         v = self.views.get(key)
         if v is None:
-            raw = self.bufs[b]
-            isz = np.dtype(dt).itemsize
-            n = raw.shape[0] // isz * isz
-            v = raw[:n].view(dt)
+            raw = self.arrays[b]
+            if raw.dtype == dt:
+                v = raw
+            else:
+                raw = raw.view(np.uint8)
+                isz = np.dtype(dt).itemsize
+                n = raw.shape[0] // isz * isz
+                v = raw[:n].view(dt)
             self.views[key] = v
         return v
 
 
-class Ctx:
-    """One chunk of programs: flat program ids [start, start + P) of a grid (gx, gy, gz)."""
+def program_ids(grid, start, count):
+    """``(pid, nprog)`` of the programs [start, start + count) of ``grid``: the values ``tl.program_id`` and
+    ``tl.num_programs`` read (arrays of shape (count,) or (1,), read-only so that a launcher may reuse them)."""
+    gx, gy, gz = grid
+    if count == 1:
+        f = start
+        pid = (np.array([f % gx], np.int32), np.array([(f // gx) % gy], np.int32),
+               np.array([f // (gx * gy)], np.int32))
+    else:
+        flat = np.arange(start, start + count, dtype=np.int64)
+        x = (flat % gx).astype(np.int32) if gx > 1 else np.zeros(1, np.int32)
+        y = ((flat // gx) % gy).astype(np.int32) if gy > 1 else np.zeros(1, np.int32)
+        z = (flat // (gx * gy)).astype(np.int32) if gz > 1 else np.zeros(1, np.int32)
+        pid = (x, y, z)
+    nprog = (np.array([gx], np.int32), np.array([gy], np.int32), np.array([gz], np.int32))
+    for a in pid + nprog:
+        a.flags.writeable = False
+    return pid, nprog
 
-    def __init__(self, mem, grid, start, count):
+
+class Ctx:
+    """One chunk of programs: flat program ids [start, start + P) of a grid (gx, gy, gz).  ``ids``: their
+    :func:`program_ids` when the caller has them already."""
+
+    def __init__(self, mem, grid, start, count, ids=None):
         self.mem, self.grid, self.start, self.P = mem, grid, start, count
-        gx, gy, gz = grid
-        if count == 1:
-            f = start
-            self.pid = (np.array([f % gx], np.int32), np.array([(f // gx) % gy], np.int32),
-                        np.array([f // (gx * gy)], np.int32))
-        else:
-            flat = np.arange(start, start + count, dtype=np.int64)
-            x = (flat % gx).astype(np.int32) if gx > 1 else np.zeros(1, np.int32)
-            y = ((flat // gx) % gy).astype(np.int32) if gy > 1 else np.zeros(1, np.int32)
-            z = (flat // (gx * gy)).astype(np.int32) if gz > 1 else np.zeros(1, np.int32)
-            self.pid = (x, y, z)
-        self.nprog = tuple(np.array([g], np.int32) for g in grid)
+        self.pid, self.nprog = ids if ids is not None else program_ids(grid, start, count)
 
     def pid_tuple(self, p):
         f = self.start + int(p)
@@ -627,8 +648,8 @@ def _oob(ctx, kind, loc, addr, m, esize, dtname, active):
         lm = lm & bmask(active, len(shape))
     b = a >> SHIFT
     off = a - (b << SHIFT)
-    nb = len(mem.bufs)
-    sizes = np.array([0] + [x.shape[0] for x in mem.bufs], np.int64)
+    nb = len(mem.sizes)
+    sizes = np.array([0] + mem.sizes, np.int64)
     bi = np.clip(b, 0, nb)
     inbuf = (b >= 1) & (b <= nb)
     bad_bounds = lm & (~inbuf | (off < 0) | (off + esize > sizes[bi]))
@@ -670,9 +691,9 @@ def _locate(ctx, addr, m, esize, kind, loc, dtname, active):
     lo, hi = int(a.min()), int(a.max())
     b = lo >> SHIFT
     sh = esize.bit_length() - 1
-    if (hi >> SHIFT) == b and 1 <= b <= len(mem.bufs):
+    if (hi >> SHIFT) == b and 1 <= b <= len(mem.sizes):
         base = b << SHIFT
-        nbytes = mem.bufs[b - 1].shape[0]
+        nbytes = mem.sizes[b - 1]
         if lo - base < 0 or hi - base + esize > nbytes:
             _oob(ctx, kind, loc, addr, m, esize, dtname, active)
         if esize > 1 and bool((a & (esize - 1)).any()):
@@ -685,7 +706,7 @@ def _locate(ctx, addr, m, esize, kind, loc, dtname, active):
         return b - 1, idx
     # several buffers (or garbage): check every enabled lane
     bb = a >> SHIFT
-    nb = len(mem.bufs)
+    nb = len(mem.sizes)
     if bool(((bb < 1) | (bb > nb)).any()):
         _oob(ctx, kind, loc, addr, m, esize, dtname, active)
     full = addr if m is None else np.broadcast_to(addr, np.broadcast_shapes(addr.shape, m.shape))
@@ -698,7 +719,7 @@ def _locate(ctx, addr, m, esize, kind, loc, dtname, active):
         if m is not None:
             sel = sel & m
         off = full[sel] - base
-        if bool((off < 0).any()) or bool((off + esize > mem.bufs[bi - 1].shape[0]).any()) or \
+        if bool((off < 0).any()) or bool((off + esize > mem.sizes[bi - 1]).any()) or \
                 (esize > 1 and bool((off & (esize - 1)).any())):
             _oob(ctx, kind, loc, addr, m, esize, dtname, active)
         parts.append((bi - 1, sel, off >> sh))

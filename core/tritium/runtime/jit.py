@@ -552,6 +552,39 @@ def _make_spec(binder: Binder, name: str, specialize: bool, align: bool) -> Call
     return spec
 
 
+_NDARRAY_READER: Any = None  # (numpy.ndarray, c_void_p.from_address, data field offset), or False
+
+
+def _ndarray_reader() -> Any:
+    """``(ndarray, read, off)`` such that ``read(id(a) + off).value`` is the data address of an exact
+    ``numpy.ndarray`` ``a`` (PyArrayObject's ``data`` field right after the object header, which
+    ``PyArray_DATA`` reads): ~0.3 µs where ``__array_interface__`` takes ~2 µs.  Checked against
+    ``__array_interface__`` on sample arrays once; ``False`` (generated binders then use :func:`_make_spec`)
+    when numpy is not imported, on another implementation than CPython, or if the check fails."""
+    global _NDARRAY_READER
+    if _NDARRAY_READER is not None:
+        return _NDARRAY_READER
+    import sys
+
+    np = sys.modules.get("numpy")
+    if np is None:
+        return False  # not cached: numpy may be imported later
+    res: Any = False
+    try:
+        if sys.implementation.name == "cpython":
+            import ctypes
+
+            read, off = ctypes.c_void_p.from_address, object.__basicsize__
+            base = np.arange(64, dtype=np.int16)
+            samples = [base, base[3:], base[1::2], np.zeros((3, 5))[:, 1], np.empty(0, np.float32)]
+            if all(read(id(a) + off).value == a.__array_interface__["data"][0] for a in samples):
+                res = (np.ndarray, read, off)
+    except Exception:  # noqa: BLE001 - no fast path then
+        res = False
+    _NDARRAY_READER = res
+    return res
+
+
 def _const_spec(v: Any) -> Any:
     t = type(v)
     if t is int or t is str or t is bool or t is float or v is None:
@@ -568,8 +601,9 @@ def _binder_parts(fn: "JITFunction") -> Any:
 
     A descriptor determines what the general binder makes of the argument (type string, specialisation,
     constexpr-ness); tensors (``(dtype, aligned)``, for the types in ``_DATA_PTR_TYPES``: torch.Tensor, and what
-    :func:`_make_spec` saw with ``dtype`` and ``data_ptr()``), ints in the i32 range and int constexprs are
-    computed inline, anything else by a per-parameter function (:func:`_make_spec`)."""
+    :func:`_make_spec` saw with ``dtype`` and ``data_ptr()``), numpy arrays (the same, their address read by
+    :func:`_ndarray_reader`), ints in the i32 range and int constexprs are computed inline, anything else by a
+    per-parameter function (:func:`_make_spec`)."""
     import sys
 
     params = list(fn.signature.parameters.values())
@@ -583,6 +617,9 @@ def _binder_parts(fn: "JITFunction") -> Any:
     if torch is not None and isinstance(getattr(torch, "Tensor", None), type):
         _DATA_PTR_TYPES.add(torch.Tensor)
     ns: dict = {"_tr_const": _const_spec, "_tr_P": _DATA_PTR_TYPES}
+    nd = _ndarray_reader()
+    if nd:
+        ns["_tr_nd"], ns["_tr_rd"], ns["_tr_off"] = nd
     body, descs = [], []
     for i, p in enumerate(fn.params):
         n = p.name
@@ -596,11 +633,17 @@ def _binder_parts(fn: "JITFunction") -> Any:
         ns[f"_tr_s{i}"] = _make_spec(binder, n, not dns, align)
         tensor = f"({n}.dtype, not {n}.data_ptr() & {DIVISIBILITY - 1})" if align else f"({n}.dtype, False)"
         small = f"(1 if {n} == 1 else 2 if not {n} & {DIVISIBILITY - 1} else 3)" if not dns else "4"
+        # numpy arrays: the descriptor _make_spec gives them, with the data address read directly
+        array = (f"    elif _tr_t is _tr_nd:\n"
+                 f"        _tr_k{i} = ({n}.dtype, " +
+                 (f"not _tr_rd(id({n}) + _tr_off).value & {DIVISIBILITY - 1})\n" if align else "False)\n")
+                 if nd else "")
         body.append(f"    _tr_t = type({n})\n"
                     f"    if _tr_t in _tr_P:\n"
                     f"        _tr_k{i} = {tensor}\n"
                     f"    elif _tr_t is int and -0x80000000 <= {n} <= 0x7FFFFFFF:\n"
                     f"        _tr_k{i} = {small}\n"
+                    f"{array}"
                     f"    else:\n"
                     f"        _tr_k{i} = _tr_s{i}({n})\n")
         descs.append(f"_tr_k{i}")
