@@ -62,6 +62,28 @@ def ld_ternary(X, Y, Z, O, n, NAME: tl.constexpr, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def ld_many(X, Y, Z, W, O, n, NAMES: tl.constexpr, NARGS: tl.constexpr, BLOCK: tl.constexpr):
+    """Each libdevice function of NAMES (of one signature) on the same NARGS arguments, stored one after another."""
+    r = tl.arange(0, BLOCK)
+    m = r < n
+    x = tl.load(X + r, mask=m, other=1)
+    y = tl.load(Y + r, mask=m, other=1)
+    z = tl.load(Z + r, mask=m, other=1)
+    w = tl.load(W + r, mask=m, other=1)
+    for k in tl.static_range(len(NAMES)):
+        f = getattr(libdevice, NAMES[k])
+        if NARGS == 1:
+            v = f(x)
+        elif NARGS == 2:
+            v = f(x, y)
+        elif NARGS == 3:
+            v = f(x, y, z)
+        else:
+            v = f(x, y, z, w)
+        tl.store(O + k * n + r, v, mask=m)
+
+
+@triton.jit
 def ld_outer(X, Y, O, M, N, BM: tl.constexpr, BN: tl.constexpr):
     """atan2 of a column and a row (broadcast) and pow with a Python scalar, through both import paths."""
     rm = tl.arange(0, BM)
