@@ -8,6 +8,7 @@
 #   .gpu/cache  the kernel file cache (TRITIUM_CACHE_DIR), filled by running the GPU tests and the GPU
 #               benchmark in compile-only mode (TRITIUM_COMPILE_ONLY=1 TRITIUM_TARGET=cuda:90): every kernel
 #               they launch is compiled for sm_90, nothing is launched
+#               and the README example's kernel (examples/vector_add.py)
 #   .gpu/ptx    the hand-written PTX test kernels assembled by ptxas (tests/gpu/test_launcher_ptx.py)
 #   .gpu/bench_compile.json   tritium's cold compile time of vector add, measured here (bench/gpu.py)
 #
@@ -69,6 +70,14 @@ if [ $TESTS = 1 ]; then
   "$PY" -m pytest -q -p no:cacheprovider tests/gpu 2>&1 | tail -5
   [ "${PIPESTATUS[0]}" = 0 ] || { echo "   some kernels did not compile (see above)"; status=1; }
 fi
+echo "== cache: compiling examples/vector_add.py's kernel for CUDA tensors (compile only)"
+"$PY" - <<'PY' || status=1
+import sys
+sys.path.insert(0, "examples")
+import torch
+import vector_add  # its add() launches on whatever tensors it gets: CPU tensors stand in for CUDA ones
+vector_add.add(torch.rand(98432), torch.rand(98432))
+PY
 if [ $BENCH = 1 ]; then
   echo "== cache: compiling the benchmark's kernels (compile only) and timing a cold compile here"
   "$PY" bench/gpu.py --compile-only --json "$GPU/bench_compile.json" || status=1

@@ -44,6 +44,18 @@ COMPILE_ONLY = _compile_only()
 DEVICE_REASON = None if COMPILE_ONLY else _device_reason()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """Where the GPU tests can run (or compile), a GPU test module that skips itself at import (an
+    ``importorskip`` of something the GPU machine lacks, in it or in a module it imports) is a failure: it
+    would otherwise hide its tests from the GPU run."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and DEVICE_REASON is None and isinstance(collector, pytest.Module):
+        report.outcome = "failed"
+        report.longrepr = f"GPU test module {collector.nodeid} skipped itself at import: {report.longrepr}"
+
+
 def pytest_collection_modifyitems(config, items):
     if DEVICE_REASON is None:
         return

@@ -8,7 +8,7 @@ import hashlib
 import json
 from typing import Any, Optional, Union
 
-from ..errors import TritiumError
+from ..errors import BackendUnavailable, TritiumError
 from .backend import GPUTarget
 
 
@@ -169,6 +169,22 @@ class CompiledKernel:
         return f"CompiledKernel({self.name}, target={self.target}, stages={list(self.asm)})"
 
 
+_COMPILER_DEPS = {"mlir": "the MLIR Python bindings (xtc-mlir-python-bindings)", "llvmlite": "llvmlite"}
+
+
+def _missing_compiler_dependency(e: ModuleNotFoundError, kernel: str, target, stage: str, fcache) -> None:
+    """A stage needs MLIR or llvmlite and this Python lacks them (a machine that only runs kernels from a
+    carried cache, and this one was not in it): say so, with what to do, instead of a bare import error."""
+    top = (e.name or "").split(".")[0]
+    if top not in _COMPILER_DEPS:
+        return
+    where = f"the cache {fcache.dir}" if fcache is not None else "the file cache (disabled)"
+    raise BackendUnavailable(
+        f"compiling kernel '{kernel}' for {target} (stage '{stage}') needs {_COMPILER_DEPS[top]}, which is not "
+        f"installed here: pip install tritium (it depends on them), or compile the kernel on a machine that has "
+        f"them into a cache directory and set TRITIUM_CACHE_DIR to it here (it was not found in {where})") from e
+
+
 def compile(src: Any, target: Any = None, options: Optional[dict] = None, until: Optional[str] = None,
             use_cache: bool = True) -> CompiledKernel:
     """Compile ``src`` (an :class:`ASTSource`) for ``target`` (a GPUTarget or ``"cuda:90"``; default: the active
@@ -242,7 +258,11 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
     asm: dict = {}
     cur = src
     for name, fn in stages.items():
-        cur = fn(cur, metadata)
+        try:
+            cur = fn(cur, metadata)
+        except ModuleNotFoundError as e:
+            _missing_compiler_dependency(e, metadata["name"], target, name, fcache)
+            raise
         # a plugin may substitute the output (irdump's TRITIUM_OVERRIDE_DIR); such a kernel is marked, and a
         # file cache must not store it under the compile key
         sub = pm.hook.tritium_override_stage(kernel_name=metadata["name"], stage=name, output=cur,
