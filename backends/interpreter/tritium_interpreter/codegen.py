@@ -817,7 +817,15 @@ def _h_extern(g, op, out, pad):
 
 
 def _h_inline_asm(g, op, out, pad):
-    g.err(op, "tt.elementwise_inline_asm (inline assembly) is not supported on the interpreter")
+    from . import inline_asm
+    fn = inline_asm.lookup(_attr_str(op, "asm_string"), len(op.operands)) if len(op.results) == 1 else None
+    if fn is None:
+        g.err(op, "tt.elementwise_inline_asm (inline assembly) is not supported on the interpreter")
+    r = op.results[0]
+    et, shape = _split_type(r.type)
+    e = g.elem(op, et)
+    f = g.const(f"__import__('tritium_interpreter.inline_asm').inline_asm.{fn}", "_X")
+    out.append(f"{pad}{g.define(r)} = {f}({tuple(shape or ())!r}, {e.vdt})")
 
 
 def _combine_info(g, op):

@@ -32,7 +32,7 @@ def make_ttir(src: Any, metadata: dict, options: Any) -> str:
     make = _frontend_make_ttir()
     from ..language.target_info import compiling_for
 
-    with context, compiling_for(metadata.get("target")):  # tl.target_info answers for the target compiled for
+    with context, compiling_for(metadata.get("target"), options):  # tl.target_info answers for the target compiled for
         module = make(src.fn, src.signature, src.constexprs, src.attrs, context)
         module = run_ttir_passes(module)
         text = module.operation.get_asm(enable_debug_info=True)

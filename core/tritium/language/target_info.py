@@ -26,14 +26,21 @@ def _as_target(t):
 
 
 @contextlib.contextmanager
-def compiling_for(target):
-    """While generating code for ``target`` (a GPUTarget or its metadata dict), ``current_target()`` is it."""
-    prev = getattr(_state, "target", None)
+def compiling_for(target, options=None):
+    """While generating code for ``target`` (a GPUTarget or its metadata dict), ``current_target()`` is it and
+    ``current_options()`` the compile options (``num_warps``, ...; ``tl.extra.cuda.num_warps()`` reads them)."""
+    prev = getattr(_state, "target", None), getattr(_state, "options", None)
     _state.target = _as_target(target)
+    _state.options = options
     try:
         yield
     finally:
-        _state.target = prev
+        _state.target, _state.options = prev
+
+
+def current_options():
+    """The options of the kernel being compiled (None outside the ``ttir`` stage)."""
+    return getattr(_state, "options", None)
 
 
 def current_target():
