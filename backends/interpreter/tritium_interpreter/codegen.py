@@ -176,6 +176,9 @@ class _Gen:
         self.funcs = {}
         self.out = []
         self.kernel_name = ""
+        # values left unmaterialised: arrays of the value's rank whose dims are the full size or 1 (a splat is
+        # (L, 1, ..., 1)), which numpy broadcasting expands; only ever consumed by _ELEMENTWISE ops
+        self.lazy = set()
 
     # names -------------------------------------------------------------------------------------
     def fresh(self, prefix="v"):
@@ -296,6 +299,8 @@ class _Gen:
         handler = _HANDLERS.get(name)
         if handler is not None:
             handler(self, op, out, pad)
+            if name in _ELEMENTWISE:
+                self.after_elementwise(op, out, pad)
             return
         if name in ("func.return", "scf.yield"):
             vals = [self.get(v) for v in op.operands]
@@ -310,6 +315,7 @@ class _Gen:
             return
         if name in _BIN_INFIX or name in _BIN_FN or name in ("arith.maxui", "arith.minui"):
             self.binary(op, out, pad)
+            self.after_elementwise(op, out, pad)
             return
         if name in _UNARY:
             a = self.get(op.operands[0])
@@ -319,8 +325,27 @@ class _Gen:
             if name in ("math.ctpop", "math.ctlz", "math.cttz", "math.isnan", "math.isinf", "math.isfinite"):
                 pass
             out.append(f"{pad}{self.define(r)} = {self.round(expr, et)}")
+            self.after_elementwise(op, out, pad)
             return
         self.err(op, f"the interpreter does not support op '{name}'")
+
+    def after_elementwise(self, op, out, pad):
+        """An elementwise op's result is lazy (see ``self.lazy``) when every tensor operand is; it stays so when
+        only elementwise ops use it, else it is materialised (broadcast to its full shape) where it is defined."""
+        if len(op.results) != 1:
+            return
+        r = op.results[0]
+        _, shape = _split_type(r.type)
+        if not shape:
+            return
+        ts = [v for v in op.operands if _split_type(v.type)[1]]
+        if not ts or not all(v in self.lazy for v in ts):
+            return
+        if _only_elementwise_uses(r):
+            self.lazy.add(r)
+        else:
+            name = self.get(r)
+            out.append(f"{pad}{name} = _rt.bcast({name}, {shape!r})")
 
     def round(self, expr, et):
         return f"_rt.round_bf16({expr})" if et == "bf16" else expr
@@ -614,6 +639,10 @@ def _h_splat(g, op, out, pad):
     a = g.get(op.operands[0])
     r = op.results[0]
     _, shape = _split_type(r.type)
+    if _only_elementwise_uses(r):   # (L,) -> (L, 1, ..., 1): a view, broadcast by the ops that use it
+        out.append(f"{pad}{g.define(r)} = {a}[:{', None' * len(shape)}]")
+        g.lazy.add(r)
+        return
     out.append(f"{pad}{g.define(r)} = _rt.splat({a}, {shape!r})")
 
 
@@ -621,6 +650,10 @@ def _h_broadcast(g, op, out, pad):
     a = g.get(op.operands[0])
     r = op.results[0]
     _, shape = _split_type(r.type)
+    if _only_elementwise_uses(r):   # the operand as it is: its size-1 dims broadcast in the ops that use it
+        out.append(f"{pad}{g.define(r)} = {a}")
+        g.lazy.add(r)
+        return
     out.append(f"{pad}{g.define(r)} = _rt.bcast({a}, {shape!r})")
 
 
@@ -933,6 +966,32 @@ _HANDLERS = {
     "tt.elementwise_inline_asm": _h_inline_asm, "tt.reduce": _h_reduce, "tt.scan": _h_scan,
     "tt.print": _h_print, "tt.assert": _h_assert,
 }
+
+# ops that broadcast their tensor operands against each other elementwise (numpy broadcasting) and nothing else:
+# they may take lazy values (``_Gen.lazy``: splats and broadcasts left unmaterialised)
+_ELEMENTWISE = frozenset(set(_BIN_INFIX) | set(_BIN_FN) | set(_UNARY) | {
+    "arith.maxui", "arith.minui", "arith.cmpi", "arith.cmpf", "arith.select", "tt.addptr",
+    "arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui",
+    "arith.extf", "arith.truncf", "arith.bitcast", "arith.index_cast", "arith.index_castui", "tt.bitcast",
+    "tt.fp_to_fp"})
+
+
+def _only_elementwise_uses(value) -> bool:
+    """True when every use of ``value`` is an _ELEMENTWISE op producing a tensor (False when unused or unknown)."""
+    try:
+        uses = list(value.uses)
+    except Exception:  # pragma: no cover - bindings without Value.uses
+        return False
+    if not uses:
+        return False
+    for u in uses:
+        o = u.owner
+        o = getattr(o, "operation", o)
+        if o.name not in _ELEMENTWISE or len(o.results) != 1:
+            return False
+        if _is_block_ptr(o.results[0].type) or not _split_type(o.results[0].type)[1]:
+            return False
+    return True
 
 
 def ttir_to_python(module) -> str:

@@ -186,8 +186,9 @@ def addptr(p, o, size):
     r = o.astype(np.int64)
     if size != 1:
         r *= size
-    if r.shape == np.broadcast_shapes(r.shape, p.shape):
-        r += p
+    rs, ps = r.shape, p.shape
+    if rs == ps or (len(ps) == len(rs) and (p.size == 1 or all(b == 1 or b == a for a, b in zip(rs, ps)))):
+        r += p            # p broadcasts to r's shape: add in place
         return r
     return r + p
 
@@ -675,17 +676,21 @@ def _oob(ctx, kind, loc, addr, m, esize, dtname, active):
     raise OutOfBoundsError(f"out-of-bounds {kind}: {what}{lane_s}", where_loc(loc), pid)
 
 
-def _locate(ctx, addr, m, esize, kind, loc, dtname, active):
+def _locate(ctx, addr, m, esize, kind, loc, dtname, active, fill=True):
     """Map addresses to (buffer index, element index array).  ``m`` is the effective lane mask (or None).
 
-    Returns (b, idx) where idx has addr's shape (masked lanes hold a valid index) or (None, None) when no
-    lane is enabled.  Multi-buffer accesses return b = -1 and idx = list of (b, sel, idx) parts.
+    Returns (b, idx) where idx has addr's shape (masked lanes hold a valid index; with ``fill=False``, for a
+    caller that never reads masked lanes' indices, any value) or (None, None) when no lane is enabled.
+    Multi-buffer accesses return b = -1 and idx = list of (b, sel, idx) parts.
     """
     mem = ctx.mem
     if m is None:
         a = addr
+    elif m.shape == addr.shape:
+        a = addr[m]
     else:
-        a = np.broadcast_to(addr, np.broadcast_shapes(addr.shape, m.shape))[np.broadcast_to(m, np.broadcast_shapes(addr.shape, m.shape))]
+        bs = np.broadcast_shapes(addr.shape, m.shape)
+        a = np.broadcast_to(addr, bs)[np.broadcast_to(m, bs)]
     if a.size == 0:
         return None, None
     lo, hi = int(a.min()), int(a.max())
@@ -696,12 +701,13 @@ def _locate(ctx, addr, m, esize, kind, loc, dtname, active):
         nbytes = mem.sizes[b - 1]
         if lo - base < 0 or hi - base + esize > nbytes:
             _oob(ctx, kind, loc, addr, m, esize, dtname, active)
-        if esize > 1 and bool((a & (esize - 1)).any()):
+        # aligned iff the OR of every enabled address has the low bits clear (one pass, no temporary)
+        if esize > 1 and int(np.bitwise_or.reduce(a, axis=None)) & (esize - 1):
             _oob(ctx, kind, loc, addr, m, esize, dtname, active)
         idx = np.subtract(addr, base)
         if sh:
             np.right_shift(idx, sh, out=idx)
-        if m is not None:
+        if m is not None and fill:
             idx = np.where(m, idx, (lo - base) >> sh)
         return b - 1, idx
     # several buffers (or garbage): check every enabled lane
@@ -763,12 +769,13 @@ def load(ctx, addr, mask, other, active, sdt, esize, kind, loc, dtname):
         m = mask
     if m is not None and m.shape[0] > 1 and bool(m.all()):
         m = None
-    b, idx = _locate(ctx, addr, m, esize, "load", loc, dtname, active)
+    b, idx = _locate(ctx, addr, m, esize, "load", loc, dtname, active, fill=False)
     if b is None:
         shp = np.broadcast_shapes(addr.shape, m.shape) if m is not None else addr.shape
         return _fill(shp, other, sdt, kind)
     if b >= 0:
-        v = _to_value(np.take(ctx.mem.view(b, sdt), idx), kind)
+        # every enabled lane's index was checked; masked lanes' (any value) are clipped, then replaced below
+        v = _to_value(ctx.mem.view(b, sdt).take(idx, mode="clip" if m is not None else "raise"), kind)
     else:
         shp = np.broadcast_shapes(addr.shape, m.shape) if m is not None else addr.shape
         raw = np.zeros(shp, sdt)
@@ -794,12 +801,18 @@ def store(ctx, addr, val, mask, active, sdt, esize, kind, loc, dtname):
     m = lane_mask(mask, active, addr.ndim)
     if m is not None and bool(m.all()):
         m = None
-    b, idx = _locate(ctx, addr, m, esize, "store", loc, dtname, active)
+    b, idx = _locate(ctx, addr, m, esize, "store", loc, dtname, active, fill=False)
     if b is None:
         return
     v = _to_storage(val, sdt, kind)
     if b >= 0:
         view = ctx.mem.view(b, sdt)
+        if idx.shape == v.shape and (m is None or m.shape == idx.shape):
+            if m is None:
+                view[idx.reshape(-1)] = v.reshape(-1)
+            else:
+                view[idx[m]] = v[m]
+            return
         shp = np.broadcast_shapes(idx.shape, v.shape, m.shape if m is not None else idx.shape)
         if m is None:
             view[np.broadcast_to(idx, shp).reshape(-1)] = np.broadcast_to(v, shp).reshape(-1)
