@@ -1,4 +1,13 @@
-"""Every exception tritium raises on purpose.  Each names where the problem is in the user's source."""
+"""Every exception tritium raises on purpose, all :class:`TritiumError`.  Each names where the problem is in the
+user's source (a kernel's line, the op and its location, the backend and what to install).
+
+Where they come from: the language's semantic rules (:class:`SemanticError`, turned into a
+:class:`CompilationError` at the kernel's line by the frontend), the tt verifier (:class:`VerificationError`),
+TTIR passes (:class:`RewriteError`), the lowering (:class:`LoweringError`), the compiler's stages
+(:class:`StageNotImplemented`, :class:`CompilationFailed` with LLVM's / ptxas' log), the runtime
+(:class:`BackendUnavailable`, :class:`OutOfResources`) and running kernels (:class:`KernelRuntimeError` and its
+kinds, :class:`CUDAError`).  Modules that raise them re-export them under their old names.
+"""
 from __future__ import annotations
 
 import linecache
@@ -68,3 +77,45 @@ class OutOfResources(TritiumError):
     def __init__(self, required, limit, name):
         self.required, self.limit, self.name = required, limit, name
         super().__init__(f"out of resource: {name}, required: {required}, hardware limit: {limit}")
+
+
+class SemanticError(TritiumError):
+    """A user mistake detected by tl's semantic rules (the frontend turns it into a CompilationError)."""
+
+
+class UnsupportedError(SemanticError):
+    """Valid Python the tile language does not support."""
+
+
+class VerificationError(TritiumError):
+    """A tt / ttg op breaks a rule of the dialect.  The message names the op and its location."""
+
+
+class RewriteError(TritiumError):
+    """A TTIR rewrite (block pointers -> tensors of pointers) met a use it cannot rewrite."""
+
+
+class LoweringError(TritiumError):
+    """An op cannot be lowered (no rule, or a case its rule does not handle).  Names the op and location."""
+
+
+class StageNotImplemented(TritiumError, NotImplementedError):
+    """A backend has a stage in its pipeline that cannot run yet (or here)."""
+
+
+class CompilationFailed(TritiumError):
+    """LLVM, ptxas or a linker rejected the kernel; ``log`` holds their output."""
+
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message + (f"\n{log}" if log else ""))
+        self.log = log
+
+
+class CUDAError(KernelRuntimeError, RuntimeError):
+    """A CUDA driver call failed; ``code`` is the CUresult value, ``name`` its name (``CUDA_ERROR_...``)."""
+
+    def __init__(self, call: str, code, name: str = "", description: str = ""):
+        self.call = call
+        self.code = int(code)
+        self.name = name or f"CUresult {self.code}"
+        super().__init__(f"{call} failed: {self.name}" + (f" ({description})" if description else ""))

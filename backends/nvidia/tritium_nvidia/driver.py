@@ -17,7 +17,7 @@ import threading
 from typing import Any, Optional
 
 from tritium.compiler.backend import BaseDriver, GPUTarget
-from tritium.errors import BackendUnavailable, KernelRuntimeError, OutOfResources
+from tritium.errors import BackendUnavailable, CUDAError, KernelRuntimeError, OutOfResources  # noqa: F401
 
 from . import launcher as _launcher
 
@@ -54,15 +54,9 @@ def cu():
     return _cu
 
 
-class CUDAError(KernelRuntimeError, RuntimeError):
-    """A CUDA driver call failed; ``code`` is the CUresult value, ``name`` its name (``CUDA_ERROR_...``)."""
-
-    def __init__(self, call: str, code: Any):
-        self.call = call
-        self.code = int(code)
-        self.name = error_name(code)
-        desc = error_string(code)
-        super().__init__(f"{call} failed: {self.name}" + (f" ({desc})" if desc else ""))
+def cuda_error(call: str, code: Any) -> CUDAError:
+    """The :class:`tritium.errors.CUDAError` for a failed driver call, with the CUresult's name and description."""
+    return CUDAError(call, code, error_name(code), error_string(code))
 
 
 def error_name(code: Any) -> str:
@@ -92,7 +86,7 @@ def check(call: str, result: tuple) -> Any:
     """Unwrap a cuda.bindings result tuple ``(CUresult, *values)``; raise :class:`CUDAError` on failure."""
     err = result[0]
     if int(err) != 0:
-        raise CUDAError(call, err)
+        raise cuda_error(call, err)
     if len(result) == 1:
         return None
     return result[1] if len(result) == 2 else result[1:]
@@ -252,7 +246,7 @@ class LoadedKernel:
             if self.device.context is None or int(cur[1] or 0) != int(self.device.context):
                 self.device.make_current()
                 raise _RetryLaunch()
-        raise CUDAError(f"cuLaunchKernel({self.name})", err)
+        raise cuda_error(f"cuLaunchKernel({self.name})", err)
 
 
 class _RetryLaunch(Exception):

@@ -10,19 +10,11 @@ import subprocess
 import tempfile
 from typing import Optional
 
-from tritium.errors import TritiumError
+from tritium.errors import CompilationFailed  # noqa: F401  (defined with every other error)
 
 TRIPLE = "nvptx64-nvidia-cuda"
 #: the PTX ISA version we ask LLVM for: accepted by ptxas 12.4+ (CUDA 13.0's ptxas included)
 PTX_VERSION = 84
-
-
-class CompilationFailed(TritiumError):
-    """LLVM or ptxas rejected the kernel; ``log`` holds their output."""
-
-    def __init__(self, message: str, log: str = ""):
-        super().__init__(message + (f"\n{log}" if log else ""))
-        self.log = log
 
 
 def _nvidia_dirs() -> list:

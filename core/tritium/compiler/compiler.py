@@ -8,12 +8,8 @@ import hashlib
 import json
 from typing import Any, Optional, Union
 
-from ..errors import BackendUnavailable, TritiumError
+from ..errors import BackendUnavailable, StageNotImplemented, TritiumError  # noqa: F401
 from .backend import GPUTarget
-
-
-class StageNotImplemented(TritiumError, NotImplementedError):
-    """A backend has a stage in its pipeline that cannot run yet (or here)."""
 
 
 class AttrDict(dict):

@@ -115,8 +115,7 @@ def create_op(name: str, operands=(), results=(), attributes=None, **kwargs):
     return ir.Operation.create(name, results=list(results), operands=list(operands), attributes=attrs, **kwargs)
 
 
-class VerificationError(Exception):
-    """A tt op breaks a rule of the dialect.  The message names the op and its location."""
+from ..errors import VerificationError  # noqa: E402,F401  (defined with every other error)
 
 
 # ----------------------------------------------------------------------------------------------

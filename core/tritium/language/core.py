@@ -10,12 +10,7 @@ import threading
 from typing import Any, List, Optional
 
 
-class SemanticError(Exception):
-    """A user mistake detected by tl's semantic rules (the frontend turns it into a CompilationError)."""
-
-
-class UnsupportedError(SemanticError):
-    """Valid Python the tile language does not support."""
+from ..errors import SemanticError, UnsupportedError  # noqa: F401  (defined with every other error)
 
 
 # ----------------------------------------------------------------------------------------------

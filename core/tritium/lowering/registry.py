@@ -10,15 +10,11 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..errors import TritiumError
+from ..errors import LoweringError  # noqa: F401  (defined with every other error)
 
 GENERIC = "*"
 
 _RULES: dict = {}
-
-
-class LoweringError(TritiumError):
-    """An op cannot be lowered (no rule, or a case its rule does not handle).  Names the op and location."""
 
 
 def register(*names: str, backend: str = GENERIC, override: bool = False) -> Callable:

@@ -22,12 +22,8 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ...dialects import tt
-from ...errors import TritiumError
+from ...errors import RewriteError  # noqa: F401
 from . import _util as u
-
-
-class RewriteError(TritiumError):
-    """A block-pointer use this pass cannot rewrite."""
 
 
 @dataclass
