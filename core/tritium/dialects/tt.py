@@ -190,6 +190,13 @@ def is_float(ty) -> bool:
     return isinstance(ty, ir.FloatType)
 
 
+def is_fp8(ty) -> bool:
+    """An 8-bit float element type (f8E4M3FN, f8E5M2, ...)."""
+    from mlir import ir
+
+    return isinstance(ty, ir.FloatType) and ty.width == 8
+
+
 # ----------------------------------------------------------------------------------------------
 # Verifiers.  Each takes the op (an ``ir.OpView``/``ir.Operation``) and returns None or an error string.
 # ----------------------------------------------------------------------------------------------
@@ -280,11 +287,15 @@ def _v_expand_dims(op, g):
         return f"result must have shape {tuple(s)} and element type {elem_of(src)}, got {res}"
 
 
-def _numel(shape):
+def numel(shape) -> int:
+    """The number of elements of a shape (1 for a scalar's empty shape)."""
     n = 1
     for d in shape:
-        n *= d
+        n *= int(d)
     return n
+
+
+_numel = numel
 
 
 def _v_reshape(op, g):
@@ -604,9 +615,13 @@ def load_dialect(context) -> None:
         irdl.load_dialects(ir.Module.parse(irdl_source()))
 
 
-def _loc_str(op) -> str:
-    loc = str(op.location)
+def loc_str(where) -> str:
+    """An op's (or a Location's) source location as text: ``"kernel.py":12:8`` without the ``loc(...)``."""
+    loc = str(getattr(where, "location", where))
     return loc[4:-1] if loc.startswith("loc(") else loc
+
+
+_loc_str = loc_str
 
 
 def verify_op(op) -> Optional[str]:
