@@ -12,13 +12,22 @@ pytest.importorskip("mlir")
 from tests.nvidia import extra_kernels as K  # noqa: E402
 from tritium.compiler import ASTSource  # noqa: E402
 from tritium.compiler.stages import make_ttir  # noqa: E402
-from tritium.passes.ttir.rewrite_tensor_pointer import RewriteError, rewrite_tensor_pointer, rewrite_ttir_text  # noqa: E402
+from tritium.passes.ttir.rewrite_tensor_pointer import RewriteError, rewrite_tensor_pointer  # noqa: E402
+from tritium_nvidia.compiler import CUDACompiler  # noqa: E402
 
 from .ttir_pass_helpers import count, func, run_pass  # noqa: E402
 
 
 def _ttir(fn, sig, **ce):
+    """The TTIR every backend starts from (block pointers kept: the interpreter runs them natively)."""
     return make_ttir(ASTSource(fn, sig, constexprs=ce), {}, None)
+
+
+def _cuda_ttir(text):
+    """The cuda backend's ttir stage on TTIR text: its rewrite_tensor_pointer pass first in the TTIR pipeline."""
+    from tritium.compiler.stages import Handoff
+
+    return CUDACompiler.make_ttir(text, {}, None, Handoff())
 
 
 def _interp(text):
@@ -41,7 +50,7 @@ def _launch(kernel, grid, *args):
 
 
 def _both(text):
-    new = rewrite_ttir_text(text)
+    new = _cuda_ttir(text)
     assert "tt.make_tensor_ptr" not in new and "tt.advance" not in new and "!tt.ptr<tensor" not in new
     return _interp(text), _interp(new), new
 

@@ -1,13 +1,134 @@
-"""The CUDA stages: ttir -> ttgir -> llir -> ptx -> cubin.
+"""The CUDA backend's compiler: its options and its stages ttir -> ttgir -> llir -> ptx -> cubin, as methods of
+:class:`CUDACompiler` (the shape of Triton's ``third_party/nvidia/backend/compiler.py``).
+
+Each stage returns its text (or the cubin's bytes) and hands its MLIR module to the next stage of the same compile
+(:class:`tritium.compiler.stages.Handoff`), so ttgir and llir do not parse what the stage before just printed.
 
 Metadata the launcher reads (JSON, set by these stages): ``name`` (the kernel symbol), ``num_warps``,
 ``num_ctas``, ``shared`` (bytes of dynamic shared memory to launch with: our scratch buffer is the extern
 ``global_smem``), ``arg_types`` (the kernel's LLVM parameter types in order: ``"ptr"``, ``"i32"``, ``"i64"``,
 ``"f32"``, ...), ``target``, and after ptxas ``n_regs``, ``n_spills``.
+
+Importing this module imports neither MLIR nor llvmlite: the stages do, when they run.
 """
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
+from typing import Optional
+
+from tritium.compiler.backend import BaseCompiler, BaseOptions, GPUTarget
+from tritium.compiler.stages import Handoff, asm
+from tritium.compiler.stages import make_ttir as _make_ttir
+from tritium.compiler.versions import MLIR_DISTS, versions_key
+
+
+@dataclass(frozen=True)
+class CUDAOptions(BaseOptions):
+    num_warps: int = 4
+    num_stages: int = 3
+    maxnreg: Optional[int] = None
+    cluster_dims: tuple = (1, 1, 1)
+    ptx_version: Optional[int] = None
+    arch: Optional[str] = None
+    supported_fp8_dtypes: tuple = ("fp8e5", "fp8e4nv")
+    allow_fp8e4nv: bool = True
+    default_dot_input_precision: str = "tf32"
+    allowed_dot_input_precisions: tuple = ("tf32", "tf32x3", "ieee")
+    max_num_imprecise_acc_default: int = 0
+    extern_libs: Optional[tuple] = None
+
+
+#: the backend's own TTIR passes, run first in the TTIR pipeline (the interpreter keeps block pointers)
+def _ttir_passes() -> tuple:
+    from tritium.passes.ttir.rewrite_tensor_pointer import rewrite_tensor_pointer_pass
+
+    return (("tritium-rewrite-tensor-pointer", rewrite_tensor_pointer_pass),)
+
+
+class CUDACompiler(BaseCompiler):
+    name = "cuda"
+    warp_size = 32
+
+    def supports_target(self, target: GPUTarget) -> bool:
+        return target.backend == "cuda"
+
+    def parse_options(self, options: dict) -> CUDAOptions:
+        return CUDAOptions.parse(options, backend=self.name)
+
+    def target_for_arch(self, arch=None) -> GPUTarget:
+        if arch is None:
+            arch = 90
+        s = str(arch).lower().removeprefix("sm_").removesuffix("a")
+        if not s.isdigit():
+            raise ValueError(f"bad CUDA arch {arch!r}: expected a compute capability like 90 or sm_90")
+        return GPUTarget("cuda", int(s), 32)
+
+    def add_stages(self, stages: dict, options: CUDAOptions) -> None:
+        handoff = Handoff()
+        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff)
+        stages["ttgir"] = lambda src, metadata: self.make_ttgir(src, metadata, options, handoff)
+        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options, handoff)
+        stages["ptx"] = lambda src, metadata: self.make_ptx(src, metadata, options)
+        stages["cubin"] = lambda src, metadata: self.make_cubin(src, metadata, options)
+
+    def hash(self) -> str:
+        """The versions of what shapes the output besides tritium's own code (which the cache key hashes): the MLIR
+        bindings, llvmlite (LLVM's NVPTX backend), ptxas (nvidia-cuda-nvcc) and libdevice (nvidia-nvvm); a ptxas or
+        libdevice given by path (``TRITIUM_PTXAS_PATH`` / ``TRITIUM_LIBDEVICE_PATH``) too."""
+        key = versions_key(*MLIR_DISTS, "llvmlite", "nvidia-cuda-nvcc", "nvidia-nvvm")
+        for var in ("TRITIUM_PTXAS_PATH", "TRITIUM_LIBDEVICE_PATH"):
+            if os.environ.get(var):
+                key += f",{var}={os.environ[var]}"
+        return key
+
+    # ------------------------------------------------------------------------------------------ stages
+    @staticmethod
+    def make_ttir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
+        """Python AST -> TTIR; block pointers are rewritten into tensors of pointers first (Triton's make_ttir on
+        GPUs), inside the one TTIR pipeline."""
+        return _make_ttir(src, metadata, options, handoff, backend_passes=_ttir_passes())
+
+    @staticmethod
+    def make_ttgir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
+        """TTIR -> TTGIR: layouts (convert_to_ttgir), then the TTGIR pipeline (coalesce, remove layout conversions,
+        cleanups, reorder, shared-memory allocation, membar): the lowering reads the allocation's
+        ``allocation.offset`` attributes and membar's ``ttg.barrier`` ops, the launch the module's ``ttg.shared``."""
+        from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
+        from tritium.passes.ttgir.pipeline import run_ttgir_pipeline
+
+        module = handoff.module_for(src)
+        with module.context:
+            convert_to_ttgir(module, num_warps=options.num_warps, threads_per_warp=32,
+                             num_ctas=options.num_ctas, target=f"cuda:{_arch(metadata)}")
+            run_ttgir_pipeline(module, options)
+            module.operation.verify()
+            return handoff.put(asm(module), module)
+
+    @staticmethod
+    def make_llir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
+        """TTGIR -> LLVM IR (the LLVM dialect through the lowering rules, then ``translate_module_to_llvmir``)."""
+        return make_llir(src, metadata, options)
+
+    @staticmethod
+    def make_ptx(src: str, metadata: dict, options: CUDAOptions) -> str:
+        """LLVM IR -> PTX (llvmlite: libdevice linked, O3, NVPTX)."""
+        from .ptx import llir_to_ptx
+
+        return llir_to_ptx(src, metadata["name"], _arch(metadata))
+
+    @staticmethod
+    def make_cubin(src: str, metadata: dict, options: CUDAOptions) -> bytes:
+        """PTX -> cubin (ptxas); registers, spills and static shared memory into the metadata."""
+        from .ptx import ptx_to_cubin
+
+        cubin, info = ptx_to_cubin(src, _arch(metadata), options.maxnreg)
+        metadata["n_regs"] = info["n_regs"]
+        metadata["n_spills"] = info["n_spills"]
+        metadata["shared"] = metadata.get("shared", 0) + info["shared_static"]
+        metadata["ptxas_log"] = info["ptxas_log"]
+        return cubin
 
 
 def _arch(metadata) -> int:
@@ -17,26 +138,6 @@ def _arch(metadata) -> int:
         return int(str(a).lower().removeprefix("sm_").removesuffix("a"))
     except ValueError:
         return 90
-
-
-def make_ttgir(src: str, metadata: dict, options) -> str:
-    """TTIR text -> TTGIR text: layouts (convert_to_ttgir), then the TTGIR pipeline (coalesce, remove layout
-    conversions, cleanups, reorder, shared-memory allocation, membar): the lowering reads the allocation's
-    ``allocation.offset`` attributes and membar's ``ttg.barrier`` ops, the launch the module's ``ttg.shared``."""
-    from mlir import ir
-
-    from tritium.dialects import make_context
-    from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
-    from tritium.passes.ttgir.pipeline import run_ttgir_pipeline
-
-    ctx = make_context()
-    with ctx:
-        module = ir.Module.parse(src)
-        convert_to_ttgir(module, num_warps=options.num_warps, threads_per_warp=32,
-                         num_ctas=options.num_ctas, target=f"cuda:{_arch(metadata)}")
-        run_ttgir_pipeline(module, options)
-        module.operation.verify()
-        return module.operation.get_asm(enable_debug_info=True)
 
 
 def kernel_attrs(num_warps: int):
@@ -87,23 +188,6 @@ def _short(t: str) -> str:
     if t.startswith("!llvm.ptr"):
         return "ptr"
     return {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}.get(t, t)
-
-
-def make_ptx(src: str, metadata: dict, options) -> str:
-    from .ptx import llir_to_ptx
-
-    return llir_to_ptx(src, metadata["name"], _arch(metadata))
-
-
-def make_cubin(src: str, metadata: dict, options) -> bytes:
-    from .ptx import ptx_to_cubin
-
-    cubin, info = ptx_to_cubin(src, _arch(metadata), getattr(options, "maxnreg", None))
-    metadata["n_regs"] = info["n_regs"]
-    metadata["n_spills"] = info["n_spills"]
-    metadata["shared"] = metadata.get("shared", 0) + info["shared_static"]
-    metadata["ptxas_log"] = info["ptxas_log"]
-    return cubin
 
 
 def ptxas_available() -> bool:

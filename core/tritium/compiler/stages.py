@@ -1,40 +1,89 @@
-"""Generic stages every backend composes: ``make_ttir`` (Python AST -> TTIR text, after the TTIR passes).
+"""What every backend's stages share: the ``ttir`` stage (Python AST -> TTIR, the TTIR pipeline with the backend's
+own TTIR passes) and :class:`Handoff`, which passes a stage's MLIR module to the next stage of the same compile.
+
+A backend's compiler holds its stages as methods and binds them in ``add_stages`` (Triton's
+``backends/<name>/compiler.py`` shape)::
+
+    def add_stages(self, stages, options):
+        handoff = Handoff()
+        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff)
+        stages["ttgir"] = lambda src, metadata: self.make_ttgir(src, metadata, options, handoff)
+
+Every stage still returns its text (``CompiledKernel.asm``, the file cache and the dump plugin read it), but the
+next stage takes the module itself from the handoff instead of parsing that text again.  Only when the text it gets
+is not the one handed on (a plugin substituted a stage's output, or the compile started from TTIR text) does a
+stage parse.
 
 MLIR is imported only when a stage runs.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 
-def _frontend_make_ttir():
-    try:
-        from ..frontend import make_ttir
-    except ImportError as e:  # the frontend is a separate piece of the core
-        raise ImportError(f"tritium.frontend.make_ttir is not available: {e}") from e
-    return make_ttir
+class Handoff:
+    """The module the previous stage of one compile printed, kept for the next stage.
+
+    ``put(text, module)`` records it and returns ``text``; ``module_for(src)`` returns that module when ``src`` is
+    that very text object (so nothing replaced the output in between) and forgets it, else parses ``src`` in a new
+    context with tritium's dialects.  A module taken is owned by the taker: stages transform it in place."""
+
+    __slots__ = ("_text", "_module")
+
+    def __init__(self):
+        self._text: Optional[str] = None
+        self._module: Any = None
+
+    def put(self, text: str, module: Any) -> str:
+        self._text, self._module = text, module
+        return text
+
+    def module_for(self, src: Any) -> Any:
+        module, text = self._module, self._text
+        self._text = self._module = None
+        if module is not None and src is text:
+            return module
+        from mlir import ir
+
+        from ..dialects import make_context
+
+        return ir.Module.parse(src if isinstance(src, str) else str(src), make_context())
 
 
-def run_ttir_passes(module: Any) -> Any:
-    """The core TTIR pipeline (``tritium.passes.ttir.run_ttir_pipeline``) over ``module``, in place."""
+def asm(module: Any) -> str:
+    """A stage's text: the module in generic form with locations (what parses back into the same module)."""
+    return module.operation.get_asm(enable_debug_info=True)
+
+
+def make_ttir(src: Any, metadata: dict, options: Any, handoff: Optional[Handoff] = None,
+              backend_passes: tuple = ()) -> str:
+    """Stage ``ttir``: generate TTIR for ``src`` (an ASTSource), run ``backend_passes`` (``(name, entry)`` pairs:
+    the backend's own TTIR passes) and the TTIR pipeline in one PassManager, return the module's text with
+    locations, and set ``metadata["name"]``.
+
+    ``src`` may also be TTIR text (a compile that starts from TTIR): it is returned as it is when the backend has no
+    TTIR passes of its own, else parsed and run through them and the pipeline."""
     from ..passes.ttir import run_ttir_pipeline
 
-    out = run_ttir_pipeline(module)
-    return module if out is None else out
+    if isinstance(src, str):
+        if not backend_passes:
+            return src
+        module = Handoff().module_for(src)
+        with module.context:
+            run_ttir_pipeline(module, backend_passes=backend_passes)
+            return handoff.put(asm(module), module) if handoff else asm(module)
 
-
-def make_ttir(src: Any, metadata: dict, options: Any) -> str:
-    """Stage ``ttir``: generate TTIR for ``src`` (an ASTSource), run the TTIR passes, return the module's text
-    with locations (``loc(...)``), and set ``metadata["name"]``."""
     from ..dialects import make_context
-
-    context = make_context()
-    make = _frontend_make_ttir()
+    from ..frontend import make_ttir as frontend_make_ttir
     from ..language.target_info import compiling_for
 
+    context = make_context()
     with context, compiling_for(metadata.get("target"), options):  # tl.target_info answers for the target compiled for
-        module = make(src.fn, src.signature, src.constexprs, src.attrs, context)
-        module = run_ttir_passes(module)
-        text = module.operation.get_asm(enable_debug_info=True)
+        module = frontend_make_ttir(src.fn, src.signature, src.constexprs, src.attrs, context)
+        run_ttir_pipeline(module, backend_passes=backend_passes)
+        text = asm(module)
     metadata["name"] = src.name
-    return text
+    return handoff.put(text, module) if handoff else text
+
+
+__all__ = ["Handoff", "asm", "make_ttir"]

@@ -13,13 +13,12 @@ module; membar inserts ``ttg.barrier`` ops.  All of it runs in one MLIR ``PassMa
 """
 from __future__ import annotations
 
-from mlir import passmanager
-
 from tritium.passes.analysis.allocation import allocation_pass
 from tritium.passes.analysis.membar import membar_pass
 from tritium.passes.ttir.cse import cse_pass
 from tritium.passes.ttir.dce import dce_pass
 
+from ..pass_manager import add_passes, run_passes
 from .coalesce import as_op, erase_dead
 from .coalesce import coalesce_pass
 from .remove_layout_conversions import remove_layout_conversions_pass
@@ -48,16 +47,13 @@ PIPELINE = (
 )
 
 
-def add_ttgir_passes(pm: passmanager.PassManager, *, analyses: bool = True) -> None:
+_ANALYSES = ("tritium-allocation", "tritium-membar")
+
+
+def add_ttgir_passes(pm, *, analyses: bool = True) -> None:
     """Append the TTGIR pipeline to ``pm`` (anchored on ``builtin.module``); ``analyses=False`` leaves out
     allocation and membar."""
-    for name, entry in PIPELINE:
-        if not analyses and name in ("tritium-allocation", "tritium-membar"):
-            continue
-        if isinstance(entry, str):
-            pm.add(entry)
-        else:
-            pm.add(entry, name=name, argument=name)
+    add_passes(pm, [p for p in PIPELINE if analyses or p[0] not in _ANALYSES])
 
 
 def run_ttgir_pipeline(module, options=None, *, print_ir_after_all: bool = False, timing: bool = False):
@@ -66,16 +62,7 @@ def run_ttgir_pipeline(module, options=None, *, print_ir_after_all: bool = False
     ``options`` (the backend's options object, may be None) is read for ``print_ir_after_all`` / ``timing``
     flags when present.  The module's ``ttg.num-warps`` / ``ttg.threads-per-warp`` attributes drive the layouts.
     """
-    op = as_op(module)
     print_ir_after_all = print_ir_after_all or bool(getattr(options, "print_ir_after_all", False))
     timing = timing or bool(getattr(options, "timing", False))
-    with op.context:
-        pm = passmanager.PassManager("builtin.module")
-        add_ttgir_passes(pm)
-        if print_ir_after_all:
-            pm.enable_ir_printing(print_after_all=True)
-        if timing:
-            pm.enable_timing()
-        pm.run(op)
-        del pm
+    run_passes(as_op(module), PIPELINE, print_ir_after_all=print_ir_after_all, timing=timing)
     return module

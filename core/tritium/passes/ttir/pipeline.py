@@ -1,20 +1,20 @@
 """The TTIR optimisation pipeline.
 
-Order (Triton's ``make_ttir`` with our own passes where upstream ones cannot see tt ops):
+Order (Triton's ``make_ttir`` with our own passes where upstream ones cannot see tt ops)::
 
-    canonicalize, tritium-combine, tritium-reorder-broadcast, tritium-cse, tritium-licm, tritium-dce,
-    canonicalize, cse, loop-invariant-code-motion, symbol-dce
+    [backend passes], canonicalize, tritium-combine, tritium-reorder-broadcast, tritium-cse, tritium-licm,
+    tritium-dce, canonicalize, cse, loop-invariant-code-motion, symbol-dce
 
-then :func:`tritium.dialects.tt.verify_module`.  No inliner: the frontend inlines ``@jit`` callees itself.
-Every pass runs inside one MLIR ``PassManager`` (Python passes through ``PassManager.add(callable)``), so
-IR printing, timing and the verifier apply to all of them.
+then :func:`tritium.dialects.tt.verify_module`.  No inliner: the frontend inlines ``@jit`` callees itself.  A
+backend puts its own TTIR passes first (the cuda backend: ``tritium-rewrite-tensor-pointer``, as Triton's
+``make_ttir`` runs ``rewrite_tensor_pointer`` right after inlining), so the cleanups that follow fold what they
+leave.  Every pass runs inside one MLIR ``PassManager`` (:mod:`tritium.passes.pass_manager`).
 """
 from __future__ import annotations
 
-from mlir import ir, passmanager
-
 from tritium.dialects import tt
 
+from ..pass_manager import add_passes, run_passes
 from .combine import combine_pass
 from .cse import cse_pass
 from .dce import dce_pass
@@ -36,31 +36,20 @@ PIPELINE = (
 )
 
 
-def add_ttir_passes(pm: passmanager.PassManager) -> None:
-    """Append the TTIR pipeline to ``pm`` (a PassManager anchored on ``builtin.module``)."""
-    for name, entry in PIPELINE:
-        if isinstance(entry, str):
-            pm.add(entry)
-        else:
-            pm.add(entry, name=name, argument=name)
+def add_ttir_passes(pm, backend_passes=()) -> None:
+    """Append ``backend_passes`` (``(name, entry)`` pairs) and the TTIR pipeline to ``pm`` (a PassManager anchored
+    on ``builtin.module``)."""
+    add_passes(pm, tuple(backend_passes) + PIPELINE)
 
 
-def run_ttir_pipeline(module, *, print_ir_after_all: bool = False, timing: bool = False):
-    """Optimise a TTIR ``module`` in place and verify it; returns the module.
+def run_ttir_pipeline(module, *, backend_passes=(), print_ir_after_all: bool = False, timing: bool = False):
+    """Optimise a TTIR ``module`` in place (``backend_passes`` first, then :data:`PIPELINE`) and verify it;
+    returns the module.
 
-    ``print_ir_after_all`` prints the IR after every pass (to stderr); ``timing`` prints pass timings when the
-    pass manager is destroyed (end of this call).  Raises :class:`tritium.dialects.tt.VerificationError` when
-    the result is not valid TTIR, and ``mlir.ir.MLIRError`` when a pass fails.
+    ``print_ir_after_all`` prints the IR after every pass (to stderr); ``timing`` prints pass timings.  Raises
+    :class:`tritium.errors.VerificationError` when the result is not valid TTIR, and ``mlir.ir.MLIRError`` when a
+    pass fails.
     """
-    op = module.operation if hasattr(module, "operation") else module
-    with op.context:
-        pm = passmanager.PassManager("builtin.module")
-        add_ttir_passes(pm)
-        if print_ir_after_all:
-            pm.enable_ir_printing(print_after_all=True)
-        if timing:
-            pm.enable_timing()
-        pm.run(op)
-        del pm
+    run_passes(module, tuple(backend_passes) + PIPELINE, print_ir_after_all=print_ir_after_all, timing=timing)
     tt.verify_module(module)
     return module

@@ -308,21 +308,5 @@ def rewrite_tensor_pointer(root) -> int:
 
 
 def rewrite_tensor_pointer_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
+    """``PassManager.add`` entry point: a backend's TTIR pass, first in its TTIR pipeline (the cuda backend)."""
     rewrite_tensor_pointer(op)
-
-
-def rewrite_ttir_text(text: str) -> str:
-    """TTIR text -> TTIR text without block pointers (the TTIR pipeline runs again after a rewrite, so loop-carried
-    shapes / strides fold away).  Text without ``tt.make_tensor_ptr`` is returned as it is."""
-    if "tt.make_tensor_ptr" not in text:
-        return text
-    from ...dialects import make_context
-    from .pipeline import run_ttir_pipeline
-
-    with make_context():
-        module = ir.Module.parse(text)
-        rewrite_tensor_pointer(module.operation)
-        run_ttir_pipeline(module)
-        return module.operation.get_asm(enable_debug_info=True)
-
