@@ -1,0 +1,51 @@
+"""The launch context of the generated program: which programs one call of the kernel function runs
+(:class:`Ctx`, :func:`program_ids`, the chunk :data:`BUDGET`), and :func:`where_loc`, how run-time errors name
+the kernel's source line."""
+from __future__ import annotations
+
+import numpy as np
+
+from tritium.errors import format_source_line
+
+BUDGET = 1 << 24          # elements per chunk: P * (largest tensor numel) stays below this
+
+
+def program_ids(grid, start, count):
+    """``(pid, nprog)`` of the programs [start, start + count) of ``grid``: the values ``tl.program_id`` and
+    ``tl.num_programs`` read (arrays of shape (count,) or (1,), read-only so that a launcher may reuse them)."""
+    gx, gy, gz = grid
+    if count == 1:
+        f = start
+        pid = (np.array([f % gx], np.int32), np.array([(f // gx) % gy], np.int32),
+               np.array([f // (gx * gy)], np.int32))
+    else:
+        flat = np.arange(start, start + count, dtype=np.int64)
+        x = (flat % gx).astype(np.int32) if gx > 1 else np.zeros(1, np.int32)
+        y = ((flat // gx) % gy).astype(np.int32) if gy > 1 else np.zeros(1, np.int32)
+        z = (flat // (gx * gy)).astype(np.int32) if gz > 1 else np.zeros(1, np.int32)
+        pid = (x, y, z)
+    nprog = (np.array([gx], np.int32), np.array([gy], np.int32), np.array([gz], np.int32))
+    for a in pid + nprog:
+        a.flags.writeable = False
+    return pid, nprog
+
+
+class Ctx:
+    """One chunk of programs: flat program ids [start, start + P) of a grid (gx, gy, gz).  ``ids``: their
+    :func:`program_ids` when the caller has them already."""
+
+    def __init__(self, mem, grid, start, count, ids=None):
+        self.mem, self.grid, self.start, self.P = mem, grid, start, count
+        self.pid, self.nprog = ids if ids is not None else program_ids(grid, start, count)
+
+    def pid_tuple(self, p):
+        f = self.start + int(p)
+        gx, gy, _ = self.grid
+        return (f % gx, (f // gx) % gy, f // (gx * gy))
+
+
+def where_loc(loc):
+    if not loc:
+        return ""
+    # columns are 0-based, as the frontend writes them (ast col_offset)
+    return format_source_line(loc[0], loc[1], loc[2] if len(loc) > 2 else None)

@@ -1,0 +1,89 @@
+"""Divergent control flow: ``scf.for`` / ``scf.if`` / ``scf.while`` with the body as a function of the program
+mask ``active``.  When every program agrees (uniform bounds or condition) they are plain Python loops and
+branches; otherwise they run to the largest trip count, or both branches, under an ``active`` mask, merging
+results with :func:`~.shapes.select`."""
+from __future__ import annotations
+
+import numpy as np
+
+from .shapes import bmask, select
+
+
+def _all_of(m, active):
+    """True if mask m (P,) is set for every active program."""
+    if active is None:
+        return bool(m.all())
+    return not bool((active & ~m).any())
+
+
+def for_loop(body, lb, ub, step, inits, active):
+    if lb.shape[0] == 1 and ub.shape[0] == 1 and step.shape[0] == 1:
+        dt = lb.dtype
+        vals = inits
+        for i in range(int(lb[0]), int(ub[0]), int(step[0])):
+            vals = body(active, np.array([i], dt), *vals)
+        return vals
+    dt = lb.dtype
+    l64, u64, s64 = lb.astype(np.int64), ub.astype(np.int64), step.astype(np.int64)
+    n = np.maximum((u64 - l64 + s64 - 1) // s64, 0)
+    if active is not None:
+        n = np.where(active, n, 0)
+    n = np.broadcast_to(n, (max(n.shape[0], 1),))
+    vals = tuple(inits)
+    maxn = int(n.max()) if n.size else 0
+    for k in range(maxn):
+        act = k < n
+        iv = (l64 + k * s64).astype(dt)
+        new = body(act, iv, *vals)
+        if act.all():
+            vals = tuple(new)
+        else:
+            vals = tuple(select(act, a, b) for a, b in zip(new, vals))
+    return vals
+
+
+def if_(c, then, els, active):
+    if c.size == 1:
+        if c.reshape(-1)[0]:
+            return then(active)
+        return els(active) if els is not None else ()
+    tm = c if active is None else (c & bmask(active, c.ndim))
+    em = ~c if active is None else (~c & bmask(active, c.ndim))
+    if not em.any():
+        return then(active)
+    if not tm.any():
+        return els(active) if els is not None else ()
+    rt = then(tm)
+    re = els(em) if els is not None else ()
+    return tuple(select(c, a, b) for a, b in zip(rt, re))
+
+
+def while_(before, after, inits, active):
+    args = tuple(inits)
+    act = active
+    results = None
+    while True:
+        c, fwd = before(act, *args)
+        if c.shape[0] == 1 and (act is None or c.size == 1):
+            if not c[0]:
+                if results is None:
+                    return tuple(fwd)
+                return tuple(select(act, a, b) for a, b in zip(fwd, results)) if act is not None else tuple(fwd)
+            args = tuple(after(act, *fwd))
+            continue
+        stay = c if act is None else (c & act)
+        if stay.shape[0] == 1 and act is None:
+            stay = np.broadcast_to(stay, (1,))
+        leaving = ~c if act is None else (act & ~c)
+        if results is None:
+            results = tuple(fwd)
+        elif leaving.any():
+            results = tuple(select(leaving, a, b) for a, b in zip(fwd, results))
+        if not stay.any():
+            return results
+        new = after(stay, *fwd)
+        if _all_of(stay, act):
+            args = tuple(new)
+        else:
+            args = tuple(select(stay, a, b) for a, b in zip(new, args))
+        act = stay

@@ -1,0 +1,79 @@
+"""Reductions and scans along a tensor axis (``tt.reduce`` / ``tt.scan``): numpy ufuncs for the combine
+functions codegen recognises, a tree reduction / Hillis-Steele scan calling the generated combine function
+otherwise; and ``tt.histogram``."""
+from __future__ import annotations
+
+import numpy as np
+
+from .arith import round_bf16
+from .shapes import lane_mask, same_lead
+
+
+def reduce_ufunc(uf, x, axis, bf16=False):
+    r = uf.reduce(x, axis=axis + 1, dtype=x.dtype)
+    return round_bf16(r) if bf16 else r
+
+
+def scan_ufunc(uf, x, axis, reverse, bf16=False):
+    ax = axis + 1
+    if reverse:
+        x = np.flip(x, ax)
+    r = uf.accumulate(x, axis=ax, dtype=x.dtype)
+    if reverse:
+        r = np.flip(r, ax)
+    return round_bf16(r) if bf16 else r
+
+
+def reduce_generic(combine, xs, axis):
+    """Tree reduction (adjacent pairs, left operand first) calling the generated combine function."""
+    ax = axis + 1
+    xs = same_lead(list(xs))
+    xs = [np.moveaxis(x, ax, -1) for x in xs]
+    n = xs[0].shape[-1]
+    while n > 1:
+        h = n // 2
+        a = [x[..., 0:2 * h:2] for x in xs]
+        b = [x[..., 1:2 * h:2] for x in xs]
+        r = combine(None, *a, *b)
+        if n % 2:
+            r = [np.concatenate([ri, x[..., 2 * h:]], axis=-1) for ri, x in zip(r, xs)]
+        xs = list(r)
+        n = xs[0].shape[-1]
+    return tuple(x[..., 0] for x in xs)
+
+
+def scan_generic(combine, xs, axis, reverse):
+    """Hillis-Steele inclusive scan (log steps, left operand first) with the generated combine function."""
+    ax = axis + 1
+    xs = same_lead(list(xs))
+    xs = [np.moveaxis(x, ax, -1) for x in xs]
+    if reverse:
+        xs = [np.flip(x, -1) for x in xs]
+    n = xs[0].shape[-1]
+    d = 1
+    while d < n:
+        a = [x[..., :n - d] for x in xs]
+        b = [x[..., d:] for x in xs]
+        if reverse:
+            r = combine(None, *b, *a)
+        else:
+            r = combine(None, *a, *b)
+        xs = [np.concatenate([x[..., :d], ri.astype(x.dtype, copy=False)], axis=-1) for x, ri in zip(xs, r)]
+        d *= 2
+    if reverse:
+        xs = [np.flip(x, -1) for x in xs]
+    return tuple(np.moveaxis(x, -1, ax) for x in xs)
+
+
+def histogram(ctx, x, nbins, mask, active, rdt):
+    x = x.astype(np.int64)
+    P = x.shape[0]
+    m = lane_mask(mask, active, x.ndim)
+    ok = (x >= 0) & (x < nbins)
+    if m is not None:
+        ok = ok & m
+    P = max(P, ok.shape[0])
+    x = np.broadcast_to(x, ok.shape)
+    p = np.broadcast_to(np.arange(P).reshape((P,) + (1,) * (x.ndim - 1)), ok.shape)
+    flat = (p * nbins + x)[ok]
+    return np.bincount(flat, minlength=P * nbins).reshape(P, nbins).astype(rdt)
