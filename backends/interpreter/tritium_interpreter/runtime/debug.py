@@ -36,10 +36,13 @@ def device_print(ctx, prefix, args, active, hex_, signed):
 
 
 def _fmt(v, hex_):
+    """One element as ``tl.device_print`` shows it (``hex_``: its bits in hexadecimal)."""
     if hex_:
-        if isinstance(v, (np.floating,)):
+        if isinstance(v, np.bool_):
+            return hex(int(v))
+        if isinstance(v, np.floating):
             v = v.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[v.dtype.itemsize])
-        return hex(int(v) & ((1 << (8 * np.dtype(type(v)).itemsize)) - 1)) if not isinstance(v, np.bool_) else hex(int(v))
+        return hex(int(v) & ((1 << (8 * np.dtype(type(v)).itemsize)) - 1))
     if isinstance(v, np.bool_):
         return str(int(v))
     return str(v)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from tritium.dialects.enums import RMWOp
 from tritium.errors import KernelRuntimeError, OutOfBoundsError
 
 from .arith import bf16_bits_to_f32, f32_to_bf16_bits, round_bf16, s, u
@@ -235,6 +234,8 @@ def store(ctx, addr, val, mask, active, sdt, esize, kind, loc, dtname):
 
 def _rmw_apply(op, old, val):
     """``old <op> val`` for the ``tt.atomic_rmw`` operation ``op`` (an :class:`RMWOp` value)."""
+    from tritium.dialects.enums import RMWOp  # see atomic()
+
     if op == RMWOp.AND:
         return old & val
     if op == RMWOp.OR:
@@ -259,6 +260,9 @@ def _rmw_apply(op, old, val):
 def atomic(ctx, op, addr, val, cmp, mask, active, sdt, esize, kind, loc, dtname):
     """atomic_rmw (``op``: an :class:`RMWOp` value) or atomic_cas (``op`` = 0, ``cmp`` given): executed by every
     active program, in program order; returns the old values."""
+    # imported here, not at the top: a launch without atomics imports nothing of the compiler's packages
+    from tritium.dialects.enums import RMWOp
+
     shp = np.broadcast_shapes(addr.shape, val.shape, *( [mask.shape] if mask is not None else []),
                               *([cmp.shape] if cmp is not None else []))
     shp = (ctx.P,) + shp[1:]
