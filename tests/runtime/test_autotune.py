@@ -17,6 +17,7 @@ import tritium as triton
 import tritium.language as tl
 from tritium.runtime import driver
 from tritium.runtime.autotuner import Autotuner, Heuristics
+from tritium.runtime.precompile import PrecompileResult
 
 
 def _ready():
@@ -440,8 +441,8 @@ def test_parallel_precompile_in_workers(monkeypatch):
     code_hash = _code_hash(fresh=True)  # what this process and the workers will both key compilations with
     hits = cache.stats["hits"]
     k[_grid(777)](x, out, 777)
-    assert k.last_precompile["mode"] == "parallel", k.last_precompile
-    assert k.last_precompile["ok"] == 2 and k.last_precompile["failed"] == 0
+    assert k.last_precompile.mode == "parallel", k.last_precompile
+    assert k.last_precompile.ok == 2 and k.last_precompile.failed == 0
     np.testing.assert_array_equal(out, x * 2)
     # the cache dir is this test's own, empty before: both kernels came from the workers through the file cache
     if cache.stats["hits"] - hits != 2 and _code_hash(fresh=True) != code_hash:
@@ -456,11 +457,11 @@ def test_precompile_default_and_already_compiled(monkeypatch):
     x = np.arange(160, dtype=np.float32)
     out = np.empty_like(x)
     k[_grid(160)](x, out, 160)
-    assert k.last_precompile == {"mode": "serial", "reason": "parallel precompile is off"}  # interpreter default
+    assert k.last_precompile == PrecompileResult("serial", reason="parallel precompile is off")  # interpreter default
     monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
     k[_grid(96)](x, out, 96)  # new key, same specialisation (n % 16 == 0): nothing left for workers
     assert k.bench_count == 2
-    assert k.last_precompile["reason"] == "fewer than 2 configs left to compile"
+    assert k.last_precompile.reason == "fewer than 2 configs left to compile"
 
 
 def test_precompile_falls_back_to_serial_for_local_kernels(monkeypatch):
@@ -477,22 +478,23 @@ def test_precompile_falls_back_to_serial_for_local_kernels(monkeypatch):
     x = np.arange(100, dtype=np.float32)
     out = np.empty_like(x)
     k[_grid(100)](x, out, 100)
-    assert k.last_precompile["mode"] == "serial" and "cannot be imported" in k.last_precompile["reason"]
+    assert k.last_precompile.mode == "serial" and "cannot be imported" in k.last_precompile.reason
     np.testing.assert_array_equal(out, x * 3)
 
 
 def test_precompile_worker_failure_is_not_fatal(monkeypatch):
-    from tritium.runtime import autotuner
+    from tritium.runtime import precompile
 
     monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
     # a kernel whose module cannot be imported in a worker: every job fails, tuning still works serially
-    monkeypatch.setattr(autotuner, "_kernel_locator", lambda fn: ("no_such_module_xyz", fn.__qualname__, None))
+    monkeypatch.setattr(precompile, "_kernel_locator",
+                        lambda fn: precompile.KernelLocator("no_such_module_xyz", fn.__qualname__, None))
     k = triton.autotune(configs=[triton.Config({"BLOCK": 2}), triton.Config({"BLOCK": 4})], key=["n"],
                         do_bench=_cheap_bench)(scale2)
     x = np.arange(100, dtype=np.float32)
     out = np.empty_like(x)
     k[_grid(100)](x, out, 100)
-    assert k.last_precompile["mode"] == "serial" and "no_such_module_xyz" in k.last_precompile["reason"]
+    assert k.last_precompile.mode == "serial" and "no_such_module_xyz" in k.last_precompile.reason
     np.testing.assert_array_equal(out, x * 2)
 
 
@@ -559,5 +561,5 @@ def test_heuristics_with_parallel_precompile(monkeypatch):
     x = np.arange(1600, dtype=np.float32)
     out = np.empty_like(x)
     k[_grid(1600)](x, out, 1600)
-    assert k.last_precompile["mode"] == "parallel" and k.last_precompile["ok"] == 2, k.last_precompile
+    assert k.last_precompile.mode == "parallel" and k.last_precompile.ok == 2, k.last_precompile
     np.testing.assert_array_equal(out, x * 2)

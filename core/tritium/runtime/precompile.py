@@ -1,0 +1,294 @@
+"""The autotuner's parallel precompile: a kernel's configs compiled in spawned worker processes, so that the
+file cache is warm when the main process benchmarks them.
+
+A worker imports the kernel from where it is defined (:class:`KernelLocator`: a module and qualified name, or
+a script behind a main guard), checks that its ``cache_key`` is the one being tuned, and compiles each
+:class:`CompileJob` with ``JITFunction.warmup`` into the file cache, where the main process finds the kernels.
+Tensor arguments travel as stubs with the same dtype and address (hence the same specialisation) and no data.
+
+Precompiling only saves time: whatever goes wrong (a kernel a worker cannot import, a worker failing or timing
+out, a pool that cannot start) leaves the main process to compile serially while benchmarking, with the reason
+in the :class:`PrecompileResult`.
+
+Environment: ``TRITIUM_AUTOTUNE_PRECOMPILE=0|1`` turns it off / forces it on (default: on for GPU backends with
+the file cache on, whose compilations the cache hands to the main process; off for the interpreter, where
+starting a worker costs more than compiling); ``TRITIUM_AUTOTUNE_PRECOMPILE_TIMEOUT`` (seconds, default 300)
+bounds it.  Workers run with ``TRITIUM_AUTOTUNE_WORKER=1`` and never precompile themselves.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, List, NamedTuple, Optional, Tuple
+
+from ..errors import BackendUnavailable
+from .jit import JITFunction
+
+_ENV_MODE = "TRITIUM_AUTOTUNE_PRECOMPILE"
+_ENV_TIMEOUT = "TRITIUM_AUTOTUNE_PRECOMPILE_TIMEOUT"
+_ENV_WORKER = "TRITIUM_AUTOTUNE_WORKER"
+
+
+class CompileJob(NamedTuple):
+    """One compilation: the arguments of ``fn.warmup(*args, **kwargs)`` (a config's meta-parameters included)."""
+
+    args: tuple
+    kwargs: dict
+
+
+class KernelLocator(NamedTuple):
+    """Where a worker imports a ``@jit`` function from: ``module`` and ``qualname``; ``path``, the script's file
+    when the module is ``__main__`` (else None)."""
+
+    module: str
+    qualname: str
+    path: Optional[str]
+
+
+@dataclass(frozen=True)
+class PrecompileResult:
+    """How an autotuning compiled its configs: ``mode`` ``"parallel"`` (``ok`` / ``failed`` jobs, ``errors``:
+    why some failed) or ``"serial"`` (``reason``: why no worker compiled anything)."""
+
+    mode: str
+    ok: int = 0
+    failed: int = 0
+    errors: Tuple[str, ...] = ()
+    reason: str = ""
+
+    @classmethod
+    def serial(cls, reason: str) -> "PrecompileResult":
+        return cls("serial", reason=reason)
+
+
+def enabled() -> bool:
+    """Whether to precompile in workers now (see the module docstring)."""
+    if os.environ.get(_ENV_WORKER) == "1":
+        return False
+    v = os.environ.get(_ENV_MODE, "").strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off"):
+        return False
+    # default: where compiling is slow (GPU backends) and its result can be shared (the file cache is on)
+    from . import cache, driver
+
+    try:
+        backend = driver.select().name
+    except BackendUnavailable:
+        return False  # nothing can run: the launch says why
+    return backend != "interpreter" and cache.disabled_reason() is None
+
+
+def compiled_in_memory(fn: JITFunction, job: CompileJob) -> bool:
+    """Whether ``fn`` already holds ``job``'s specialisation in its in-memory cache (False when unsure)."""
+    try:
+        from . import driver
+        from .jit import _opt_key
+
+        kwargs = dict(job.kwargs)
+        if fn.debug is not None and "debug" not in kwargs:
+            kwargs["debug"] = fn.debug
+        bound = fn.binder.bind(job.args, kwargs)
+        opt_key = tuple(sorted((k, _opt_key(v)) for k, v in bound.options.items()))
+        sel = driver.select()
+        drv = driver.get_driver(sel.name)
+        dev_key = (sel.name, sel.arch, drv.get_current_device() if drv.is_active() else 0)
+        return (bound.key, opt_key) in fn.cache.get(dev_key, {})
+    except Exception:  # noqa: BLE001 - arguments the binder rejects: the launch reports them; a wrong False
+        return False  # only sends a job to a worker that compiles it again
+
+
+# ----------------------------------------------------------------------------------------------- main process
+def precompile(fn: JITFunction, jobs: List[CompileJob], timeout: Optional[float] = None) -> PrecompileResult:
+    """Compile ``jobs`` for ``fn`` in worker processes; never raises, never waits past ``timeout`` seconds.
+
+    Mode ``serial`` when no worker compiled anything (the caller then compiles while benchmarking).
+    """
+    import concurrent.futures as cf
+    import multiprocessing
+
+    from . import driver
+
+    locator = _kernel_locator(fn) if _main_is_spawn_safe() else None
+    if locator is None:
+        return PrecompileResult.serial(f"kernel '{fn.__name__}' cannot be imported by a worker "
+                                       f"(defined in a function, or a script without a main guard)")
+    if timeout is None:
+        timeout = float(os.environ.get(_ENV_TIMEOUT, "300"))
+    try:
+        sel = driver.select()
+        target = f"{sel.name}:{sel.arch}" if sel.arch else sel.name
+        stub_jobs = [CompileJob(_stub_args(j.args), dict(j.kwargs)) for j in jobs]
+    except Exception as e:  # noqa: BLE001 - no backend, arguments we cannot stub: the main process's
+        return PrecompileResult.serial(f"{type(e).__name__}: {e}")  # launch reports them when it compiles
+    n_workers = max(1, min(len(jobs), os.cpu_count() or 1))
+    ok, errors = 0, []
+    ex = None
+    finished = False
+    try:
+        ex = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=multiprocessing.get_context("spawn"),
+                                    initializer=_worker_init, initargs=(list(sys.path), target))
+        futs = [ex.submit(_worker_compile, locator, fn.cache_key, job) for job in stub_jobs]
+        done, not_done = cf.wait(futs, timeout=timeout)
+        finished = not not_done
+        for f in done:
+            try:
+                f.result()
+                ok += 1
+            except Exception as e:  # noqa: BLE001 - a worker's failure only makes precompile less useful
+                errors.append(f"{type(e).__name__}: {e}")
+        if not_done:
+            errors.append(f"{len(not_done)} compilation(s) timed out after {timeout:.0f}s")
+        failed = len(done) - ok + len(not_done)
+    except Exception as e:  # noqa: BLE001 - pickling, spawning, a broken pool: compile serially instead
+        return PrecompileResult.serial(f"{type(e).__name__}: {e}")
+    finally:
+        if ex is not None:
+            _shutdown(ex, finished)
+    if ok == 0:
+        return PrecompileResult.serial("; ".join(errors) or "no worker compiled")
+    return PrecompileResult("parallel", ok=ok, failed=failed, errors=tuple(errors))
+
+
+def _shutdown(ex, finished: bool) -> None:
+    """Stop a ProcessPoolExecutor; when work is unfinished, kill its workers instead of waiting for them.
+
+    Stopping is best effort and never raises: precompile's result does not depend on it."""
+    procs = list((getattr(ex, "_processes", None) or {}).values())
+    try:
+        ex.shutdown(wait=finished, cancel_futures=True)
+    except Exception:  # noqa: BLE001 - a pool broken by a dead worker may fail to shut down cleanly
+        pass
+    if finished:
+        return
+    for p in procs:
+        try:
+            if p.is_alive():
+                p.terminate()
+        except (OSError, ValueError):  # already gone, or closed
+            pass
+    for p in procs:
+        try:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+        except (OSError, ValueError):
+            pass
+
+
+class _ArgStub:
+    """Stands for a tensor argument in a compile worker: same dtype and address (so the same alignment
+    specialisation), no data.  The binder reads ``__array_interface__['data'][0]`` and ``dtype``."""
+
+    def __init__(self, addr: int, dtype: str):
+        self.dtype = dtype
+        self.__array_interface__ = {"data": (addr, False), "shape": (0,), "typestr": "|u1", "version": 3}
+
+    def __reduce__(self):
+        return (_ArgStub, (self.__array_interface__["data"][0], self.dtype))
+
+
+def _stub_args(args: tuple) -> tuple:
+    from .binder import data_pointer
+
+    out = []
+    for a in args:
+        if isinstance(a, (bool, int, float, str, type(None))):
+            out.append(a)
+            continue
+        ptr = data_pointer(a)
+        if ptr is not None:
+            addr, dtype = ptr
+            name = getattr(dtype, "name", None)
+            out.append(_ArgStub(int(addr), name if isinstance(name, str) else str(dtype).rsplit(".", 1)[-1]))
+        else:
+            out.append(a)  # numpy scalars, constexprs: pickled as they are
+    return tuple(out)
+
+
+def _has_main_guard(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return False
+    return "__name__ == \"__main__\"" in text or "__name__ == '__main__'" in text
+
+
+def _main_is_spawn_safe() -> bool:
+    """Spawned workers re-import the parent's ``__main__`` script (multiprocessing does): only safe behind a
+    ``if __name__ == "__main__"`` guard."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path:
+        return True  # interactive
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and (spec.name == "__main__" or spec.name.endswith(".__main__")):
+        return True  # python -m pkg: multiprocessing does not re-run it
+    return _has_main_guard(path)
+
+
+def _kernel_locator(fn: JITFunction) -> Optional[KernelLocator]:
+    """Where a worker can import ``fn`` from, or None (a kernel defined in a function, a script without a main
+    guard)."""
+    mod_name = fn.__module__
+    qual = fn.__qualname__
+    if "<locals>" in qual or "<lambda>" in qual:
+        return None
+    mod = sys.modules.get(mod_name)
+    if mod is None:
+        return None
+    if mod_name == "__main__":
+        path = getattr(mod, "__file__", None)
+        if not path or not os.path.exists(path) or not _has_main_guard(path):
+            return None
+        return KernelLocator("__main__", qual, os.path.abspath(path))
+    return KernelLocator(mod_name, qual, None)
+
+
+# ----------------------------------------------------------------------------------------------- workers
+def _worker_init(path: list, target: str) -> None:
+    os.environ[_ENV_WORKER] = "1"
+    sys.path[:] = list(path)
+    from . import driver
+
+    driver.set_active(target)
+
+
+def _worker_find_kernel(locator: KernelLocator) -> JITFunction:
+    mod = None
+    if locator.module == "__main__":  # multiprocessing already re-imported the script as __mp_main__
+        for cand in ("__mp_main__", "__main__"):
+            m = sys.modules.get(cand)
+            if m is not None and os.path.abspath(getattr(m, "__file__", "") or "") == locator.path:
+                mod = m
+                break
+        if mod is None:
+            spec = importlib.util.spec_from_file_location("__tritium_autotune_main__", locator.path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules["__tritium_autotune_main__"] = mod
+            spec.loader.exec_module(mod)
+    else:
+        mod = importlib.import_module(locator.module)
+    obj: Any = mod
+    for part in locator.qualname.split("."):
+        obj = getattr(obj, part)
+    # the module attribute is the outermost Autotuner / Heuristics wrapper; the qualname is the @jit function's
+    fn = getattr(obj, "base_fn", obj)
+    if not isinstance(fn, JITFunction):
+        raise TypeError(f"{locator.module}.{locator.qualname} is not a @jit function")
+    return fn
+
+
+def _worker_compile(locator: KernelLocator, cache_key: str, job: CompileJob) -> None:
+    fn = _worker_find_kernel(locator)
+    if fn.cache_key != cache_key:
+        raise RuntimeError(f"kernel '{fn.__name__}' in the worker differs from the one being tuned")
+    fn.warmup(*job.args, **job.kwargs)
+
+
+__all__ = ["CompileJob", "KernelLocator", "PrecompileResult", "compiled_in_memory", "enabled", "precompile"]
