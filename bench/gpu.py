@@ -3,8 +3,8 @@
     python bench/gpu.py [--json OUT] [--compile-json .gpu/bench_compile.json] [--quick]   # on the GPU machine
     python bench/gpu.py --compile-only [--json .gpu/bench_compile.json]                    # here (no GPU)
 
-The kernels are bench/tutorial_kernels.py, one source imported twice: once against ``triton`` and once against
-``tritium`` (``BENCH_IMPL``).  Device times are ``triton.testing.do_bench`` medians (CUDA events) for all three;
+The kernels are the tests' tutorial kernels (tests/e2e/kernels.py), one source imported twice: once against
+``triton`` and once against ``tritium`` (``BENCH_IMPL``).  Device times are ``triton.testing.do_bench`` medians (CUDA events) for all three;
 bandwidths count each input read once and each output written once.  Ratios are time(tritium) / time(other):
 below 1 is faster.
 
@@ -31,6 +31,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+KERNELS = ROOT / "tests" / "e2e" / "kernels.py"
 
 VECTOR_SIZES = [1 << 24, 1 << 27]
 SOFTMAX_N = [1024, 4096, 16384]
@@ -39,11 +40,11 @@ ROWS = 4096
 
 
 def load_kernels(impl: str):
-    """bench/tutorial_kernels.py imported against ``impl`` (``triton`` or ``tritium``) as its own module."""
+    """tests/e2e/kernels.py imported against ``impl`` (``triton`` or ``tritium``) as its own module."""
     old = os.environ.get("BENCH_IMPL")
     os.environ["BENCH_IMPL"] = impl
     try:
-        spec = importlib.util.spec_from_file_location(f"tutorial_kernels_{impl}", HERE / "tutorial_kernels.py")
+        spec = importlib.util.spec_from_file_location(f"tutorial_kernels_{impl}", KERNELS)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = mod
         spec.loader.exec_module(mod)
@@ -85,7 +86,7 @@ def softmax(K, x, y, n_rows, n_cols):
 
 def layer_norm(K, x, y, w, b, mean, rstd, n_rows, n_cols):
     block, warps = layernorm_cfg(n_cols, x.element_size())
-    K.layer_norm_fwd_kernel[(n_rows,)](x, y, w, b, mean, rstd, x.stride(0), n_cols, 1e-5, BLOCK_SIZE=block,
+    K._layer_norm_fwd_fused[(n_rows,)](x, y, w, b, mean, rstd, x.stride(0), n_cols, 1e-5, BLOCK_SIZE=block,
                                        num_warps=warps)
 
 
@@ -126,7 +127,7 @@ def compile_only(args) -> dict:
             t(), t(), n, n, n, BLOCK_SIZE=softmax_cfg(n)[0], num_warps=softmax_cfg(n)[1])))
     for n in LAYERNORM_N:
         h = lambda: t(dt=torch.float16)  # noqa: E731
-        jobs.append((f"layer_norm_{n}", lambda n=n: R.layer_norm_fwd_kernel[(ROWS,)](
+        jobs.append((f"layer_norm_{n}", lambda n=n: R._layer_norm_fwd_fused[(ROWS,)](
             h(), h(), h(), h(), t(), t(), n, n, 1e-5, BLOCK_SIZE=layernorm_cfg(n)[0],
             num_warps=layernorm_cfg(n)[1])))
     for name, job in jobs:

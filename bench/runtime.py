@@ -61,8 +61,8 @@ COMPILE_WORKER = '''
 import json, sys, time
 t0 = time.perf_counter()
 import numpy as np
-sys.path.insert(0, {here!r})
-import tutorial_kernels as K
+sys.path.insert(0, {root!r})
+from tests.e2e import kernels as K
 from tritium.runtime import cache
 res = {{}}
 n = 1 << 16
@@ -86,8 +86,8 @@ print("RESULT" + json.dumps(res))
 
 COMPILE_FN_WORKER = '''
 import json, sys, time
-sys.path.insert(0, {here!r})
-import tutorial_kernels as K
+sys.path.insert(0, {root!r})
+from tests.e2e import kernels as K
 from tritium.compiler import ASTSource, compile
 res = {{}}
 srcs = {{
@@ -102,10 +102,10 @@ print("RESULT" + json.dumps(res))
 
 def bench_compile() -> dict:
     with tempfile.TemporaryDirectory(prefix="tritium-bench-cache-") as d:
-        cold = _run(sys.executable, COMPILE_WORKER.format(here=str(HERE)), _env("tritium", d))
-        warm = _run(sys.executable, COMPILE_WORKER.format(here=str(HERE)), _env("tritium", d))
+        cold = _run(sys.executable, COMPILE_WORKER.format(root=str(ROOT)), _env("tritium", d))
+        warm = _run(sys.executable, COMPILE_WORKER.format(root=str(ROOT)), _env("tritium", d))
     with tempfile.TemporaryDirectory(prefix="tritium-bench-cache-") as d:
-        fn = _run(sys.executable, COMPILE_FN_WORKER.format(here=str(HERE)), _env("tritium", d))
+        fn = _run(sys.executable, COMPILE_FN_WORKER.format(root=str(ROOT)), _env("tritium", d))
     out = {}
     for name in ("vector_add", "softmax"):
         out[name] = {"compile_fn_s": fn[name],

@@ -1,6 +1,13 @@
-"""Kernels written exactly as in Triton's tutorials, launched through ``import tritium as triton``."""
-import tritium as triton
-import tritium.language as tl
+"""Kernels written exactly as in Triton's tutorials, launched through ``import tritium as triton``.
+
+The benchmarks run this same text on tritium and on Triton (bench/gpu.py, bench/interpreter.py):
+``BENCH_IMPL=triton`` imports it against Triton instead.
+"""
+import importlib
+import os
+
+triton = importlib.import_module(os.environ.get("BENCH_IMPL", "tritium"))
+tl = importlib.import_module(triton.__name__ + ".language")
 
 
 @triton.jit
