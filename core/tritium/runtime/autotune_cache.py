@@ -58,9 +58,9 @@ def result_path(kernel_name: str, kernel_key: str, tuning_key: tuple, configs: L
     try:
         sel = driver.select()
         target = repr(driver.active.get_current_target())
+        compiler = driver.get_compiler(sel.name)
     except BackendUnavailable:
         return None
-    compiler = driver.get_compiler(sel.name)
     h = hashlib.sha256()
     for part in (tritium_code_hash(compiler), kernel_key, sel.name, target, backend_hash(compiler),
                  repr(tuning_key), *(str(c) for c in configs)):
