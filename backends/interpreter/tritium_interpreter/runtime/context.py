@@ -7,7 +7,9 @@ import numpy as np
 
 from tritium.errors import format_source_line
 
-BUDGET = 1 << 24          # elements per chunk: P * (largest tensor numel) stays below this
+#: elements per chunk: P * (largest tensor numel) stays below this.  The driver reads it as ``runtime.BUDGET``
+#: when it builds a launcher (tests lower it there to force several chunks).
+BUDGET = 1 << 24
 
 
 def program_ids(grid, start, count):
