@@ -1,52 +1,78 @@
-"""The lowering framework: the rule registry and its errors."""
+"""The CUDA lowering: its rule table over the generic one, its TargetInfo, and rules run on decoded operands."""
 import pytest
 
 pytest.importorskip("mlir")
 
-from tritium.lowering import LoweringError, get_rule, register, registered  # noqa: E402
+from mlir import ir  # noqa: E402
+
+from tritium.dialects import make_context  # noqa: E402
+from tritium.lowering import GENERIC_RULES, LoweringError, lower_module  # noqa: E402
 
 
-def test_one_rule_per_op_per_backend():
-    @register("test.op_a", backend="testbackend")
-    def rule_a(ctx, op):
-        return []
+def test_cuda_table_is_the_generic_one_with_its_own_rules():
+    from tritium_nvidia.lowering import CUDA_RULES
 
-    assert get_rule("test.op_a", "testbackend") is rule_a
-    with pytest.raises(ValueError, match="already registered"):
-        @register("test.op_a", backend="testbackend")
-        def rule_b(ctx, op):
-            return []
-    assert "test.op_a" in registered("testbackend")
-
-
-def test_backend_rule_overrides_generic():
-    import tritium.lowering.rules  # noqa: F401
-    import tritium_nvidia.rules  # noqa: F401
-
-    assert get_rule("tt.load", "cuda") is not None
-    assert get_rule("arith.addf", "cuda") is get_rule("arith.addf", "*")
-    assert get_rule("arith.divf", "cuda") is not get_rule("arith.divf", "*")
+    assert set(GENERIC_RULES) <= set(CUDA_RULES)
+    for op in ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.extern_elementwise",
+               "tt.elementwise_inline_asm", "math.exp"):
+        assert op in CUDA_RULES and op not in GENERIC_RULES, op
+    assert CUDA_RULES["arith.addf"] is GENERIC_RULES["arith.addf"]
+    # the backend's rule wins over the generic one
+    for op in ("arith.divf", "arith.extf", "tt.fp_to_fp"):
+        assert CUDA_RULES[op] is not GENERIC_RULES[op], op
 
 
-def test_missing_rule_names_op_and_location():
-    from mlir import ir
+def test_cuda_target_info_is_complete():
+    from tritium_nvidia.lowering import CUDATargetInfo
 
-    import tritium.lowering.rules  # noqa: F401
-    from tritium.dialects import make_context
-    from tritium.lowering.driver import lower_module
-    from tritium_nvidia.rules import CUDATargetInfo
+    t = CUDATargetInfo(80)
+    assert t.name == "cuda" and t.arch == 80 and t.warp_size == 32
 
+
+def _lower(text):
+    from tritium_nvidia.lowering import CUDA_RULES, CUDATargetInfo
+
+    with make_context():
+        out = lower_module(ir.Module.parse(text), CUDATargetInfo(), CUDA_RULES)
+        return str(out.module)
+
+
+def test_load_modifiers_from_decoded_params():
     text = '''
     module attributes {"ttg.num-warps" = 4 : i32} {
-      func.func public @k(%a: f32) {
-        %0 = math.acosh %a : f32 loc("mykernel.py":12:3)
-        %1 = "test.unknown"(%0) : (f32) -> f32 loc("mykernel.py":13:5)
+      func.func public @k(%p: !tt.ptr<f32>, %m: i1, %o: f32) {
+        %a = "tt.load"(%p, %m, %o) {operandSegmentSizes = array<i32: 1, 1, 1>, cache = 3 : i32, evict = 3 : i32}
+            : (!tt.ptr<f32>, i1, f32) -> f32
+        "tt.store"(%p, %a) {operandSegmentSizes = array<i32: 1, 1, 0>, cache = 5 : i32}
+            : (!tt.ptr<f32>, f32) -> ()
         return
       }
     }'''
-    ctx = make_context()
-    ctx.allow_unregistered_dialects = True
-    with ctx:
-        m = ir.Module.parse(text)
-        with pytest.raises(LoweringError, match=r"no lowering rule for 'test.unknown'.*mykernel.py\":13:5"):
-            lower_module(m, CUDATargetInfo(), "cuda")
+    llvm = _lower(text)
+    assert "@$2 ld.global.cg.L1::evict_last.b32 $0, [ $1 + 0 ];" in llvm
+    assert "mov.b32 $0, $3;" in llvm  # the other value
+    assert "st.global.cs.b32 [ $0 + 0 ], $1;" in llvm
+
+
+def test_atomic_from_decoded_enums():
+    text = '''
+    module attributes {"ttg.num-warps" = 4 : i32} {
+      func.func public @k(%p: !tt.ptr<i32>, %v: i32) {
+        %r = "tt.atomic_rmw"(%p, %v) {atomic_rmw_op = 9 : i32, sem = 1 : i32, scope = 3 : i32}
+            : (!tt.ptr<i32>, i32) -> i32
+        return
+      }
+    }'''
+    assert "atom.relaxed.sys.global.min.u32" in _lower(text)
+
+
+def test_block_pointer_load_is_refused():
+    text = '''
+    module attributes {"ttg.num-warps" = 4 : i32} {
+      func.func public @k(%p: !tt.ptr<tensor<16xf32>>) {
+        %a = "tt.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (!tt.ptr<tensor<16xf32>>) -> tensor<16xf32>
+        return
+      }
+    }'''
+    with pytest.raises(LoweringError, match="block pointers"):
+        _lower(text)

@@ -156,23 +156,18 @@ def make_llir(src: str, metadata: dict, options) -> str:
     from mlir.dialects import llvm as llvm_d
 
     from tritium.dialects import make_context, ttg
-    from tritium.lowering.driver import lower_module
-    import tritium.lowering.rules  # noqa: F401  (generic rules)
+    from tritium.lowering import lower_module
+    from tritium.passes.analysis.axis_info import AxisInfoAnalysis
 
-    from . import rules
+    from .lowering import CUDA_RULES, CUDATargetInfo
 
     ctx = make_context()
     with ctx:
         module = ir.Module.parse(src)
-        try:
-            from tritium.passes.analysis.axis_info import AxisInfoAnalysis
-
-            info = AxisInfoAnalysis(module.operation)
-        except ImportError:
-            info = None
+        info = AxisInfoAnalysis(module.operation)
         num_warps = ttg.module_int(module, ttg.NUM_WARPS, options.num_warps)
         shared = ttg.module_int(module, "ttg.shared", 0)
-        lowered = lower_module(module, rules.CUDATargetInfo(_arch(metadata)), "cuda",
+        lowered = lower_module(module, CUDATargetInfo(_arch(metadata)), CUDA_RULES,
                                kernel_attrs=kernel_attrs(num_warps), options=options, axis_info=info)
         llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))
     metadata["name"] = lowered.kernel or metadata.get("name")

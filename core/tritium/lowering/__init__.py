@@ -1,11 +1,20 @@
 """The generic TTGIR -> LLVM lowering framework.
 
-* :mod:`.registry`: ``register(op_name, backend=...)``, one rule per op per backend;
-* :mod:`.context`: ``LoweringContext`` (insertion point, value map, layouts, shared memory), ``TargetInfo``;
-* :mod:`.driver`: ``lower_module`` walks a TTGIR module and builds the LLVM-dialect module, then runs the
-  upstream conversions (scf/arith/math/cf/func -> llvm);
-* :mod:`.rules`: the target-independent rules (shape ops, elementwise, control flow, reduce, convert_layout).
+* :mod:`.walker`: ``lower_module(module, target_info, rules)`` walks a TTGIR module, calls one rule per op with
+  its operands and attributes decoded, builds the LLVM-dialect module and runs the upstream conversions;
+* :mod:`.context`: ``LoweringContext`` (the op being lowered, insertion point, value map, layouts, shared
+  memory), ``TargetInfo`` (what a rule may ask of the GPU target);
+* :mod:`.table`: ``Rules`` (op name -> rule) and ``merge``;
+* :mod:`.utils`: the helpers rules share;
+* :mod:`.rules`: the target-independent rules, one module per op family; ``GENERIC_RULES``.
 
 Importing this package imports MLIR.
 """
-from .registry import GENERIC, LoweringError, get_rule, register, registered  # noqa: F401
+from ..errors import LoweringError
+from .context import LoweringContext, TargetInfo
+from .rules import GENERIC_RULES
+from .table import Rules, merge
+from .walker import LoweredModule, lower_module
+
+__all__ = ["GENERIC_RULES", "LoweredModule", "LoweringContext", "LoweringError", "Rules", "TargetInfo",
+           "lower_module", "merge"]

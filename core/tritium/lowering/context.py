@@ -1,52 +1,64 @@
-"""LoweringContext (what a rule sees) and TargetInfo (what differs between GPUs)."""
+"""What a lowering rule sees: the :class:`LoweringContext` of the function being lowered, and the
+:class:`TargetInfo` of the GPU it is lowered for."""
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Mapping
 
 from mlir import ir
 
 from ..dialects import layouts, tt, ttg
-from .registry import LoweringError
+from ..errors import LoweringError
+from .utils import DYNAMIC_INDEX
 
 
-class TargetInfo:
-    """What the generic rules need from a GPU target.  Backends subclass it."""
+class TargetInfo(abc.ABC):
+    """Everything the rules need from a GPU target; a backend implements every method (CUDA:
+    ``tritium_nvidia.lowering.target_info.CUDATargetInfo``).  Methods emit at ``ctx``'s insertion point and
+    return the i32 / i1 values they compute.  Shuffles move i32 values; :func:`tritium.lowering.utils.shuffle_xor`
+    / ``shuffle_idx`` move any scalar through them."""
 
-    name = "generic"
-    warp_size = 32
-    shared_address_space = 3
-    global_address_space = 1
+    #: the target's name in messages (``"cuda"``)
+    name: str = "generic"
+    #: threads per warp
+    warp_size: int = 32
+    #: LLVM address spaces of shared memory (``@global_smem``) and of global memory (constant globals)
+    shared_address_space: int = 3
+    global_address_space: int = 1
 
+    @abc.abstractmethod
     def thread_id(self, ctx: "LoweringContext"):
-        raise NotImplementedError
+        """The thread's index in the CTA (i32)."""
 
+    @abc.abstractmethod
     def program_id(self, ctx: "LoweringContext", axis: int):
-        raise NotImplementedError
+        """The program's (CTA's) index along grid ``axis`` 0, 1 or 2 (i32)."""
 
+    @abc.abstractmethod
     def num_programs(self, ctx: "LoweringContext", axis: int):
-        raise NotImplementedError
+        """The grid's size along ``axis`` (i32)."""
 
+    @abc.abstractmethod
     def shuffle_xor(self, ctx: "LoweringContext", value, mask: int):
-        """``value`` of the lane ``lane ^ mask`` (an i32 / f32 scalar)."""
-        raise NotImplementedError
+        """The i32 ``value`` of lane ``lane ^ mask`` (every lane of the warp takes part)."""
 
+    @abc.abstractmethod
+    def shuffle_idx(self, ctx: "LoweringContext", value, src_lane):
+        """The i32 ``value`` of lane ``src_lane`` (an i32 value; every lane of the warp takes part)."""
+
+    @abc.abstractmethod
     def barrier(self, ctx: "LoweringContext") -> None:
-        raise NotImplementedError
+        """Every thread of the CTA waits here; shared-memory writes before it are visible after it."""
 
+    @abc.abstractmethod
+    def printf(self, ctx: "LoweringContext", fmt: str, args: list) -> None:
+        """Print from this thread: C ``printf`` of ``fmt`` with ``args`` (i32 / i64 / f64 / pointer values, as C
+        varargs are promoted)."""
 
-def scalar_type(ty):
-    """The LLVM-dialect-compatible scalar type of a TTGIR element type."""
-    t = tt.elem_of(ty)
-    if tt.is_ptr(t):
-        return ir.Type.parse("!llvm.ptr<1>", t.context)
-    if isinstance(t, ir.IndexType):
-        return ir.IntegerType.get_signless(64, t.context)
-    return t
-
-
-def is_tensor(ty) -> bool:
-    return isinstance(ty, ir.RankedTensorType)
+    @abc.abstractmethod
+    def assert_fail(self, ctx: "LoweringContext", message: str, file: str, line: int, function: str) -> None:
+        """Report a failed device assertion at ``file:line`` and stop the kernel."""
 
 
 @dataclass(frozen=True)
@@ -60,24 +72,32 @@ class Scratch:
 
 @dataclass
 class LoweringContext:
-    """State of lowering one function.  ``values`` maps TTGIR values to lists of per-thread scalar values."""
+    """The state of lowering one function of a TTGIR module: what the rules read (``op``, the target, the
+    layouts, the axis information, the options) and the helpers they emit through.
+
+    ``values`` maps each lowered TTGIR value to its list of per-thread scalar values (one per register).
+    ``symbols`` is shared by every function of the module (declarations, constant globals)."""
 
     target: TargetInfo
-    backend: str
+    rules: Mapping  # op name -> rule
     module: Any  # the TTGIR module (read only)
-    out_module: Any  # the module being built
+    out_module: Any  # the LLVM-dialect module being built
     num_warps: int
+    options: Any  # the backend's options (tritium.compiler.backend.BaseOptions fields), or None
+    enable_fp_fusion: bool = True  # the option: a * b + c may become an fma
     threads_per_warp: int = 32
+    axis_info: Any = None  # an AxisInfoAnalysis of ``module``, or None
+    funcs: dict = field(default_factory=dict)  # the module's func.func ops by name (combine functions included)
+    kernel: bool = True  # a public function (its ops' allocation offsets are absolute)
+    symbols: dict = field(default_factory=dict)
+    op: Any = None  # the TTGIR op being lowered
+    loc: Any = None  # its location: what emitted ops carry
+    entry_block: Any = None
     values: dict = field(default_factory=dict)
-    loc: Any = None
     shared_bytes: int = 0  # scratch shared memory the function needs (max over ops)
     smem_symbol: str = "global_smem"
-    cache: dict = field(default_factory=dict)  # per-function cached values (thread id, lane id, ...)
-    axis_info: Any = None
-    options: Any = None
-    entry_block: Any = None
-    funcs: dict = field(default_factory=dict)
-    kernel: bool = True  # a public function (its ops' allocation offsets are absolute)
+    cache: dict = field(default_factory=dict)  # per-function values computed once (thread id, lane id, ...)
+    inlining: bool = False  # lowering an inlined combine function (its func.return gives the results)
 
     # ------------------------------------------------------------------ value map
     def get(self, value) -> list:
@@ -101,15 +121,18 @@ class LoweringContext:
         return self.layout(t).linear(tuple(t.shape))
 
     def nregs(self, ty) -> int:
-        return self.linear(ty).num_regs if is_tensor(ty) else 1
+        """Registers a value of type ``ty`` takes per thread (1 for a scalar)."""
+        return self.linear(ty).num_regs if tt.is_tensor(ty) else 1
 
     # ------------------------------------------------------------------ emitting
-    def op(self, name: str, operands=(), results=(), attrs=None, regions: int = 0):
+    def emit_op(self, name: str, operands=(), results=(), attrs=None, regions: int = 0):
+        """Create op ``name`` at the insertion point, at the current location; returns the operation."""
         return ir.Operation.create(name, results=list(results), operands=list(operands),
                                    attributes=dict(attrs or {}), regions=regions, loc=self.loc)
 
-    def op1(self, name, operands, result, attrs=None):
-        return self.op(name, operands, [result], attrs).results[0]
+    def emit(self, name: str, operands, result_type, attrs=None):
+        """Create op ``name`` with one result of ``result_type``; returns that value."""
+        return self.emit_op(name, operands, [result_type], attrs).results[0]
 
     def i32(self) -> ir.Type:
         return ir.IntegerType.get_signless(32)
@@ -124,7 +147,7 @@ class LoweringContext:
             attr = ir.FloatAttr.get(ty, float(value))
         else:
             raise LoweringError(f"cannot make a constant of type {ty}")
-        return self.op1("arith.constant", [], ty, {"value": attr})
+        return self.emit("arith.constant", [], ty, {"value": attr})
 
     def c32(self, value: int):
         return self.const(self.i32(), value)
@@ -148,14 +171,14 @@ class LoweringContext:
     def lane_id(self):
         def make():
             tid = self.thread_id()
-            return self.op1("arith.andi", [tid, self.const(self.i32(), self.threads_per_warp - 1)], self.i32())
+            return self.emit("arith.andi", [tid, self.const(self.i32(), self.threads_per_warp - 1)], self.i32())
         return self.entry_value("lane", make)
 
     def warp_id(self):
         def make():
             tid = self.thread_id()
             sh = self.threads_per_warp.bit_length() - 1
-            return self.op1("arith.shrui", [tid, self.const(self.i32(), sh)], self.i32())
+            return self.emit("arith.shrui", [tid, self.const(self.i32(), sh)], self.i32())
         return self.entry_value("warp", make)
 
     # ------------------------------------------------------------------ element indices
@@ -168,9 +191,9 @@ class LoweringContext:
             b = bases[i][d]
             if b == 0 or b & (b - 1):
                 if b:
-                    bit = self.op1("arith.andi", [self.op1("arith.shrui", [src, self.c32(i)], self.i32()),
+                    bit = self.emit("arith.andi", [self.emit("arith.shrui", [src, self.c32(i)], self.i32()),
                                                    self.c32(1)], self.i32())
-                    terms.append(self.op1("arith.muli", [bit, self.c32(b)], self.i32()))
+                    terms.append(self.emit("arith.muli", [bit, self.c32(b)], self.i32()))
                 i += 1
                 continue
             j = i + 1
@@ -179,10 +202,10 @@ class LoweringContext:
             # bits i..j-1 map to b, 2b, ...: ((src >> i) & (2^(j-i)-1)) << log2(b)
             v = src
             if i:
-                v = self.op1("arith.shrui", [v, self.c32(i)], self.i32())
-            v = self.op1("arith.andi", [v, self.c32((1 << (j - i)) - 1)], self.i32())
+                v = self.emit("arith.shrui", [v, self.c32(i)], self.i32())
+            v = self.emit("arith.andi", [v, self.c32((1 << (j - i)) - 1)], self.i32())
             if b > 1:
-                v = self.op1("arith.shli", [v, self.c32(b.bit_length() - 1)], self.i32())
+                v = self.emit("arith.shli", [v, self.c32(b.bit_length() - 1)], self.i32())
             terms.append(v)
             i = j
         return terms
@@ -201,7 +224,7 @@ class LoweringContext:
                 terms = self._bits_value(self.lane_id(), ll.lane, d) + self._bits_value(self.warp_id(), ll.warp, d)
                 v = None
                 for t in terms:
-                    v = t if v is None else self.op1(combine, [v, t], self.i32())
+                    v = t if v is None else self.emit(combine, [v, t], self.i32())
                 base.append(v)
             out = []
             for r in range(ll.num_regs):
@@ -213,7 +236,7 @@ class LoweringContext:
                     elif ri[d] == 0:
                         idx.append(base[d])
                     else:
-                        idx.append(self.op1(combine, [base[d], self.c32(ri[d])], self.i32()))
+                        idx.append(self.emit(combine, [base[d], self.c32(ri[d])], self.i32()))
                 out.append(tuple(idx))
             return out
 
@@ -224,8 +247,8 @@ class LoweringContext:
     def smem_base(self):
         def make():
             ptr3 = ir.Type.parse(f"!llvm.ptr<{self.target.shared_address_space}>")
-            return self.op1("llvm.mlir.addressof", [], ptr3,
-                            {"global_name": ir.FlatSymbolRefAttr.get(self.smem_symbol)})
+            return self.emit("llvm.mlir.addressof", [], ptr3,
+                             {"global_name": ir.FlatSymbolRefAttr.get(self.smem_symbol)})
         return self.entry_value("smem", make)
 
     def need_shared(self, nbytes: int) -> None:
@@ -237,14 +260,14 @@ class LoweringContext:
         ptr3 = ir.Type.parse(f"!llvm.ptr<{self.target.shared_address_space}>")
         ptr = self.smem_base()
         if base:
-            ptr = self.op1("llvm.getelementptr", [ptr], ptr3,
-                           {"rawConstantIndices": ir.DenseI32ArrayAttr.get([int(base)]),
-                            "elem_type": ir.TypeAttr.get(self.int_ty(8))})
-        return self.op1("llvm.getelementptr", [ptr, offset], ptr3,
-                        {"rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
-                         "elem_type": ir.TypeAttr.get(elem_ty)})
+            ptr = self.emit("llvm.getelementptr", [ptr], ptr3,
+                            {"rawConstantIndices": ir.DenseI32ArrayAttr.get([int(base)]),
+                             "elem_type": ir.TypeAttr.get(self.int_ty(8))})
+        return self.emit("llvm.getelementptr", [ptr, offset], ptr3,
+                         {"rawConstantIndices": ir.DenseI32ArrayAttr.get([DYNAMIC_INDEX]),
+                          "elem_type": ir.TypeAttr.get(elem_ty)})
 
-    def scratch(self, op, nbytes: int) -> "Scratch":
+    def scratch(self, op, nbytes: int) -> Scratch:
         """Claim ``nbytes`` of shared memory for ``op``'s own use (write, ``ctx.barrier()``, read).
 
         In a kernel whose TTGIR went through the allocation analysis, ``op`` carries ``allocation.offset`` /
@@ -264,7 +287,8 @@ class LoweringContext:
         self.need_shared(nbytes)
         return Scratch(0, True)
 
-    def release(self, s: "Scratch") -> None:
+    def release(self, s: Scratch) -> None:
+        """End a rule's use of its scratch buffer (the closing barrier of a bracketed one)."""
         if s.bracketed:
             self.barrier()
 

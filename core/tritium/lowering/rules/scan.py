@@ -1,4 +1,4 @@
-"""``tt.scan`` (target independent, registered under ``GENERIC``), as Triton lowers ScanOp.
+"""``tt.scan``, as Triton lowers ScanOp.
 
 The elements along the scan axis are split by the layout's bits (sorted by their base along the axis):
 
@@ -16,92 +16,13 @@ the interpreter does.  Layouts whose axis bits do not have this shape raise a ``
 """
 from __future__ import annotations
 
-from mlir import ir
+from ...dialects import tt
+from ...errors import LoweringError
+from ..table import Rules
+from ..utils import cmpi, emit_offset, if_then, linear, select, shuffle_idx, smem_elem
+from ..walker import inline_combine
 
-from .context import is_tensor
-from .registry import LoweringError, register
-from .rules import _emit_offset, _smem_elem
-
-
-def _combine(ctx, sym, left, right):
-    from .driver import apply_combine
-
-    return apply_combine(ctx, sym, list(left) + list(right))
-
-
-def _i1(ctx):
-    return ir.IntegerType.get_signless(1)
-
-
-def cmpi(ctx, pred: str, a, b):
-    code = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7, "ugt": 8, "uge": 9}[pred]
-    return ctx.op1("arith.cmpi", [a, b], _i1(ctx), {"predicate": ir.IntegerAttr.get(ctx.int_ty(64), code)})
-
-
-def select(ctx, c, a, b):
-    return ctx.op1("arith.select", [c, a, b], a.type)
-
-
-def shuffle_any(ctx, v, shfl32):
-    """Shuffle a scalar of any int / float type (up to 64 bits) with ``shfl32(i32 value) -> i32``."""
-    ty = v.type
-    i32 = ctx.i32()
-    if not isinstance(ty, (ir.IntegerType, ir.FloatType)):
-        raise LoweringError(f"cannot shuffle a value of type {ty}")
-    bits = ty.width
-    isint = isinstance(ty, ir.IntegerType)
-    if bits == 32:
-        r = shfl32(v if isint else ctx.op1("arith.bitcast", [v], i32))
-        return r if isint else ctx.op1("arith.bitcast", [r], ty)
-    if bits < 32:
-        ity = ctx.int_ty(bits)
-        as_i = v if isint else ctx.op1("arith.bitcast", [v], ity)
-        r = ctx.op1("arith.trunci", [shfl32(ctx.op1("arith.extui", [as_i], i32))], ity)
-        return r if isint else ctx.op1("arith.bitcast", [r], ty)
-    if bits == 64:
-        i64 = ctx.int_ty(64)
-        as_i = v if isint else ctx.op1("arith.bitcast", [v], i64)
-        lo = ctx.op1("arith.trunci", [as_i], i32)
-        hi = ctx.op1("arith.trunci", [ctx.op1("arith.shrui", [as_i, ctx.const(i64, 32)], i64)], i32)
-        lo, hi = shfl32(lo), shfl32(hi)
-        r = ctx.op1("arith.ori", [ctx.op1("arith.extui", [lo], i64),
-                                  ctx.op1("arith.shli", [ctx.op1("arith.extui", [hi], i64), ctx.const(i64, 32)],
-                                          i64)], i64)
-        return r if isint else ctx.op1("arith.bitcast", [r], ty)
-    raise LoweringError(f"cannot shuffle a value of type {ty}")
-
-
-def shuffle_idx(ctx, v, src_lane):
-    fn = getattr(ctx.target, "shuffle_idx", None)
-    if fn is None:
-        raise LoweringError(f"tt.scan needs index shuffles, which target '{ctx.target.name}' does not provide")
-    return shuffle_any(ctx, v, lambda x: fn(ctx, x, src_lane))
-
-
-class _Buf:
-    base = 0
-    bracketed = True
-
-
-def claim(ctx, op, nbytes: int):
-    """Scratch shared memory for ``op``: ``ctx.scratch`` (allocation offsets) where the context has it, else
-    offset 0 bracketed by barriers.  Pair with :func:`release`."""
-    if hasattr(ctx, "scratch"):
-        return ctx.scratch(op, nbytes)
-    ctx.barrier()
-    ctx.need_shared(nbytes)
-    return _Buf()
-
-
-def release(ctx, buf) -> None:
-    if hasattr(ctx, "release"):
-        ctx.release(buf)
-    elif buf.bracketed:
-        ctx.barrier()
-
-
-def smem_ptr(ctx, buf, offset, ty):
-    return ctx.smem_ptr(offset, ty, buf.base) if buf.base else ctx.smem_ptr(offset, ty)
+RULES = Rules()
 
 
 def _axis_bits(ll, axis):
@@ -121,19 +42,17 @@ def _axis_bits(ll, axis):
     return out
 
 
-@register("tt.scan")
-def _scan(ctx, op):
-    axis = int(op.attributes["axis"].value)
-    reverse = "reverse" in op.attributes and bool(ir.BoolAttr(op.attributes["reverse"]).value)
-    sym = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
-    srcs = list(op.operands)
-    k = len(srcs)
-    ty = srcs[0].type
-    if not is_tensor(ty):
+@RULES.register("tt.scan")
+def _scan(ctx, srcs, *, axis, combine, reverse=False):
+    op = ctx.op
+    src_types = [x.type for x in op.operands]
+    k = len(src_types)
+    ty = src_types[0]
+    if not tt.is_tensor(ty):
         raise LoweringError("tt.scan of a scalar")
-    shape = tuple(ir.RankedTensorType(ty).shape)
+    shape = tt.shape_of(ty)
     n = shape[axis]
-    vals = [list(ctx.get(s)) for s in srcs]
+    vals = [list(v) for v in srcs]
     if n == 1:
         return vals
     ll = ctx.linear(ty)
@@ -161,7 +80,9 @@ def _scan(ctx, op):
 
     def ordered(earlier, later):
         """combine(x, y) with x the lower index: ``earlier`` / ``later`` are in scan order."""
-        return _combine(ctx, sym, later, earlier) if reverse else _combine(ctx, sym, earlier, later)
+        if reverse:
+            return inline_combine(ctx, combine, later, earlier)
+        return inline_combine(ctx, combine, earlier, later)
 
     # unique registers and their register-only index
     first_of = {}
@@ -195,15 +116,15 @@ def _scan(ctx, op):
     if L > 1:
         i32 = ctx.i32()
         lane = ctx.lane_id()
-        pos = ctx.op1("arith.andi", [ctx.op1("arith.shrui", [lane, ctx.c32(p0)], i32), ctx.c32(L - 1)], i32)
+        pos = ctx.emit("arith.andi", [ctx.emit("arith.shrui", [lane, ctx.c32(p0)], i32), ctx.c32(L - 1)], i32)
         if reverse:
-            pos = ctx.op1("arith.subi", [ctx.c32(L - 1), pos], i32)  # lane position in scan order
+            pos = ctx.emit("arith.subi", [ctx.c32(L - 1), pos], i32)  # lane position in scan order
 
         def src_lane(d):
             # the lane d positions earlier in scan order (clamped into the warp; the result is unused there)
             delta = ctx.c32(d << p0)
-            s = ctx.op1("arith.addi" if reverse else "arith.subi", [lane, delta], i32)
-            return ctx.op1("arith.andi", [s, ctx.c32(ctx.threads_per_warp - 1)], i32)
+            s = ctx.emit("arith.addi" if reverse else "arith.subi", [lane, delta], i32)
+            return ctx.emit("arith.andi", [s, ctx.c32(ctx.threads_per_warp - 1)], i32)
 
         for key, rs in chunks.items():
             last = rs[-1]
@@ -231,7 +152,7 @@ def _scan(ctx, op):
         if not warp_along:
             _segments_in_warp(ctx, chunks, cur, ridx, axis, chunk, seg_len, L, p0, reverse, ordered, scan_pos)
         else:
-            _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len, S, L, reverse, ordered)
+            _segments_smem(ctx, op, src_types, chunks, cur, ridx, axis, shape, chunk, seg_len, S, L, reverse, ordered)
     out = [[None] * ll.num_regs for _ in range(k)]
     for r in range(ll.num_regs):
         src = dup.get(r, r)
@@ -246,8 +167,8 @@ def _segments_in_warp(ctx, chunks, cur, ridx, axis, chunk, seg_len, L, p0, rever
     lane = ctx.lane_id()
     if L > 1:
         last_pos = 0 if reverse else L - 1
-        base = ctx.op1("arith.andi", [lane, ctx.c32(~((L - 1) << p0) & (ctx.threads_per_warp - 1))], i32)
-        src = ctx.op1("arith.ori", [base, ctx.c32(last_pos << p0)], i32) if last_pos else base
+        base = ctx.emit("arith.andi", [lane, ctx.c32(~((L - 1) << p0) & (ctx.threads_per_warp - 1))], i32)
+        src = ctx.emit("arith.ori", [base, ctx.c32(last_pos << p0)], i32) if last_pos else base
     rows: dict = {}
     for key, rs in chunks.items():
         row = key[:axis] + key[axis + 1:]
@@ -265,52 +186,47 @@ def _segments_in_warp(ctx, chunks, cur, ridx, axis, chunk, seg_len, L, p0, rever
             prefix = tot
 
 
-def _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len, S, L, reverse, ordered):
+def _segments_smem(ctx, op, src_types, chunks, cur, ridx, axis, shape, chunk, seg_len, S, L, reverse, ordered):
     """Segments span warps: write each segment's total to shared memory, combine the earlier ones."""
     i32 = ctx.i32()
-    k = len(srcs)
+    k = len(src_types)
     sh = seg_len.bit_length() - 1
     tshape = shape[:axis] + (S,) + shape[axis + 1:]
-    nslots = 1
-    for s in tshape:
-        nslots *= s
+    nslots = tt.numel(tshape)
     plans = []
     off_bytes = 0
     for q in range(k):
-        sty, to_s, from_s, nbytes = _smem_elem(ctx, srcs[q].type)
+        sty, to_s, from_s, nbytes = smem_elem(ctx, src_types[q])
         off_bytes = (off_bytes + 7) // 8 * 8
         plans.append((off_bytes // nbytes, sty, to_s, from_s))
         off_bytes += nslots * nbytes
-    buf = claim(ctx, op, off_bytes)
-    idx_of = ctx.indices(srcs[0].type)
+    buf = ctx.scratch(op, off_bytes)
+    idx_of = ctx.indices(src_types[0])
 
     def seg_of(ix):
-        s = ctx.op1("arith.shrui", [ix[axis], ctx.c32(sh)], i32)
-        return ctx.op1("arith.subi", [ctx.c32(S - 1), s], i32) if reverse else s
+        s = ctx.emit("arith.shrui", [ix[axis], ctx.c32(sh)], i32)
+        return ctx.emit("arith.subi", [ctx.c32(S - 1), s], i32) if reverse else s
 
     def slot(ix, s):
-        return _emit_offset(ctx, ("lin", ix[:axis] + (s,) + ix[axis + 1:], tshape))
+        return emit_offset(ctx, linear(ix[:axis] + (s,) + ix[axis + 1:], tshape))
 
     # the last element of each segment (scan order) writes the segment's inclusive total
     for key, rs in chunks.items():
         last = rs[-1]
         ix = idx_of[last]
-        in_seg = ctx.op1("arith.andi", [ix[axis], ctx.c32(seg_len - 1)], i32)
+        in_seg = ctx.emit("arith.andi", [ix[axis], ctx.c32(seg_len - 1)], i32)
         want = 0 if reverse else seg_len - 1
         is_last = cmpi(ctx, "eq", in_seg, ctx.c32(want))
         s = seg_of(ix)
-        ifop = ctx.op("scf.if", [is_last], [], regions=2)
-        blk = ir.Block.create_at_start(ifop.regions[0], [])
-        with ir.InsertionPoint(blk):
+
+        def write_total(ix=ix, s=s, last=last):
             o = slot(ix, s)
             for q in range(k):
                 base, sty, to_s, from_s = plans[q]
-                oq = ctx.op1("arith.addi", [o, ctx.c32(base)], i32) if base else o
-                ctx.op("llvm.store", [to_s(cur[last][q]), smem_ptr(ctx, buf, oq, sty)])
-            ctx.op("scf.yield", [])
-        ir.Block.create_at_start(ifop.regions[1], [])
-        with ir.InsertionPoint(ifop.regions[1].blocks[0]):
-            ctx.op("scf.yield", [])
+                oq = ctx.emit("arith.addi", [o, ctx.c32(base)], i32) if base else o
+                ctx.emit_op("llvm.store", [to_s(cur[last][q]), ctx.smem_ptr(oq, sty, buf.base)])
+
+        if_then(ctx, is_last, write_total)
     ctx.barrier()
     for key, rs in chunks.items():
         ix = idx_of[rs[0]]
@@ -322,8 +238,8 @@ def _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len
             t = []
             for q in range(k):
                 base, sty, to_s, from_s = plans[q]
-                oq = ctx.op1("arith.addi", [o, ctx.c32(base)], i32) if base else o
-                t.append(from_s(ctx.op1("llvm.load", [smem_ptr(ctx, buf, oq, sty)], sty)))
+                oq = ctx.emit("arith.addi", [o, ctx.c32(base)], i32) if base else o
+                t.append(from_s(ctx.emit("llvm.load", [ctx.smem_ptr(oq, sty, buf.base)], sty)))
             P = t if P is None else ordered(P, t)
             if prefix is None:
                 prefix = P
@@ -334,4 +250,4 @@ def _segments_smem(ctx, op, srcs, chunks, cur, ridx, axis, shape, chunk, seg_len
         for r in rs:
             comb = ordered(prefix, cur[r])
             cur[r] = [select(ctx, has, c, v) for c, v in zip(comb, cur[r])]
-    release(ctx, buf)
+    ctx.release(buf)

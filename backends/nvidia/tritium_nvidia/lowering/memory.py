@@ -1,0 +1,352 @@
+"""Loads, stores and atomics on global memory as predicated PTX (``ld.global`` / ``st.global`` /
+``atom.global``) through ``llvm.inline_asm``, vectorised up to 128 bits per thread from the layout's contiguous
+registers and the axis analysis (pointer divisibility / contiguity, mask constancy), as Triton does.
+
+Replicated elements are stored once (by their first register, in their first thread); a scalar store or atomic
+is done by thread 0, and a scalar atomic's result reaches the other threads through shared memory.  fp8 and i1
+values are moved as i8.
+"""
+from __future__ import annotations
+
+import logging
+
+from mlir import ir
+
+from tritium.dialects import layouts, tt
+from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
+from tritium.lowering import LoweringError, Rules
+from tritium.lowering.utils import (bit_width, cmpi, inline_asm, is_llvm_ptr, memory_type, owner_predicate,
+                                    per_register, scalar_type, smem_elem, unique_regs)
+
+RULES = Rules()
+
+log = logging.getLogger(__name__)
+
+# ------------------------------------------------------------------------------------------------
+# Moving values as words of PTX registers
+# ------------------------------------------------------------------------------------------------
+
+
+def _vec_ty(n, ty):
+    return ir.VectorType.get([n], ty)
+
+
+def _to_words(ctx, vals, mty, word_bits):
+    """Pack ``vals`` (memory-typed scalars) into integer words of ``word_bits``."""
+    n = len(vals)
+    bits = bit_width(mty)
+    wty = ctx.int_ty(word_bits)
+    if n == 1 and bits == word_bits:
+        v = vals[0]
+        if is_llvm_ptr(mty):
+            return [ctx.emit("llvm.ptrtoint", [v], wty)]
+        return [v if isinstance(mty, ir.IntegerType) else ctx.emit("llvm.bitcast", [v], wty)]
+    if n == 1 and bits < word_bits:
+        iv = vals[0] if isinstance(mty, ir.IntegerType) else ctx.emit("llvm.bitcast", [vals[0]], ctx.int_ty(bits))
+        return [ctx.emit("arith.extui", [iv], wty)]
+    vty = _vec_ty(n, mty)
+    vec = ctx.emit("llvm.mlir.poison", [], vty)
+    for i, v in enumerate(vals):
+        vec = ctx.emit("llvm.insertelement", [vec, v, ctx.c32(i)], vty)
+    nw = n * bits // word_bits
+    wv = ctx.emit("llvm.bitcast", [vec], _vec_ty(nw, wty))
+    return [ctx.emit("llvm.extractelement", [wv, ctx.c32(i)], wty) for i in range(nw)]
+
+
+def _from_words(ctx, words, mty, n, word_bits):
+    """Inverse of :func:`_to_words`: ``n`` memory-typed scalars from integer words."""
+    bits = bit_width(mty)
+    wty = ctx.int_ty(word_bits)
+    if n == 1 and bits == word_bits:
+        w = words[0]
+        if is_llvm_ptr(mty):
+            return [ctx.emit("llvm.inttoptr", [w], mty)]
+        return [w if isinstance(mty, ir.IntegerType) else ctx.emit("llvm.bitcast", [w], mty)]
+    if n == 1 and bits < word_bits:
+        iv = ctx.emit("arith.trunci", [words[0]], ctx.int_ty(bits))
+        return [iv if isinstance(mty, ir.IntegerType) else ctx.emit("llvm.bitcast", [iv], mty)]
+    nw = len(words)
+    wvt = _vec_ty(nw, wty)
+    vec = ctx.emit("llvm.mlir.poison", [], wvt)
+    for i, w in enumerate(words):
+        vec = ctx.emit("llvm.insertelement", [vec, w, ctx.c32(i)], wvt)
+    ev = ctx.emit("llvm.bitcast", [vec], _vec_ty(n, mty))
+    return [ctx.emit("llvm.extractelement", [ev, ctx.c32(i)], mty) for i in range(n)]
+
+
+def _word_plan(vec, bits):
+    """(word_bits, n_words, constraint letter) for a vector access of ``vec`` elements of ``bits``."""
+    total = vec * bits
+    if bits == 64:
+        return 64, vec, "l"
+    if total >= 32:
+        return 32, total // 32, "r"
+    return 16, 1, "h"  # 16 bits, or one 8-bit element loaded into a 16-bit register
+
+
+_CACHE = {CacheModifier.CA: ".ca", CacheModifier.CG: ".cg", CacheModifier.CS: ".cs", CacheModifier.WT: ".wt",
+          CacheModifier.CV: ".cv"}
+_EVICT = {EvictionPolicy.EVICT_FIRST: ".L1::evict_first", EvictionPolicy.EVICT_LAST: ".L1::evict_last"}
+
+
+def _modifiers(cache, evict) -> str:
+    return _CACHE.get(cache, "") + _EVICT.get(evict, "")
+
+
+def vector_width(ctx, ptr, mask, elem_bits) -> int:
+    """Elements per vector access for ``ptr``, a TTGIR tensor of pointers, and its ``mask`` (a TTGIR value or
+    None): 1 without axis information."""
+    if not tt.is_tensor(ptr.type) or ctx.axis_info is None:
+        return 1
+    ll = ctx.linear(ptr.type)
+    order = list(ctx.layout(ptr.type).order)
+    per_thread = layouts._contig_regs(ll, order[0])  # consecutive registers along the fastest dim
+    try:
+        v = int(ctx.axis_info.vector_width(ptr, mask, per_thread, elem_bits, order))
+    except Exception as e:  # the analysis has no answer for this value: scalar accesses are still correct
+        log.debug("vector width 1 for the access at %s: %s: %s", tt.loc_str(ctx.op), type(e).__name__, e)
+        return 1
+    v = max(1, min(v, per_thread, max(1, 128 // elem_bits)))
+    while v & (v - 1):
+        v &= v - 1
+    return v
+
+
+def _and(ctx, a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return ctx.emit("arith.andi", [a, b], a.type)
+
+
+def _thread_zero(ctx):
+    """i1: this is thread 0 (who does a scalar store or atomic)."""
+    return cmpi(ctx, "eq", ctx.thread_id(), ctx.c32(0))
+
+
+def _reject_block_pointer(ptr_ty) -> None:
+    if tt.is_ptr(ptr_ty) and tt.is_tensor(tt.pointee(ptr_ty)):
+        raise LoweringError("block pointers (tt.make_tensor_ptr) are not supported by the cuda lowering yet")
+
+
+# ------------------------------------------------------------------------------------------------
+# Rules
+# ------------------------------------------------------------------------------------------------
+
+@RULES.register("tt.load")
+def _load(ctx, ptr, mask, other, *, cache=CacheModifier.NONE, evict=EvictionPolicy.NORMAL, isVolatile=False,
+          **_):
+    ptr_v = ctx.op.operands[0]
+    mask_v = ctx.op.operands[1] if mask is not None else None
+    _reject_block_pointer(ptr_v.type)
+    res_ty = ctx.op.results[0].type
+    n = ctx.nregs(res_ty)
+    elem = tt.elem_of(res_ty)
+    mty = memory_type(elem)
+    sty = scalar_type(elem)
+    fp8 = tt.is_fp8(elem)  # moved as i8 (LLVM has no fp8 types)
+    if fp8:
+        mty = ctx.int_ty(8)
+    bits = bit_width(mty)
+    ptrs = per_register(ptr, n)
+    masks = per_register(mask, n) if mask is not None else None
+    others = per_register(other, n) if other is not None else None
+    if others is not None and fp8:
+        others = [ctx.emit("arith.bitcast", [v], mty) for v in others]
+    vec = vector_width(ctx, ptr_v, mask_v, bits)
+    wb, nw, cl = _word_plan(vec, bits)
+    wty = ctx.int_ty(wb)
+    mods = _modifiers(cache, evict)
+    ld_ty = f"b{bits if (vec == 1 and bits == 8) else wb}"
+    out = []
+    for c in range(0, n, vec):
+        operands = [ptrs[c]]
+        lines = []
+        cons = [f"={cl}"] * nw + ["l"]
+        if masks is not None:
+            operands.append(masks[c])
+            cons.append("b")
+        if others is not None:
+            ov = [others[c + i] for i in range(vec)]
+            if isinstance(elem, ir.IntegerType) and elem.width == 1:
+                ov = [ctx.emit("arith.extui", [v], mty) for v in ov]
+            words = _to_words(ctx, ov, mty, wb)
+            base = len(operands) + nw
+            for i, w in enumerate(words):
+                lines.append(f"mov.b{wb} ${i}, ${base + i};")
+            operands.extend(words)
+            cons.extend([cl] * nw)
+        elif masks is not None:
+            for i in range(nw):
+                lines.append(f"mov.b{wb} ${i}, 0;")
+        vsuf = f".v{nw}" if nw > 1 else ""
+        dst = "{ " + ", ".join(f"${i}" for i in range(nw)) + " }" if nw > 1 else "$0"
+        pred = f"@${nw + 1} " if masks is not None else ""
+        lines.append(f"{pred}ld.global{mods}{vsuf}.{ld_ty} {dst}, [ ${nw} + 0 ];")
+        words = inline_asm(ctx, "\n".join(lines), ",".join(cons), operands, [wty] * nw, side_effects=isVolatile)
+        vals = _from_words(ctx, words, mty, vec, wb)
+        if fp8:
+            vals = [ctx.emit("arith.bitcast", [v], elem) for v in vals]
+        if isinstance(elem, ir.IntegerType) and elem.width == 1:
+            vals = [cmpi(ctx, "ne", v, ctx.const(mty, 0)) for v in vals]
+        out.extend(vals)
+    return [out]
+
+
+@RULES.register("tt.store")
+def _store(ctx, ptr, value, mask, *, cache=CacheModifier.NONE, evict=EvictionPolicy.NORMAL, **_):
+    ptr_v, val_v = ctx.op.operands[0], ctx.op.operands[1]
+    mask_v = ctx.op.operands[2] if mask is not None else None
+    _reject_block_pointer(ptr_v.type)
+    vty = val_v.type
+    n = ctx.nregs(vty)
+    elem = tt.elem_of(vty)
+    mty = memory_type(elem)
+    bits = bit_width(mty)
+    ptrs = per_register(ptr, n)
+    vals = per_register(value, n)
+    masks = per_register(mask, n) if mask is not None else None
+    if isinstance(elem, ir.IntegerType) and elem.width == 1:
+        vals = [ctx.emit("arith.extui", [v], mty) for v in vals]
+    if tt.is_fp8(elem):  # fp8 is stored as i8 (LLVM has no fp8 types)
+        mty = ctx.int_ty(8)
+        vals = [ctx.emit("arith.bitcast", [v], mty) for v in vals]
+    vec = vector_width(ctx, ptr_v, mask_v, bits)
+    wb, nw, cl = _word_plan(vec, bits)
+    mods = _modifiers(cache, evict)
+    if tt.is_tensor(ptr_v.type):
+        ll = ctx.linear(ptr_v.type)
+        own = owner_predicate(ctx, ll)
+        uniq = unique_regs(ll)
+    else:
+        own = _thread_zero(ctx)
+        uniq = {0}
+    st_ty = f"b{bits if (vec == 1 and bits == 8) else wb}"
+    for c in range(0, n, vec):
+        if c not in uniq:
+            continue
+        pred = _and(ctx, own, masks[c] if masks is not None else None)
+        words = _to_words(ctx, vals[c:c + vec], mty, wb)
+        operands = [ptrs[c]] + words
+        cons = ["l"] + [cl] * nw
+        p = ""
+        if pred is not None:
+            operands.append(pred)
+            cons.append("b")
+            p = f"@${nw + 1} "
+        src = "{ " + ", ".join(f"${i + 1}" for i in range(nw)) + " }" if nw > 1 else "$1"
+        vsuf = f".v{nw}" if nw > 1 else ""
+        inline_asm(ctx, f"{p}st.global{mods}{vsuf}.{st_ty} [ $0 + 0 ], {src};", ",".join(cons), operands, [],
+                   side_effects=True)
+    return []
+
+
+_SEM = {MemSemantic.RELAXED: ".relaxed", MemSemantic.ACQUIRE: ".acquire", MemSemantic.RELEASE: ".release",
+        MemSemantic.ACQUIRE_RELEASE: ".acq_rel"}
+_SCOPE = {MemSyncScope.GPU: ".gpu", MemSyncScope.CTA: ".cta", MemSyncScope.SYSTEM: ".sys"}
+
+
+def _atom_op(rmw: RMWOp, elem) -> str:
+    """The PTX ``atom`` operation (with its type) for ``rmw`` on ``elem``."""
+    f = isinstance(elem, ir.FloatType)
+    bits = bit_width(elem)
+    if rmw == RMWOp.AND:
+        return f"and.b{bits}"
+    if rmw == RMWOp.OR:
+        return f"or.b{bits}"
+    if rmw == RMWOp.XOR:
+        return f"xor.b{bits}"
+    if rmw == RMWOp.ADD:
+        return f"add.u{bits}" if not f else f"add.f{bits}"
+    if rmw == RMWOp.FADD:
+        return f"add.f{bits}" if not (isinstance(elem, ir.BF16Type)) else "add.noftz.bf16"
+    if rmw == RMWOp.MAX:
+        return f"max.s{bits}" if not f else f"max.f{bits}"
+    if rmw == RMWOp.MIN:
+        return f"min.s{bits}" if not f else f"min.f{bits}"
+    if rmw == RMWOp.UMAX:
+        return f"max.u{bits}"
+    if rmw == RMWOp.UMIN:
+        return f"min.u{bits}"
+    return f"exch.b{bits}"  # XCHG
+
+
+def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
+    """An ``atom`` per unique register (``cmp``: the compared values of a CAS, else None)."""
+    ptr_v = ctx.op.operands[0]
+    res_ty = ctx.op.results[0].type
+    elem = tt.elem_of(res_ty)
+    bits = bit_width(elem)
+    if bits not in (16, 32, 64):
+        raise LoweringError(f"atomics on {elem} are not supported")
+    n = ctx.nregs(res_ty)
+    ptrs = per_register(ptr, n)
+    vals = per_register(val, n)
+    cmps = per_register(cmp, n) if cmp is not None else None
+    masks = per_register(mask, n) if mask is not None else None
+    sem = _SEM[sem]
+    scope = _SCOPE[scope]
+    cl = {16: "h", 32: "r", 64: "l"}[bits]
+    wty = ctx.int_ty(bits)
+    scalar = not tt.is_tensor(ptr_v.type)
+    if scalar:
+        own = _thread_zero(ctx)
+        uniq = {0}
+    else:
+        ll = ctx.linear(ptr_v.type)
+        own = owner_predicate(ctx, ll)
+        uniq = unique_regs(ll)
+    out = []
+    results = {}
+    for r in range(n):
+        if r not in uniq and not scalar:
+            ix = ll.index(r)
+            first = next(q for q in range(n) if ll.index(q) == ix)
+            out.append(results[first])
+            continue
+        pred = _and(ctx, own, masks[r] if masks is not None else None)
+        operands = [ptrs[r]]
+        cons = [f"={cl}", "l"]
+        ins = [vals[r]] if cmps is None else [cmps[r], vals[r]]
+        for v in ins:
+            operands.append(_to_words(ctx, [v], elem, bits)[0])
+            cons.append(cl)
+        p = ""
+        if pred is not None:
+            operands.append(pred)
+            cons.append("b")
+            p = f"@${len(operands)} "
+        args = ", ".join(f"${i + 2}" for i in range(len(ins)))
+        text = f"mov.b{bits} $0, 0;\n{p}atom{sem}{scope}.global.{opname} $0, [ $1 + 0 ], {args};"
+        w = inline_asm(ctx, text, ",".join(cons), operands, [wty], side_effects=True)[0]
+        v = _from_words(ctx, [w], elem, 1, bits)[0]
+        results[r] = v
+        out.append(v)
+    if scalar:
+        # broadcast thread 0's result to every thread
+        sty, to_s, from_s, nbytes = smem_elem(ctx, res_ty)
+        buf = ctx.scratch(ctx.op, nbytes)
+        p = ctx.smem_ptr(ctx.c32(0), sty, buf.base)
+        # a predicated shared store (st.shared) keeps this branch-free
+        inline_asm(ctx, f"@$2 st.shared.b{bits} [ $0 + 0 ], $1;", f"r,{cl},b",
+                   [ctx.emit("llvm.ptrtoint", [p], ctx.i32()), _to_words(ctx, [out[0]], elem, bits)[0], own], [],
+                   side_effects=True)
+        ctx.barrier()
+        v = from_s(ctx.emit("llvm.load", [p], sty))
+        ctx.release(buf)
+        return [[v]]
+    return [out]
+
+
+@RULES.register("tt.atomic_rmw")
+def _atomic_rmw(ctx, ptr, val, mask, *, atomic_rmw_op=RMWOp.ADD, sem=MemSemantic.ACQUIRE_RELEASE,
+                scope=MemSyncScope.GPU):
+    elem = tt.elem_of(ctx.op.results[0].type)
+    return _atomic(ctx, ptr, val, None, mask, sem, scope, _atom_op(atomic_rmw_op, elem))
+
+
+@RULES.register("tt.atomic_cas")
+def _atomic_cas(ctx, ptr, cmp, val, *, sem=MemSemantic.ACQUIRE_RELEASE, scope=MemSyncScope.GPU):
+    bits = bit_width(tt.elem_of(ctx.op.results[0].type))
+    return _atomic(ctx, ptr, val, cmp, None, sem, scope, f"cas.b{bits}")

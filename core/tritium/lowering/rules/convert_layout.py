@@ -1,0 +1,23 @@
+"""``ttg.convert_layout``: nothing to do for equal layouts, register moves when every thread keeps its
+elements, else one round through the op's scratch buffer (the whole tensor, row major; the allocation analysis
+sizes it so)."""
+from __future__ import annotations
+
+from ...dialects import tt
+from ..table import Rules
+from ..utils import exchange, linear, reg_lookup
+
+RULES = Rules()
+
+
+@RULES.register("ttg.convert_layout")
+def _convert_layout(ctx, src):
+    src_ty, res_ty = ctx.op.operands[0].type, ctx.op.results[0].type
+    src_ll, dst_ll = ctx.linear(src_ty), ctx.linear(res_ty)
+    if src_ll == dst_ll:
+        return [src]
+    m = reg_lookup(src_ll, dst_ll, lambda b: b)
+    if m is not None:
+        return [[src[i] for i in m]]
+    shape = tt.shape_of(src_ty)
+    return [exchange(ctx, [(src, src_ty, lambda ix: linear(ix, shape))], res_ty, lambda ix: linear(ix, shape))]

@@ -1,0 +1,111 @@
+"""``tt.reduce``: combine in registers, then across lanes with butterfly shuffles, then across warps through
+shared memory.  The combine function is inlined at every application."""
+from __future__ import annotations
+
+from ...dialects import tt
+from ...errors import LoweringError
+from ..table import Rules
+from ..utils import emit_offset, linear, shuffle_xor, smem_elem
+from ..walker import inline_combine
+
+RULES = Rules()
+
+
+@RULES.register("tt.reduce")
+def _reduce(ctx, srcs, *, axis, combine):
+    op = ctx.op
+    k = len(srcs)
+    src_types = [x.type for x in op.operands]
+    ll = ctx.linear(src_types[0])
+
+    def drop(ix):
+        return ix[:axis] + ix[axis + 1:]
+
+    # 1. within the thread
+    groups: dict = {}
+    seen = set()
+    for r in range(ll.num_regs):
+        ix = ll.index(r)
+        if ix in seen:
+            continue
+        seen.add(ix)
+        groups.setdefault(drop(ix), []).append(r)
+    acc = {}
+    for key, regs in groups.items():
+        a = [srcs[j][regs[0]] for j in range(k)]
+        for r in regs[1:]:
+            a = inline_combine(ctx, combine, a, [srcs[j][r] for j in range(k)])
+        acc[key] = a
+    # 2. across lanes
+    for i, b in enumerate(ll.lane):
+        if b[axis] == 0:
+            continue
+        if any(x for d, x in enumerate(b) if d != axis):
+            raise LoweringError("reduce over a layout whose lanes mix dimensions is not supported")
+        for key in acc:
+            other = [shuffle_xor(ctx, v, 1 << i) for v in acc[key]]
+            acc[key] = inline_combine(ctx, combine, acc[key], other)
+    # 3. across warps, through shared memory laid out as the allocation analysis sizes it: the operand's shape
+    #    with shape[axis] = the warps along axis (row-major; operands one after the other, widest first).  Each
+    #    warp writes its partial at its position along axis, then every thread combines the partials of its keys.
+    wbits = [i for i, b in enumerate(ll.warp) if b[axis] != 0]
+    if wbits:
+        keys = list(acc)
+        nw_axis = 1 << len(wbits)
+        sshape = list(tt.shape_of(src_types[0]))
+        sshape[axis] = nw_axis
+        numel = tt.numel(sshape)
+        elems = [smem_elem(ctx, t) for t in src_types]
+        slots = [None] * k
+        off = 0
+        for j in sorted(range(k), key=lambda j: -elems[j][3]):
+            slots[j] = off
+            off += numel * elems[j][3]
+        buf = ctx.scratch(op, off)
+        warp = ctx.warp_id()
+        wpos = None  # this warp's position along axis
+        for t, i in enumerate(wbits):
+            bit = ctx.emit("arith.andi", [ctx.emit("arith.shrui", [warp, ctx.c32(i)], ctx.i32()) if i else warp,
+                                          ctx.c32(1)], ctx.i32())
+            if t:
+                bit = ctx.emit("arith.shli", [bit, ctx.c32(t)], ctx.i32())
+            wpos = bit if wpos is None else ctx.emit("arith.ori", [wpos, bit], ctx.i32())
+        idx = ctx.indices(src_types[0])
+        where = {}
+        for key, regs in groups.items():
+            where[key] = idx[regs[0]]
+        for key in keys:
+            ix = list(where[key])
+            ix[axis] = wpos
+            o = emit_offset(ctx, linear(ix, sshape))
+            for j in range(k):
+                sty, to_s, from_s, nbytes = elems[j]
+                ctx.emit_op("llvm.store", [to_s(acc[key][j]), ctx.smem_ptr(o, sty, buf.base + slots[j])])
+        ctx.barrier()
+        for key in keys:
+            a = None
+            for c in range(nw_axis):
+                ix = list(where[key])
+                ix[axis] = c
+                o = emit_offset(ctx, linear(ix, sshape))
+                got = []
+                for j in range(k):
+                    sty, to_s, from_s, nbytes = elems[j]
+                    got.append(from_s(ctx.emit("llvm.load", [ctx.smem_ptr(o, sty, buf.base + slots[j])], sty)))
+                a = got if a is None else inline_combine(ctx, combine, a, got)
+            acc[key] = a
+        ctx.release(buf)
+    # 4. results in the slice layout's register order
+    res_ty = op.results[0].type
+    if not tt.is_tensor(res_ty):
+        (only,) = acc.values()
+        return [[only[j]] for j in range(k)]
+    rll = ctx.linear(res_ty)
+    out = [[] for _ in range(k)]
+    for r in range(rll.num_regs):
+        key = rll.index(r)
+        if key not in acc:
+            raise LoweringError(f"internal: reduce result register {r} ({key}) has no partial result")
+        for j in range(k):
+            out[j].append(acc[key][j])
+    return out

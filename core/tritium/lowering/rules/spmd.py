@@ -1,0 +1,32 @@
+"""Where a thread is and waiting for the others: program ids, the grid's size, ``tt.make_range`` (each
+register's element index) and ``ttg.barrier`` (membar's barriers)."""
+from __future__ import annotations
+
+from ..table import Rules
+
+RULES = Rules()
+
+
+@RULES.register("tt.get_program_id")
+def _program_id(ctx, *, axis):
+    return [[ctx.target.program_id(ctx, axis)]]
+
+
+@RULES.register("tt.get_num_programs")
+def _num_programs(ctx, *, axis):
+    return [[ctx.target.num_programs(ctx, axis)]]
+
+
+@RULES.register("tt.make_range")
+def _make_range(ctx, *, start, end):
+    out = []
+    for (i,) in ctx.indices(ctx.op.results[0].type):
+        out.append(i if start == 0 else ctx.emit("arith.addi", [i, ctx.c32(start)], ctx.i32()))
+    return [out]
+
+
+@RULES.register("ttg.barrier")
+def _barrier(ctx):
+    """Every thread of the CTA waits (``bar.sync 0`` on CUDA)."""
+    ctx.barrier()
+    return []

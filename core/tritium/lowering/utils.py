@@ -1,0 +1,363 @@
+"""Helpers shared by the lowering rules (generic and backend ones): types, per-register values, shared memory,
+shuffles, inline asm, declarations and constant globals.
+
+Conventions (see :mod:`tritium.lowering.walker`): a tensor value is a list of scalars, one per register of its
+layout; a scalar is a list of one.  Helpers emit at the context's insertion point with its location.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from mlir import ir
+
+from ..dialects import tt
+from ..errors import LoweringError
+
+DYNAMIC_INDEX = -2147483648  # a ``rawConstantIndices`` entry that stands for the next dynamic index operand
+
+
+# ------------------------------------------------------------------------------------------------
+# Types
+# ------------------------------------------------------------------------------------------------
+
+def scalar_type(ty):
+    """The LLVM-dialect-compatible scalar type of a TTGIR (element) type: pointers become ``!llvm.ptr<1>``,
+    ``index`` becomes ``i64``."""
+    t = tt.elem_of(ty)
+    if tt.is_ptr(t):
+        return ir.Type.parse("!llvm.ptr<1>", t.context)
+    if isinstance(t, ir.IndexType):
+        return ir.IntegerType.get_signless(64, t.context)
+    return t
+
+
+def memory_type(ty):
+    """How an element type is stored in memory: i1 and fp8 as i8 (LLVM has no fp8 types), pointers as pointers,
+    the rest as is."""
+    if tt.is_ptr(ty):
+        return ir.Type.parse("!llvm.ptr<1>", ty.context)
+    if isinstance(ty, ir.IntegerType) and ty.width == 1:
+        return ir.IntegerType.get_signless(8, ty.context)
+    if tt.is_fp8(ty):
+        return ir.IntegerType.get_signless(8, ty.context)
+    return ty
+
+
+def is_llvm_ptr(ty) -> bool:
+    return str(ty).startswith("!llvm.ptr")
+
+
+def bit_width(ty) -> int:
+    """Bits of a scalar LLVM-dialect type (pointers: 64)."""
+    if isinstance(ty, (ir.IntegerType, ir.FloatType)):
+        return ty.width
+    if is_llvm_ptr(ty):
+        return 64
+    raise LoweringError(f"no bit width for {ty}")
+
+
+def flat_types(ctx, types) -> list:
+    """The scalar types of ``types`` flattened: a tensor type gives one scalar type per register."""
+    out = []
+    for t in types:
+        out.extend([scalar_type(t)] * ctx.nregs(t))
+    return out
+
+
+def regroup(ctx, types, flat) -> list:
+    """Inverse of :func:`flat_types` on values: ``flat`` cut into one list per type of ``types``."""
+    out, pos = [], 0
+    for t in types:
+        n = ctx.nregs(t)
+        out.append(list(flat[pos:pos + n]))
+        pos += n
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Per-register values
+# ------------------------------------------------------------------------------------------------
+
+def per_register(vals: list, n: int) -> list:
+    """``vals`` for ``n`` registers: a scalar operand (one value) repeated, a tensor's as they are."""
+    return vals * n if len(vals) == 1 and n != 1 else vals
+
+
+def elementwise(ctx, name: str, operands, attrs=None) -> list:
+    """``name`` emitted register by register over ``operands`` (per-register value lists, scalars repeated),
+    with the type of ``ctx.op``'s result; returns the one result's values (``[values]``)."""
+    res_ty = ctx.op.results[0].type
+    n = ctx.nregs(res_ty)
+    ops = [per_register(o, n) for o in operands]
+    sty = scalar_type(res_ty)
+    a = attrs or {}
+    return [[ctx.emit(name, [o[i] for o in ops], sty, a) for i in range(n)]]
+
+
+def unique_regs(ll) -> set:
+    """The registers of layout ``ll`` holding an element for the first time (replicated ones left out)."""
+    seen, out = set(), set()
+    for r in range(ll.num_regs):
+        ix = ll.index(r)
+        if ix not in seen:
+            seen.add(ix)
+            out.add(r)
+    return out
+
+
+def owner_predicate(ctx, ll):
+    """i1: this thread is the first holder of its elements (replicated lanes / warps skip), or None."""
+    conds = []
+    lane_bits = sum(1 << i for i, b in enumerate(ll.lane) if not any(b))
+    warp_bits = sum(1 << i for i, b in enumerate(ll.warp) if not any(b))
+    # lanes beyond the layout's lanes (fewer lanes than the warp) do not occur: the layout covers the warp
+    for val, bits in ((ctx.lane_id(), lane_bits), (ctx.warp_id(), warp_bits)):
+        if bits:
+            m = ctx.emit("arith.andi", [val, ctx.c32(bits)], ctx.i32())
+            conds.append(cmpi(ctx, "eq", m, ctx.c32(0)))
+    if not conds:
+        return None
+    c = conds[0]
+    for x in conds[1:]:
+        c = ctx.emit("arith.andi", [c, x], c.type)
+    return c
+
+
+# ------------------------------------------------------------------------------------------------
+# Scalar ops
+# ------------------------------------------------------------------------------------------------
+
+_CMPI = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7, "ugt": 8, "uge": 9}
+
+
+def cmpi(ctx, pred: str, a, b):
+    """``arith.cmpi`` with the predicate by name (``"eq"``, ``"ult"``, ...)."""
+    return ctx.emit("arith.cmpi", [a, b], ir.IntegerType.get_signless(1),
+                    {"predicate": ir.IntegerAttr.get(ctx.int_ty(64), _CMPI[pred])})
+
+
+def select(ctx, c, a, b):
+    return ctx.emit("arith.select", [c, a, b], a.type)
+
+
+def if_then(ctx, cond, body: Callable[[], None]) -> None:
+    """``scf.if cond { body() }`` without results (an empty else region)."""
+    ifop = ctx.emit_op("scf.if", [cond], [], regions=2)
+    for i in range(2):
+        with ir.InsertionPoint(ir.Block.create_at_start(ifop.regions[i], [])):
+            if i == 0:
+                body()
+            ctx.emit_op("scf.yield", [])
+
+
+# ------------------------------------------------------------------------------------------------
+# Shuffles: TargetInfo shuffles move i32 values; these move any int / float scalar up to 64 bits
+# ------------------------------------------------------------------------------------------------
+
+def shuffle(ctx, v, lane_op: Callable):
+    """Shuffle a scalar of any int / float type up to 64 bits with ``lane_op(i32 value) -> i32 value``:
+    narrower values are extended to 32 bits, 64-bit values moved as two 32-bit halves."""
+    ty = v.type
+    if not isinstance(ty, (ir.IntegerType, ir.FloatType)):
+        raise LoweringError(f"cannot shuffle a value of type {ty}")
+    i32 = ctx.i32()
+    bits = ty.width
+    isint = isinstance(ty, ir.IntegerType)
+    if bits == 32:
+        r = lane_op(v if isint else ctx.emit("arith.bitcast", [v], i32))
+        return r if isint else ctx.emit("arith.bitcast", [r], ty)
+    if bits < 32:
+        ity = ctx.int_ty(bits)
+        as_i = v if isint else ctx.emit("arith.bitcast", [v], ity)
+        r = ctx.emit("arith.trunci", [lane_op(ctx.emit("arith.extui", [as_i], i32))], ity)
+        return r if isint else ctx.emit("arith.bitcast", [r], ty)
+    if bits == 64:
+        i64 = ctx.int_ty(64)
+        as_i = v if isint else ctx.emit("arith.bitcast", [v], i64)
+        lo = ctx.emit("arith.trunci", [as_i], i32)
+        hi = ctx.emit("arith.trunci", [ctx.emit("arith.shrui", [as_i, ctx.const(i64, 32)], i64)], i32)
+        lo, hi = lane_op(lo), lane_op(hi)
+        r = ctx.emit("arith.ori", [ctx.emit("arith.extui", [lo], i64),
+                                   ctx.emit("arith.shli", [ctx.emit("arith.extui", [hi], i64), ctx.const(i64, 32)],
+                                            i64)], i64)
+        return r if isint else ctx.emit("arith.bitcast", [r], ty)
+    raise LoweringError(f"cannot shuffle a value of type {ty}")
+
+
+def shuffle_xor(ctx, v, mask: int):
+    """``v`` (any scalar) of lane ``lane ^ mask`` (butterfly)."""
+    return shuffle(ctx, v, lambda w: ctx.target.shuffle_xor(ctx, w, mask))
+
+
+def shuffle_idx(ctx, v, src_lane):
+    """``v`` (any scalar) of lane ``src_lane`` (an i32 value)."""
+    return shuffle(ctx, v, lambda w: ctx.target.shuffle_idx(ctx, w, src_lane))
+
+
+# ------------------------------------------------------------------------------------------------
+# Shared memory: element types, offsets, moving tensors between threads
+# ------------------------------------------------------------------------------------------------
+
+def smem_elem(ctx, ty):
+    """``(type, to, from, bytes)``: the type a value of element type ``ty`` takes in shared memory, converters
+    to / from it, and its size."""
+    e = tt.elem_of(ty)
+    if tt.is_ptr(e):
+        i64 = ctx.int_ty(64)
+        return (i64, lambda v: ctx.emit("llvm.ptrtoint", [v], i64),
+                lambda v: ctx.emit("llvm.inttoptr", [v], scalar_type(e)), 8)
+    if isinstance(e, ir.IntegerType) and e.width == 1:
+        i8 = ctx.int_ty(8)
+        return (i8, lambda v: ctx.emit("arith.extui", [v], i8),
+                lambda v: ctx.emit("arith.trunci", [v], e), 1)
+    if tt.is_fp8(e):  # moved as i8 (LLVM has no fp8 types)
+        i8 = ctx.int_ty(8)
+        return (i8, lambda v: ctx.emit("arith.bitcast", [v], i8),
+                lambda v: ctx.emit("arith.bitcast", [v], e), 1)
+    bits = ir.IntegerType(e).width if isinstance(e, ir.IntegerType) else ir.FloatType(e).width
+    return e, (lambda v: v), (lambda v: v), max(1, bits // 8)
+
+
+def linear(idx, shape) -> tuple:
+    """The offset spec of the row-major linear offset of an index (i32 values or ints; ints fold into
+    constants), for :func:`emit_offset`.  Other specs: ``("add", spec, k)`` = spec + k, ``("mul2", spec, k)`` =
+    2 * spec + k."""
+    return ("lin", tuple(idx), tuple(shape))
+
+
+def emit_offset(ctx, spec):
+    """The i32 value of an offset spec (see :func:`linear`); an i32 value is returned as it is."""
+    if isinstance(spec, tuple) and spec and spec[0] == "lin":
+        _, idx, shape = spec
+        off = None
+        stride = 1
+        for d in range(len(shape) - 1, -1, -1):
+            i = idx[d]
+            if isinstance(i, int):
+                term = ctx.c32(i * stride) if i else None
+            else:
+                term = i if stride == 1 else ctx.emit("arith.muli", [i, ctx.c32(stride)], ctx.i32())
+            if term is not None:
+                off = term if off is None else ctx.emit("arith.addi", [off, term], ctx.i32())
+            stride *= shape[d]
+        return off if off is not None else ctx.c32(0)
+    if isinstance(spec, tuple) and spec and spec[0] == "add":
+        base = emit_offset(ctx, spec[1])
+        return ctx.emit("arith.addi", [base, ctx.c32(spec[2])], ctx.i32()) if spec[2] else base
+    if isinstance(spec, tuple) and spec and spec[0] == "mul2":
+        base = emit_offset(ctx, spec[1])
+        v = ctx.emit("arith.shli", [base, ctx.c32(1)], ctx.i32())
+        return ctx.emit("arith.addi", [v, ctx.c32(spec[2])], ctx.i32()) if spec[2] else v
+    return spec
+
+
+def reg_lookup(src_ll, dst_ll, project):
+    """For each register of ``dst_ll``, the register of ``src_ll`` holding ``project(its element)`` in the same
+    thread; None when the layouts place them in different threads."""
+    if [project(b) for b in dst_ll.lane] != list(src_ll.lane) or \
+            [project(b) for b in dst_ll.warp] != list(src_ll.warp):
+        return None
+    where = {}
+    for r in range(src_ll.num_regs):
+        where.setdefault(src_ll.index(r), r)
+    out = []
+    for r in range(dst_ll.num_regs):
+        key = project(dst_ll.index(r))
+        if key not in where:
+            return None
+        out.append(where[key])
+    return out
+
+
+def exchange(ctx, sources, dst_ty, dst_offset) -> list:
+    """Move tensors between threads through ``ctx.op``'s scratch buffer: write every source ``(values, type,
+    index -> offset spec)``, one barrier, then read the registers of ``dst_ty`` at ``dst_offset(index)``."""
+    sty, to_s, from_s, nbytes = smem_elem(ctx, dst_ty)
+    size = sum(tt.numel(ir.RankedTensorType(ty).shape) for _, ty, _ in sources)
+    buf = ctx.scratch(ctx.op, size * nbytes)
+    for vals, ty, off in sources:
+        idx = ctx.indices(ty)
+        seen = set()
+        ll = ctx.linear(ty)
+        for r, (v, ix) in enumerate(zip(vals, idx)):
+            if ll.index(r) in seen:  # a register holding an element again (replication) stores it once
+                continue
+            seen.add(ll.index(r))
+            o = emit_offset(ctx, off(ix))
+            ctx.emit_op("llvm.store", [to_s(v), ctx.smem_ptr(o, sty, buf.base)])
+    ctx.barrier()
+    out = []
+    for ix in ctx.indices(dst_ty):
+        o = emit_offset(ctx, dst_offset(ix))
+        out.append(from_s(ctx.emit("llvm.load", [ctx.smem_ptr(o, sty, buf.base)], sty)))
+    ctx.release(buf)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Inline asm, external functions, constant globals
+# ------------------------------------------------------------------------------------------------
+
+def inline_asm(ctx, text: str, constraints: str, operands, result_types, side_effects: bool = False) -> list:
+    """``llvm.inline_asm``; returns the result values (several results come back as a struct, unpacked)."""
+    attrs = {"asm_string": ir.StringAttr.get(text), "constraints": ir.StringAttr.get(constraints)}
+    if side_effects:
+        attrs["has_side_effects"] = ir.UnitAttr.get()
+    if not result_types:
+        ctx.emit_op("llvm.inline_asm", operands, [], attrs)
+        return []
+    if len(result_types) == 1:
+        return [ctx.emit("llvm.inline_asm", operands, result_types[0], attrs)]
+    st = ir.Type.parse("!llvm.struct<(" + ", ".join(str(t) for t in result_types) + ")>")
+    s = ctx.emit("llvm.inline_asm", operands, st, attrs)
+    return [ctx.emit("llvm.extractvalue", [s], t, {"position": ir.DenseI64ArrayAttr.get([i])})
+            for i, t in enumerate(result_types)]
+
+
+def declare_function(ctx, name: str, arg_types, result_type) -> None:
+    """A ``func.func private @name`` declaration in the output module (once per module)."""
+    key = ("decl", name)
+    if key in ctx.symbols:
+        return
+    body = ctx.out_module.body
+    for op in body.operations:
+        op = op.operation
+        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            ctx.symbols[key] = name
+            return
+    with ir.InsertionPoint.at_block_begin(body):
+        ir.Operation.create("func.func", attributes={
+            "sym_name": ir.StringAttr.get(name), "sym_visibility": ir.StringAttr.get("private"),
+            "function_type": ir.TypeAttr.get(ir.FunctionType.get(list(arg_types),
+                                                                 [] if result_type is None else [result_type]))},
+            regions=1)
+    ctx.symbols[key] = name
+
+
+def call_function(ctx, name: str, args, result_type):
+    """A call of the external function ``@name`` (declared on first use); returns its result."""
+    declare_function(ctx, name, [a.type for a in args], result_type)
+    return ctx.emit("func.call", args, result_type, {"callee": ir.FlatSymbolRefAttr.get(name)})
+
+
+def constant_global(ctx, prefix: str, global_type, value, addr_space: int, alignment=None) -> str:
+    """An internal constant ``llvm.mlir.global`` holding ``value``, once per module for equal contents; returns
+    its symbol, ``<prefix>_<n>``."""
+    key = (prefix, str(global_type), str(value))
+    name = ctx.symbols.get(key)
+    if name is not None:
+        return name
+    name = f"{prefix}_{sum(1 for k in ctx.symbols if k[0] == prefix)}"
+    attrs = {"sym_name": ir.StringAttr.get(name), "global_type": ir.TypeAttr.get(global_type),
+             "linkage": ir.Attribute.parse("#llvm.linkage<internal>"), "constant": ir.UnitAttr.get(),
+             "value": value, "addr_space": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), addr_space)}
+    if alignment is not None:
+        attrs["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), alignment)
+    with ir.InsertionPoint.at_block_begin(ctx.out_module.body):
+        ir.Operation.create("llvm.mlir.global", attributes=attrs, regions=1)
+    ctx.symbols[key] = name
+    return name
+
+
+def address_of(ctx, symbol: str, ptr_type):
+    return ctx.emit("llvm.mlir.addressof", [], ptr_type, {"global_name": ir.FlatSymbolRefAttr.get(symbol)})
