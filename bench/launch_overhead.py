@@ -21,42 +21,22 @@ from __future__ import annotations
 
 import argparse
 import gc
-import itertools
 import json
 import os
 import sys
 import time
-import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "core"))
 
-KERNEL_SRC = '''
-import tritium
-import tritium.language as tl
-
-
-@tritium.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    y = tl.load(y_ptr + offsets, mask=mask)
-    tl.store(out_ptr + offsets, x + y, mask=mask)
-'''
+KERNELS = os.path.join(os.path.dirname(HERE), "tests", "e2e", "kernels.py")
 
 
 def _load_kernel_module():
-    """The kernel in a real file (the frontend reads the source with inspect)."""
+    """The tests' tutorial kernels (``tests/e2e/kernels.py``: the vector add is ``add_kernel``)."""
     import importlib.util
-    import tempfile
 
-    d = tempfile.mkdtemp(prefix="tritium_launch_bench_")
-    path = os.path.join(d, "launch_bench_kernels.py")
-    with open(path, "w") as f:
-        f.write(KERNEL_SRC)
-    spec = importlib.util.spec_from_file_location("launch_bench_kernels", path)
+    spec = importlib.util.spec_from_file_location("launch_bench_kernels", KERNELS)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
@@ -83,98 +63,15 @@ def per_call_us(fn, n: int, rounds: int) -> float:
 
 
 # ----------------------------------------------------------------------------------------------- cuda stub
-_OK = (0,)
-
-
-def _no_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-    return _OK
-
-
-class _Enum:
-    def __getattr__(self, name):
-        return name
-
-
-class FakeCU(types.SimpleNamespace):
-    """The subset of ``cuda.bindings.driver`` the cuda driver uses to load and launch, all succeeding."""
-
-    _ATTRS = {"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR": 9, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR": 0,
-              "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 232448,
-              "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK": 49152, "CU_DEVICE_ATTRIBUTE_WARP_SIZE": 32,
-              "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT": 132, "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK": 65536}
-    _FATTRS = {"CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK": 1024}
-
-    def __init__(self):
-        super().__init__()
-        self.CUdevice_attribute = _Enum()
-        self.CUfunction_attribute = _Enum()
-        self.CUfunc_cache = _Enum()
-        self.cuLaunchKernel = _no_launch
-
-    def cuInit(self, flags):
-        return (0,)
-
-    def cuDeviceGetCount(self):
-        return (0, 1)
-
-    def cuDeviceGet(self, i):
-        return (0, i)
-
-    def cuDeviceGetAttribute(self, attr, dev):
-        return (0, self._ATTRS.get(attr, 1))
-
-    def cuDeviceGetName(self, n, dev):
-        return (0, b"stub H200\0")
-
-    def cuDevicePrimaryCtxRetain(self, dev):
-        return (0, 1)
-
-    def cuCtxSetCurrent(self, ctx):
-        return (0,)
-
-    def cuModuleLoadData(self, image):
-        return (0, 1)
-
-    def cuModuleGetFunction(self, mod, name):
-        return (0, 1)
-
-    def cuFuncGetAttribute(self, attr, fn):
-        return (0, self._FATTRS.get(attr, 0))
-
-    def cuFuncSetCacheConfig(self, fn, cfg):
-        return (0,)
-
-    def cuFuncSetAttribute(self, fn, attr, v):
-        return (0,)
-
-    def CUstream(self, s):
-        return s
-
-
-class StubCudaTensor:
-    """What the launch path reads of a torch CUDA tensor: dtype, is_cuda, device, data_ptr() (a C callable)."""
-
-    def __init__(self, dtype, addr):
-        import torch
-
-        self.dtype = dtype
-        self.is_cuda = True
-        self.device = torch.device("cuda", 0)
-        self.data_ptr = itertools.repeat(addr).__next__
-
-
 def setup_cuda():
+    """cuda:90 with tritium_nvidia.stub's stand-in for cuda.bindings.driver and torch's CUDA getters."""
     os.environ["TRITIUM_TARGET"] = "cuda:90"
     import torch
-
-    # a CPU torch has no CUDA getters: C builtins that return device 0 / the default stream
-    if not hasattr(torch._C, "_cuda_getDevice") or not torch.cuda.is_available():
-        torch._C._cuda_getDevice = int
-        torch._C._cuda_getCurrentRawStream = int
-        torch.cuda.current_device = int
     import tritium_nvidia.driver as nd
+    from tritium_nvidia.stub import StubCUDA, stub_torch_cuda
 
-    nd._cu = FakeCU()
+    stub_torch_cuda(torch)
+    nd._cu = StubCUDA()
     from tritium.runtime import driver
 
     driver.reset()
@@ -186,14 +83,15 @@ def setup_cuda():
 def bench_cuda(n: int, rounds: int) -> dict:
     torch, d = setup_cuda()
     from tritium.runtime import driver
+    from tritium_nvidia.stub import StubCudaTensor, no_launch
 
     mod = _load_kernel_module()
     k = mod.add_kernel
     N = 1024
     x, y, out = (StubCudaTensor(torch.float32, 0x7F0000000000 + i * 0x10000) for i in range(3))
     ck = k[(1,)](x, y, out, N, BLOCK_SIZE=1024)  # compiles (or loads from the file cache) and "loads the cubin"
-    lk = ck.__dict__["_cuda_loaded"][0]
-    assert lk.launch.__globals__["cuLaunchKernel"] is _no_launch
+    lk = ck.loaded[0]
+    assert lk.launch.__globals__["cuLaunchKernel"] is no_launch
     res = {}
     args = [x, y, out, N]
     s = d._stream(0)
@@ -204,7 +102,7 @@ def bench_cuda(n: int, rounds: int) -> dict:
     res["tritium core runtime.driver.launch"] = per_call_us(lambda: driver.launch(ck, (1, 1, 1), args), n, rounds)
     res["CUDADriver.launch"] = per_call_us(lambda: d.launch(ck, (1, 1, 1), args), n, rounds)
     res["launcher only (pack + stub cuLaunchKernel)"] = per_call_us(lambda: lk.launch(1, 1, 1, s, args), n, rounds)
-    res["stub cuLaunchKernel call alone"] = per_call_us(lambda: _no_launch(1, 1, 1, 1, 128, 1, 1, 0, s, 0, 0), n,
+    res["stub cuLaunchKernel call alone"] = per_call_us(lambda: no_launch(1, 1, 1, 1, 128, 1, 1, 0, s, 0, 0), n,
                                                         rounds)
     res["tritium kernel[grid](...) above the stub"] = (res["tritium kernel[grid](...)"]
                                                        - res["stub cuLaunchKernel call alone"])

@@ -69,6 +69,7 @@ def test_compile_writes_requested_stages(fake, kfile, tmp_path, capsys):
     assert (out / "add.bin").read_bytes() == (out / "add.sig").read_text().upper().encode()
     meta = json.loads((out / "add.json").read_text())
     assert meta["num_warps"] == 2 and meta["backend"] == "fake"
+    assert meta["signature"] == [["x_ptr", "*fp32"], ["y_ptr", "*fp32"], ["out_ptr", "*fp32"], ["n", "i32"]]
 
 
 def test_compile_only_runs_needed_stages(fake, kfile, tmp_path):

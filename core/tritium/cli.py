@@ -22,28 +22,22 @@ from typing import Any, Optional
 
 # ------------------------------------------------------------------------------------------- backends
 def cmd_backends(args: argparse.Namespace) -> int:
+    from .compiler import registry
     from .errors import BackendUnavailable
     from .plugins import unavailable_plugins
-    from .runtime import driver
 
-    bs = driver.backends()
+    bs = registry.backends()
     try:
-        sel = driver.select()
+        sel = registry.select()
         selected, sel_msg = sel.name, f"selected: {sel.name}" + (f" (arch {sel.arch})" if sel.arch else "") + \
             f" [{ {'auto': 'highest-priority active backend'}.get(sel.why, sel.why) }]"
     except BackendUnavailable as e:
         selected, sel_msg = None, f"selected: none\n  {str(e).replace(chr(10), chr(10) + '  ')}"
     rows = []
     for name, b in bs.items():
-        deps = "installed" if not b.missing else f"missing ({b.missing})"
-        try:
-            d = driver.get_driver(name)
-            active = d.is_active()
-            why = "" if active else (d.inactive_reason() or "driver is not active")
-        except Exception as e:  # noqa: BLE001
-            active, why = False, f"driver failed: {type(e).__name__}: {e}"
-        if active and b.missing:
-            active, why = False, b.missing
+        active, why = registry.backend_status(name)
+        if b.missing:  # installed?, then active?: the two columns say each
+            why = b.missing
         rows.append({"name": name, "priority": b.priority, "deps_installed": not b.missing, "missing": b.missing,
                      "active": active, "reason": why, "selected": name == selected,
                      "description": b.description})
@@ -124,8 +118,7 @@ def _parse_signature(fn: Any, text: str, constexprs: dict) -> tuple:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from .compiler import ASTSource, compile
-    from .runtime import driver
+    from .compiler import ASTSource, compile, make_pipeline
 
     fn = _load_kernel(args.kernel)
     constexprs = {}
@@ -147,14 +140,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     for o in args.option or []:
         k, _, v = o.partition("=")
         options[k.strip()] = _parse_value(v.strip())
-    target = driver.target_from_spec(args.target) if args.target else driver.active.get_current_target()
-    compiler = driver.get_compiler(target.backend)
-    stages: dict = {}
-    compiler.add_stages(stages, compiler.parse_options(dict(options)))
-    from .plugins import get_plugin_manager
-
-    get_plugin_manager().hook.tritium_add_stages(stages=stages, options=compiler.parse_options(dict(options)),
-                                                 backend_name=target.backend)
+    if fn.debug is not None:  # as JITFunction.run does, so that the cache key is the one a launch computes
+        options.setdefault("debug", fn.debug)
+    target, _, parsed, stages = make_pipeline(args.target, options)  # the options are parsed once, here
     emit = [e.strip() for e in (args.emit or "").split(",") if e.strip()] or [list(stages)[-1]]
     unknown = [e for e in emit if e not in stages]
     if unknown:
@@ -162,12 +150,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
               f"(its stages: {', '.join(stages)})", file=sys.stderr)
         return 2
     last = max(emit, key=list(stages).index)
-    if fn.debug is not None:  # as JITFunction.run does, so that the cache key is the one a launch computes
-        options.setdefault("debug", fn.debug)
     src = ASTSource(fn, signature, constexprs, attrs)
-    kernel = compile(src, target=target, options=options, until=last, use_cache=not args.no_cache)
+    kernel = compile(src, target=target, options=parsed, until=last, use_cache=not args.no_cache)
     if not args.no_cache:
-        from .runtime import cache as fcache
+        from .compiler import cache as fcache
 
         why = fcache.disabled_reason()
         state = f"not used ({why})" if why else ("hit" if kernel.from_cache else "stored")
@@ -200,7 +186,7 @@ def _size(n: int) -> str:
 def cmd_cache(args: argparse.Namespace) -> int:
     import time
 
-    from .runtime import cache as fcache
+    from .compiler import cache as fcache
 
     fc = fcache.get_file_cache()
     if args.action == "dir":

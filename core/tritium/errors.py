@@ -71,6 +71,10 @@ class BackendUnavailable(TritiumError, RuntimeError):
     """A backend cannot be used here: the message says why and how to fix it (a pip command)."""
 
 
+class PluginError(TritiumError):
+    """A plugin breaks the hook contract (e.g. a misspelled hook implementation); names the plugin and the hook."""
+
+
 class OutOfResources(TritiumError):
     """A compiled kernel needs more of a hardware resource than the device has."""
 

@@ -123,11 +123,12 @@ class _TorchEventTimer:
 
 
 def _active_backend() -> Optional[str]:
-    try:
-        from .runtime import driver
+    from .compiler import registry
+    from .errors import BackendUnavailable
 
-        return driver.select().name
-    except Exception:  # noqa: BLE001 - no backend: time on the host
+    try:
+        return registry.select().name
+    except BackendUnavailable:  # no backend: time on the host
         return None
 
 
@@ -135,17 +136,10 @@ def _backend_benchmarker(name: Optional[str]) -> Optional[Callable]:
     """A benchmarker the active backend's driver offers itself (``driver.get_benchmarker()``), if any."""
     if name is None:
         return None
-    try:
-        from .runtime import driver
+    from .compiler import registry
 
-        d = driver.get_driver(name)
-        get = getattr(type(d), "get_benchmarker", None)
-        if get is None:
-            return None
-        bench = d.get_benchmarker()
-        return None if bench is do_bench else bench
-    except Exception:  # noqa: BLE001
-        return None
+    bench = registry.get_driver(name).get_benchmarker()
+    return None if bench is do_bench else bench
 
 
 def _timer_for(name: Optional[str]):
@@ -295,7 +289,7 @@ def _plot(bench: Benchmark, table: Table, mins: dict, maxs: dict, save_path: str
     if not show_plots:
         try:
             matplotlib.use("Agg")
-        except Exception:  # noqa: BLE001 - a backend already in use is fine
+        except (ImportError, ValueError):  # a backend already in use is fine
             pass
     import matplotlib.pyplot as plt
 

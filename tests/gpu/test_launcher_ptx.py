@@ -65,7 +65,8 @@ def cubin():
 
 
 def kernel(cubin, name, signature, num_warps=4, shared=0):
-    md = {"name": name, "num_warps": num_warps, "num_ctas": 1, "shared": shared, "signature": signature,
+    md = {"name": name, "num_warps": num_warps, "num_ctas": 1, "shared": shared,
+          "signature": [[n, t] for n, t in signature.items()],
           "backend": "cuda", "target": {"backend": "cuda", "arch": 90, "warp_size": 32}}
     return CompiledKernel({"cubin": cubin}, md)
 

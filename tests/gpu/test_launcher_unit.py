@@ -140,11 +140,15 @@ def test_arg_types_from_cached_metadata():
     from tritium.compiler.compiler import CompiledKernel
     from tritium_nvidia.driver import arg_types
 
-    # as the file cache returns it: signature keys sorted, the lowering's LLVM-level arg_types
-    md = {"signature": {"n_elements": "i32", "output_ptr": "*fp32", "x_ptr": "*fp32", "y_ptr": "*fp32"},
+    # as compile() writes it and the file cache returns it: [name, type] pairs in parameter order, the
+    # lowering's LLVM-level arg_types
+    md = {"signature": [["x_ptr", "*fp32"], ["y_ptr", "*fp32"], ["output_ptr", "*fp32"], ["n_elements", "i32"]],
           "arg_names": ["x_ptr", "y_ptr", "output_ptr", "n_elements", "BLOCK_SIZE"],
           "arg_types": ["ptr", "ptr", "ptr", "i32"]}
     assert arg_types(CompiledKernel({}, md)) == (["*fp32", "*fp32", "*fp32", "i32"],
                                                   ["x_ptr", "y_ptr", "output_ptr", "n_elements"])
-    md2 = {"signature": {}, "arg_types": ["ptr", "f32", "i64"]}
+    # metadata written by hand as Triton spells it: a dict in parameter order
+    md1 = {"signature": {"n": "i32", "x": "*fp16"}, "arg_types": ["i32", "ptr"]}
+    assert arg_types(CompiledKernel({}, md1)) == (["i32", "*fp16"], ["n", "x"])
+    md2 = {"signature": [], "arg_types": ["ptr", "f32", "i64"]}
     assert arg_types(CompiledKernel({}, md2)) == (["*i8", "fp32", "i64"], [])

@@ -1,11 +1,10 @@
-import types
-
 import numpy as np
 import pytest
 
 
 def compile_ttir(text: str, name: str = "k"):
-    """A CompiledKernel-like object from hand-written TTIR (stages ttir -> npy of the interpreter)."""
+    """A CompiledKernel from hand-written TTIR (stages ttir -> npy of the interpreter)."""
+    from tritium.compiler import CompiledKernel
     from tritium_interpreter.compiler import InterpreterCompiler
 
     comp = InterpreterCompiler()
@@ -15,7 +14,7 @@ def compile_ttir(text: str, name: str = "k"):
     for sname, fn in stages.items():
         cur = fn(cur, {})
         asm[sname] = cur
-    return types.SimpleNamespace(asm=asm, name=name, metadata={})
+    return CompiledKernel(asm, {"name": name})
 
 
 def launch(kernel, grid, *args):

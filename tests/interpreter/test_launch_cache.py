@@ -1,6 +1,6 @@
 """The interpreter's relaunch path: the per-kernel ``Launcher`` (argument conversion every launch, immutable
-per-kernel state kept), reached from ``fn[grid]`` through the jit fast path (``driver.bound_launch`` ->
-``InterpreterDriver.launcher``) and from ``driver.launch``.  Every test relaunches many times with fresh random
+per-kernel state kept), reached from ``fn[grid]`` through the jit fast path (``tritium.compiler.launch.bound_launch`` ->
+``InterpreterDriver.launcher`` -> ``Launcher.launch``) and from ``driver.launch``.  Every test relaunches many times with fresh random
 inputs and checks the results, the errors and the caller's memory."""
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_fast_path_reaches_the_launcher_and_results_are_right():
         np.testing.assert_array_equal(out, x + y)
     # every fast entry launches through the kernel's one Launcher
     for e in fast_entries(add):
-        assert e[2].__self__ is get_launcher(e[0])
+        assert e.launch.__self__ is get_launcher(e.kernel)
     assert get_launcher(ck) is get_launcher(ck)
     assert add.compile_count <= 4  # n % 16 and n == 1 specialisations, alignment of the arrays
 
@@ -336,7 +336,7 @@ def test_errors_identical_to_the_general_path():
                 elif how == "driver":
                     InterpreterDriver().launch(ck, (1,), list(args))
                 else:
-                    InterpreterDriver().launcher(ck, 0)((1, 1, 1), tuple(args))
+                    InterpreterDriver().launcher(ck, 0)(ck, (1, 1, 1), tuple(args))
                 results.append(None)
             except KernelRuntimeError as e:
                 results.append((type(e), str(e)))

@@ -212,7 +212,7 @@ def test_cli_compiles_with_its_stages(site):
     assert (site / "out" / "scale.toyir").read_text().startswith("toyir ")
     assert (site / "out" / "scale.toybin").read_bytes().startswith(b"toyir ")
     meta = json.loads((site / "out" / "scale.json").read_text())
-    assert meta["backend"] == "toy" and meta["signature"] == {"x_ptr": "*fp32", "n": "i32", "alpha": "fp32"}
+    assert meta["backend"] == "toy" and meta["signature"] == [["x_ptr", "*fp32"], ["n", "i32"], ["alpha", "fp32"]]
 
 
 def test_broken_plugin_does_not_break_import(site):

@@ -1,4 +1,4 @@
-"""The on-disk kernel cache (tritium.runtime.cache): keys, atomic entries, corruption, races, the CLI."""
+"""The on-disk kernel cache (tritium.compiler.cache): keys, atomic entries, corruption, races, the CLI."""
 from __future__ import annotations
 
 import importlib.util
@@ -16,7 +16,7 @@ import pytest
 
 import tritium
 from tritium.compiler.compiler import ASTSource, compile
-from tritium.runtime import cache as fcache
+from tritium.compiler import cache as fcache
 
 KERNEL_FILE = '''
 import tritium

@@ -46,7 +46,9 @@ def test_compile_runs_every_stage(fake):
     assert md["name"] == "add" and md["backend"] == "fake"
     assert md["target"] == {"backend": "fake", "arch": 1, "warp_size": 32}
     assert md["options"]["num_warps"] == 4 and md["constexprs"] == {"BLOCK": "64"}
-    assert md["signature"]["n"] == "i32" and md["described"] is True and md["complete"] is True
+    assert md["signature"] == [["x_ptr", "*fp32"], ["y_ptr", "*fp32"], ["out_ptr", "*fp32"], ["n", "i32"]]
+    assert k.signature == [("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32")]
+    assert md["described"] is True and md["complete"] is True
     assert k.metadata.num_warps == 4 and k.target == GPUTarget("fake", 1, 32)
 
 
@@ -141,3 +143,31 @@ def test_make_ttir_for_cuda_without_gpu(tmp_path):
     assert ".target sm_90a" in ptx and ".entry add_kernel" in ptx
     with pytest.raises(StageNotImplemented, match="cannot lower TTIR to TTGIR yet"):
         compile(s, target="hip:gfx942")
+
+
+def test_signature_keeps_parameter_order_through_the_file_cache(fake):
+    # names whose sorted order differs from the parameters' (n < out_ptr < x_ptr < y_ptr)
+    s = src()
+    first = compile(s, target="fake")
+    again = compile(s, target="fake")
+    assert not first.from_cache and again.from_cache
+    order = [("x_ptr", "*fp32"), ("y_ptr", "*fp32"), ("out_ptr", "*fp32"), ("n", "i32")]
+    assert first.signature == again.signature == order
+    assert again.metadata["signature"] == [list(p) for p in order]
+    assert again.runtime_args([1, 2, 3, 4, 64]) == [1, 2, 3, 4]
+
+
+def test_options_are_parsed_once_per_compile(fake, monkeypatch):
+    from tests.runtime.fakebackend import FakeCompiler
+
+    calls = []
+    real = FakeCompiler.parse_options
+    monkeypatch.setattr(FakeCompiler, "parse_options", lambda self, o: calls.append(dict(o)) or real(self, o))
+    import numpy as np
+
+    a = np.zeros(16, np.float32)
+    add[(1,)](a, a, a, 16, BLOCK=16, num_warps=2)  # the jit parses (and checks) them, compile() takes the object
+    assert calls == [{"num_warps": 2}]
+    opts = real(FakeCompiler(fake, "fake"), {"num_warps": 8})
+    assert compile(src(), target="fake", options=opts).metadata["num_warps"] == 8
+    assert calls == [{"num_warps": 2}]

@@ -135,14 +135,16 @@ def test_launch_on_inactive_backend_explains(register_fake, monkeypatch):
 
 
 def test_no_backend_active_message(monkeypatch):
+    from tritium.compiler import registry
+
     # no backend at all: fake an empty discovery
-    monkeypatch.setattr(driver, "backends", lambda: {})
-    driver._selection_cache.clear()
+    monkeypatch.setattr(registry, "backends", lambda: {})
+    registry._selection_cache.clear()
     monkeypatch.delenv("TRITIUM_TARGET", raising=False)
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     with pytest.raises(BackendUnavailable, match="TRITIUM_TARGET=interpreter"):
         driver.select()
-    driver._selection_cache.clear()
+    registry._selection_cache.clear()
 
 
 def test_active_properties(fake):
@@ -163,3 +165,37 @@ def test_set_active(register_fake, monkeypatch):
     finally:
         driver.set_active(None)
     assert driver.select().name == "alpha"
+
+
+def test_base_driver_defaults():
+    """What the runtime may call on any driver is declared on BaseDriver, with defaults for a host backend."""
+    from tritium.compiler.backend import BaseDriver
+
+    class Minimal(BaseDriver):
+        def is_active(self):
+            return True
+
+        def get_current_target(self):
+            return GPUTarget("minimal", 0, 32)
+
+        def launch(self, kernel, grid, args):
+            pass
+
+    d = Minimal()
+    assert d.launcher(object(), 0) == d.launch  # the fast path's launch function: launch itself
+    getter = d.device_getter()
+    assert getter() == d.get_current_device() == 0
+    assert d.get_current_stream() == 0 and d.inactive_reason() == ""
+    assert d.synchronize() is None and d.get_benchmarker() is None
+    props = d.utils.get_device_properties(0)
+    assert props["warpSize"] == 32 and props["multiprocessor_count"] >= 1
+    torch = pytest.importorskip("torch")
+    assert d.get_active_torch_device() == torch.device("cpu") and d.get_device_interface() is torch.cpu
+
+
+def test_active_driver_forwards_to_the_contract(fake):
+    from tritium.testing import do_bench
+
+    assert driver.active.get_benchmarker() is do_bench  # the fake driver offers none
+    assert driver.active.device_getter()() == 0
+    assert driver.active.launcher(None, 0) == driver.get_driver("fake").launch

@@ -159,77 +159,27 @@ def test_changed_global_is_caught_on_the_fast_path(fake):
 
 
 # ----------------------------------------------------------------------------------- cuda, stubbed driver
-class _Enum:
-    def __getattr__(self, name):
-        return name
-
-
-class _FakeCU:
-    """The parts of cuda.bindings.driver the cuda driver uses to load and launch; cuLaunchKernel records."""
-
-    def __init__(self):
-        self.launches = []
-        self.CUdevice_attribute = self.CUfunction_attribute = self.CUfunc_cache = _Enum()
-        self.CUresult = _Enum()
-
-    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-        import ctypes
-
-        n = 4
-        slots = [ctypes.string_at(p, 8) for p in (ctypes.c_void_p * n).from_address(params)]
-        self.launches.append(((gx, gy, gz), bx, stream, slots))
-        return (0,)
-
-    def cuDeviceGet(self, i):
-        return (0, i)
-
-    def cuDeviceGetAttribute(self, attr, dev):
-        return (0, {"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR": 9,
-                    "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR": 0,
-                    "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 232448}.get(attr, 1))
-
-    def cuDeviceGetName(self, n, dev):
-        return (0, b"stub\0")
-
-    def cuDevicePrimaryCtxRetain(self, dev):
-        return (0, 1)
-
-    def cuCtxSetCurrent(self, ctx):
-        return (0,)
-
-    def cuModuleLoadData(self, image):
-        return (0, 1)
-
-    def cuModuleGetFunction(self, mod, name):
-        return (0, 1)
-
-    def cuFuncGetAttribute(self, attr, fn):
-        return (0, 1024 if attr == "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK" else 0)
-
-    def CUstream(self, s):
-        return ("stream", s)
-
-
-class _CudaTensor:
-    def __init__(self, dtype, addr):
-        self.dtype, self.is_cuda, self._addr = dtype, True, addr
-
-    def data_ptr(self):
-        return self._addr
-
-
 def test_cuda_direct_launcher_with_stubbed_driver(monkeypatch, tmp_path):
     pytest.importorskip("cuda.bindings")
     torch = pytest.importorskip("torch")
     import struct
 
+    import ctypes
+
     import tritium_nvidia.driver as nd
+    from tritium_nvidia.stub import StubCUDA, StubCudaTensor
+
+    launches = []
+
+    def record(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        slots = [ctypes.string_at(p, 8) for p in (ctypes.c_void_p * 4).from_address(params)]
+        launches.append(((gx, gy, gz), bx, stream, slots))
+        return (0,)
 
     monkeypatch.setenv("TRITIUM_TARGET", "cuda:90")
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("TRITIUM_COMPILE_ONLY", raising=False)
-    fake = _FakeCU()
-    monkeypatch.setattr(nd, "_cu", fake)
+    monkeypatch.setattr(nd, "_cu", StubCUDA(record))
     state = {"dev": 0, "stream": 7}
     monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: state["dev"], raising=False)
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda d: state["stream"] + 100 * d, raising=False)
@@ -246,7 +196,7 @@ def test_cuda_direct_launcher_with_stubbed_driver(monkeypatch, tmp_path):
             m = offs < n
             tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 
-        x, y, out = (_CudaTensor(torch.float32, 0x10000 * (i + 1)) for i in range(3))
+        x, y, out = (StubCudaTensor(torch.float32, 0x10000 * (i + 1)) for i in range(3))
         try:
             add[(1,)](x, y, out, 100, BLOCK=64)
         except Exception as e:  # noqa: BLE001 - no MLIR/llvmlite here: nothing to test
@@ -258,10 +208,9 @@ def test_cuda_direct_launcher_with_stubbed_driver(monkeypatch, tmp_path):
         add[(4,)](x, y, out, 100, BLOCK=64)
         add[(4,)](x, y, out, 100, BLOCK=64)
         assert add.compile_count == 2  # the in-memory cache is per device (device 1: from the file cache)
-        grids = [(g, s) for g, _, s, _ in fake.launches]
-        assert grids == [((1, 1, 1), ("stream", 7)), ((3, 1, 1), ("stream", 7)), ((2, 2, 1), ("stream", 9)),
-                         ((4, 1, 1), ("stream", 109)), ((4, 1, 1), ("stream", 109))]
-        for _, block, _, slots in fake.launches:
+        grids = [(g, s) for g, _, s, _ in launches]
+        assert grids == [((1, 1, 1), 7), ((3, 1, 1), 7), ((2, 2, 1), 9), ((4, 1, 1), 109), ((4, 1, 1), 109)]
+        for _, block, _, slots in launches:
             assert block == 128
             assert [struct.unpack("<Q", s)[0] for s in slots[:3]] == [0x10000, 0x20000, 0x30000]
             assert struct.unpack("<i", slots[3][:4])[0] == 100

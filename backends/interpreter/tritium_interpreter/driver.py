@@ -43,9 +43,7 @@ class Program:
 
 
 def get_program(kernel) -> Program:
-    prog = getattr(kernel, "_npy_program", None)
-    if prog is not None:
-        return prog
+    """The :class:`Program` of a compiled kernel's ``npy`` stage (or of that source text), built once per source."""
     asm = getattr(kernel, "asm", None)
     source = asm["npy"] if isinstance(asm, dict) else kernel
     if not isinstance(source, str):
@@ -58,10 +56,6 @@ def get_program(kernel) -> Program:
             if len(_cache) > 256:
                 _cache.clear()
             _cache[source] = prog
-    try:
-        kernel._npy_program = prog
-    except Exception:  # pragma: no cover - objects without __dict__
-        pass
     return prog
 
 
@@ -165,7 +159,7 @@ def _tune_malloc():
         libc = ctypes.CDLL("libc.so.6")
         libc.mallopt(-3, 32 << 20)    # M_MMAP_THRESHOLD
         libc.mallopt(-1, 512 << 20)   # M_TRIM_THRESHOLD
-    except Exception:  # pragma: no cover - not glibc
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
         pass
 
 
@@ -183,7 +177,7 @@ class Launcher:
     """Launches one compiled kernel: what does not depend on the arguments, built once per kernel
     (:func:`get_launcher`).
 
-    Every launch converts the arguments again (:meth:`launch_grid`): pointer arguments become flat views of
+    Every launch converts the arguments again (:meth:`launch`): pointer arguments become flat views of
     the caller's memory in a new :class:`runtime.Memory` (exact ``numpy.ndarray`` / CPU ``torch.Tensor``
     inline, anything else and every error through :func:`as_flat`), so nothing of a buffer outlives the launch.
     Kept across launches, all immutable (read-only arrays): the pointer arguments' base addresses, the
@@ -209,8 +203,9 @@ class Launcher:
         self.ids: dict = {}
         self.scalars = tuple({} for _ in range(n))
 
-    def launch_grid(self, grid, args) -> None:
-        """Run the program over ``grid`` (a 3-tuple of ints) with ``args``, the runtime arguments in order."""
+    def launch(self, kernel, grid, args) -> None:
+        """Run the program over ``grid`` (a 3-tuple of ints) with ``args``, the runtime arguments in order
+        (``InterpreterDriver.launch``'s signature: this is the driver's bound ``launcher``)."""
         if len(args) != self.nargs:
             raise KernelRuntimeError(f"kernel '{self.prog.name}' takes {self.nargs} runtime arguments, "
                                      f"got {len(args)}")
@@ -225,7 +220,7 @@ class Launcher:
                 elif t is tt and a.is_cpu and not a.requires_grad and a.dtype in _TORCH_DIRECT:
                     try:
                         f = a.numpy()
-                    except Exception:  # noqa: BLE001 - as_flat raises what it raises
+                    except (RuntimeError, TypeError):  # as_flat raises what it raises, with the argument's name
                         f = as_flat(a, self.whats[i])
                     else:
                         if f.ndim != 1 or not f.flags.c_contiguous:
@@ -283,20 +278,20 @@ class Launcher:
             fn(rt.Ctx(mem, grid, start, count, ids), *vals)
 
 
+DEVICE = 0  # the interpreter's one device: its Launcher is ``kernel.loaded[DEVICE]``
+
+
 def get_launcher(kernel) -> Launcher:
-    """The kernel's :class:`Launcher`, built on its first launch and kept on the kernel object."""
-    ln = getattr(kernel, "_npy_launcher", None)
-    if ln is not None:
-        return ln
-    ln = Launcher(kernel)
-    try:
-        kernel._npy_launcher = ln
-    except Exception:  # pragma: no cover - objects without __dict__
-        pass
+    """The kernel's :class:`Launcher`, built on its first launch and kept in ``kernel.loaded``."""
+    ln = kernel.loaded.get(DEVICE)
+    if ln is None:
+        ln = kernel.loaded[DEVICE] = Launcher(kernel)
     return ln
 
 
 class InterpreterDriver(BaseDriver):
+    """Always active; one device (0); a kernel's state is its :class:`Launcher`."""
+
     def is_active(self) -> bool:
         return True
 
@@ -304,23 +299,14 @@ class InterpreterDriver(BaseDriver):
         return TARGET
 
     def launch(self, kernel, grid, args) -> None:
-        ln = get_launcher(kernel)
         grid = tuple(int(g) for g in grid) + (1,) * (3 - len(tuple(grid)))
-        ln.launch_grid(grid, args)
+        get_launcher(kernel).launch(kernel, grid, args)
 
     def launcher(self, kernel, device):
-        """``launch_grid(grid, args)`` of the kernel's :class:`Launcher`: what ``JITFunction``'s relaunch fast
-        path calls (:func:`tritium.runtime.driver.bound_launch`)."""
-        return get_launcher(kernel).launch_grid
+        """The kernel's :class:`Launcher`'s ``launch``: what the JIT's relaunch fast path calls."""
+        return get_launcher(kernel).launch
 
 
 def _arg_names(kernel, n):
-    md = getattr(kernel, "metadata", None)
-    sig = None
-    try:
-        sig = md.get("signature") if md is not None else None
-    except Exception:  # pragma: no cover
-        sig = None
-    if isinstance(sig, dict) and len(sig) == n:
-        return list(sig)
-    return [None] * n
+    names = [name for name, _ in getattr(kernel, "signature", ())]
+    return names if len(names) == n else [None] * n

@@ -5,8 +5,9 @@ asked anything, and a machine without cuda-python, libcuda or a device gets ``is
 reason in ``inactive_reason()``.  Every failing driver call raises :class:`CUDAError` with the CUresult's name.
 
 Launch path (per launch, after the first): the current device and stream (torch's, when torch is imported),
-one dict lookup for the kernel's launcher on that device, then :mod:`tritium_nvidia.launcher` (one
-``struct.pack_into`` and ``cuLaunchKernel``).
+one dict lookup for the kernel's :class:`LoadedKernel` on that device (``kernel.loaded[device]``), then
+:mod:`tritium_nvidia.launcher` (one ``struct.pack_into`` and ``cuLaunchKernel``).  The JIT's fast path calls the
+loaded kernel's generated launch function directly (:meth:`CUDADriver.launcher`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import sys
 import threading
 from typing import Any, Optional
 
-from tritium.compiler.backend import BaseDriver, GPUTarget
+from tritium.compiler.backend import BaseDriver, DriverUtils, GPUTarget
 from tritium.errors import BackendUnavailable, CUDAError, KernelRuntimeError, OutOfResources  # noqa: F401
 
 from . import launcher as _launcher
@@ -26,9 +27,9 @@ COMPILE_ONLY_ENV = "TRITIUM_COMPILE_ONLY"
 
 
 _env_data = getattr(os.environ, "_data", None)  # os.environ's raw mapping: unset is one dict miss (launch path)
-try:
+if _env_data is not None and hasattr(os.environ, "encodekey"):  # CPython's os.environ
     _COMPILE_ONLY_KEY = os.environ.encodekey(COMPILE_ONLY_ENV)
-except Exception:  # noqa: BLE001 - not CPython's os.environ
+else:  # pragma: no cover
     _env_data = None
 
 
@@ -60,6 +61,8 @@ def cuda_error(call: str, code: Any) -> CUDAError:
 
 
 def error_name(code: Any) -> str:
+    """``CUDA_ERROR_...`` for a CUresult; while an error is being reported, a failure to name it falls back to
+    the enum's name, then the number (it never replaces the error being reported)."""
     try:
         err, name = cu().cuGetErrorName(code)
         if int(err) == 0 and name:
@@ -68,16 +71,17 @@ def error_name(code: Any) -> str:
         pass
     try:
         return cu().CUresult(int(code)).name
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - as above: the number names it
         return f"CUresult {int(code)}"
 
 
 def error_string(code: Any) -> str:
+    """The CUresult's description, or "" (see :func:`error_name`)."""
     try:
         err, s = cu().cuGetErrorString(code)
         if int(err) == 0 and s:
             return s.decode() if isinstance(s, bytes) else str(s)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - the description is optional in an error message
         pass
     return ""
 
@@ -115,7 +119,7 @@ class _Device:
     def attribute_or(self, name: str, default: Any = None) -> Any:
         try:
             return self.attribute(name)
-        except Exception:  # noqa: BLE001 - attributes removed in newer drivers (clock rates in CUDA 13)
+        except (CUDAError, AttributeError):  # attributes removed in newer drivers (clock rates in CUDA 13)
             return default
 
     def properties(self) -> dict:
@@ -139,7 +143,7 @@ class _Device:
         try:
             raw = check("cuDeviceGetName", cu().cuDeviceGetName(256, self.handle))
             return raw.split(b"\0", 1)[0].decode() if isinstance(raw, bytes) else str(raw)
-        except Exception:  # noqa: BLE001
+        except CUDAError:  # a name is for people: the index will do
             return f"cuda:{self.index}"
 
     def make_current(self) -> None:
@@ -234,7 +238,7 @@ class LoadedKernel:
                 err, n = c.cuFuncGetParamCount(self.function)
                 if int(err) == 0:
                     return int(n)
-            except Exception:  # noqa: BLE001 - older drivers
+            except TypeError:  # bindings whose cuFuncGetParamCount has another signature: count unknown
                 pass
         return None
 
@@ -268,16 +272,13 @@ def _from_lowered(t: str) -> str:
 def arg_types(kernel: Any) -> tuple:
     """``(types, names)`` of a compiled kernel's runtime arguments, in the kernel's parameter order.
 
-    The compile ``signature`` (``{name: "*fp32" | "i32" | ...}``; a JSON round trip through the file cache may
-    sort its keys, so the order comes from ``arg_names``) gives each argument's type; the lowering's
-    ``arg_types`` (``["ptr", "ptr", "i32"]``, the kernel function's actual parameters) wins where they disagree
-    on pointer-ness, and is used alone when its length differs (flattened aggregates)."""
-    md = kernel.metadata
-    sig = md.get("signature") or {}
-    order = [n for n in (md.get("arg_names") or []) if n in sig]
-    names = order if len(order) == len(sig) else list(sig)
-    sig_types = [str(sig[n]) for n in names]
-    lowered = md.get("arg_types")
+    The compile signature (``kernel.signature``: ``[(name, "*fp32" | "i32" | ...)]`` in order) gives each
+    argument's type; the lowering's ``arg_types`` (``["ptr", "ptr", "i32"]``, the kernel function's actual
+    parameters) wins where they disagree on pointer-ness, and is used alone when its length differs (flattened
+    aggregates)."""
+    names = [n for n, _ in kernel.signature]
+    sig_types = [t for _, t in kernel.signature]
+    lowered = kernel.metadata.get("arg_types")
     if not lowered:
         return sig_types, names
     low = [_from_lowered(t) for t in lowered]
@@ -297,7 +298,11 @@ class CUDADriver(BaseDriver):
         self._lock = threading.RLock()
         self._streams: dict = {}
         self.skipped_launches = 0  # launches skipped under TRITIUM_COMPILE_ONLY
-        self.utils = _Utils(self)
+        self._utils = _Utils(self)
+
+    @property
+    def utils(self) -> "_Utils":
+        return self._utils
 
     # ------------------------------------------------------------------------------------------ probing
     def _probe(self) -> None:
@@ -358,33 +363,31 @@ class CUDADriver(BaseDriver):
         return d
 
     def get_current_device(self) -> int:
+        """torch's current CUDA device when torch is imported and has CUDA, else ``TRITIUM_CUDA_DEVICE`` (0)."""
         if compile_only():
             return 0
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            get = getattr(torch._C, "_cuda_getDevice", None)  # torch.cuda.current_device() without the Python
-            if get is not None:  # layer (it initialises CUDA lazily itself)
-                try:
-                    return get()
-                except Exception:  # noqa: BLE001 - torch without a usable CUDA
-                    pass
-        return int(os.environ.get("TRITIUM_CUDA_DEVICE", "0") or 0)
+        get = self._torch_device_getter()
+        return get() if get is not None else int(os.environ.get("TRITIUM_CUDA_DEVICE", "0") or 0)
 
-    def device_getter(self) -> Optional[Any]:
-        """A zero-argument callable returning the current device, for the launch path
-        (``tritium.runtime.driver.launch_context``): torch's ``_cuda_getDevice`` itself when torch is imported and
-        it works (what :meth:`get_current_device` calls), else None (use :meth:`get_current_device`)."""
-        if compile_only():
-            return None
+    @staticmethod
+    def _torch_device_getter() -> Optional[Any]:
+        """torch's ``_cuda_getDevice`` (``torch.cuda.current_device()`` without the Python layer; it initialises
+        CUDA lazily itself) when torch is imported and it works, else None."""
         torch = sys.modules.get("torch")
         get = getattr(getattr(torch, "_C", None), "_cuda_getDevice", None) if torch is not None else None
         if get is None:
             return None
         try:
             get()
-        except Exception:  # noqa: BLE001 - torch without a usable CUDA
+        except RuntimeError:  # torch without a usable CUDA
             return None
         return get
+
+    def device_getter(self) -> Any:
+        """torch's ``_cuda_getDevice`` itself when it works (what :meth:`get_current_device` calls), else
+        :meth:`get_current_device`."""
+        get = None if compile_only() else self._torch_device_getter()
+        return get if get is not None else self.get_current_device
 
     def set_current_device(self, index: int) -> None:
         torch = sys.modules.get("torch")
@@ -402,13 +405,13 @@ class CUDADriver(BaseDriver):
                 if raw is not None:
                     return raw(device)
                 return torch.cuda.current_stream(device).cuda_stream
-            except Exception:  # noqa: BLE001
+            except (RuntimeError, AssertionError):  # torch without a usable CUDA: the default stream
                 pass
         return 0
 
     def get_current_target(self) -> GPUTarget:
         if compile_only():
-            from tritium.runtime.driver import requested_target
+            from tritium.compiler.registry import requested_target
 
             req = requested_target()
             arch = req[1] if req and req[0] == "cuda" and req[1] else 90
@@ -444,13 +447,11 @@ class CUDADriver(BaseDriver):
 
     # ------------------------------------------------------------------------------------------ loading
     def load(self, kernel: Any, device: Optional[int] = None) -> LoadedKernel:
-        """Load ``kernel``'s cubin on ``device`` (once; cached on the kernel) and fill in ``kernel.n_regs``,
+        """Load ``kernel``'s cubin on ``device`` (once: ``kernel.loaded[device]``) and fill in ``kernel.n_regs``,
         ``n_spills``, ``module``, ``function`` like Triton's ``_init_handles``."""
         if device is None:
             device = self.get_current_device()
-        loaded = kernel.__dict__.get("_cuda_loaded")
-        if loaded is None:
-            loaded = kernel.__dict__.setdefault("_cuda_loaded", {})
+        loaded = kernel.loaded
         lk = loaded.get(device)
         if lk is None:
             with self._lock:
@@ -480,15 +481,13 @@ class CUDADriver(BaseDriver):
             return 0
         return current
 
-    def launcher(self, kernel: Any, device: int) -> Optional[Any]:
-        """``fn(grid, args)`` launching ``kernel`` (loaded on ``device``) on the current stream: the generated
-        launcher itself (``tritium.runtime.driver.bound_launch``, the JIT's launch fast path); None if the kernel
-        is not loaded there (TRITIUM_COMPILE_ONLY)."""
-        loaded = kernel.__dict__.get("_cuda_loaded")
-        lk = loaded.get(device) if loaded else None
+    def launcher(self, kernel: Any, device: int) -> Any:
+        """The generated launch function of ``kernel`` loaded on ``device``, on the current stream (the JIT's
+        relaunch fast path); :meth:`launch` when it is not loaded there (TRITIUM_COMPILE_ONLY)."""
+        lk = kernel.loaded.get(device)
         if lk is None or compile_only():
-            return None
-        return getattr(lk.launch, "grid", None)
+            return self.launch
+        return lk.launch.grid
 
     def _stream(self, s: int) -> Any:
         cs = self._streams.get(s)
@@ -500,13 +499,12 @@ class CUDADriver(BaseDriver):
     def launch(self, kernel: Any, grid: tuple, args: list, stream: Optional[int] = None) -> None:
         """Launch ``kernel`` over ``grid`` (3-tuple) on the current device and stream (torch's when torch is
         imported; ``stream`` overrides); loads the cubin on first use on a device."""
-        loaded = kernel.__dict__.get("_cuda_loaded")
-        if loaded is None:  # first launch of this kernel (or TRITIUM_COMPILE_ONLY)
+        loaded = kernel.loaded
+        if not loaded:  # first launch of this kernel (or TRITIUM_COMPILE_ONLY)
             if compile_only():
                 self.skipped_launches += 1
                 return
             self._require()
-            loaded = {}
         torch = sys.modules.get("torch")
         if torch is not None:
             dev = torch._C._cuda_getDevice()
@@ -527,11 +525,8 @@ class CUDADriver(BaseDriver):
             lk.launch(gx, gy, gz, s, args)
 
 
-class _Utils:
+class _Utils(DriverUtils):
     """``driver.active.utils`` (Triton's names)."""
-
-    def __init__(self, driver: CUDADriver):
-        self._driver = driver
 
     def get_device_properties(self, device: Any = None) -> dict:
         return self._driver.get_device_properties(device if device is None else int(device))
@@ -540,7 +535,7 @@ class _Utils:
         """Triton's ``load_binary``: ``(module, function, n_regs, n_spills, n_max_threads)``."""
         from tritium.compiler.compiler import CompiledKernel
 
-        k = CompiledKernel({"cubin": cubin}, {"name": name, "shared": shared, "signature": {}})
+        k = CompiledKernel({"cubin": cubin}, {"name": name, "shared": shared, "signature": []})
         lk = self._driver.load(k, device)
         return lk.module, lk.function, lk.n_regs, lk.n_spills, lk.max_threads
 

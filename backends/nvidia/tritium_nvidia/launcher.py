@@ -180,10 +180,11 @@ def launch(gx, gy, gz, stream, args):{body}    if err:
         on_error(err, args)
 '''
 
-# the same launch for the current stream: ``current_stream()`` gives its raw handle, ``streams`` caches the
-# CUstream objects; ``on_error`` raising ``retry`` relaunches once through ``launch``
+# the same launch for the current stream, with ``CUDADriver.launch``'s signature (``kernel`` is the one this
+# function was made for): ``current_stream()`` gives the stream's raw handle, ``streams`` caches the CUstream
+# objects; ``on_error`` raising ``retry`` relaunches once through ``launch``
 _GRID_TEMPLATE = '''
-def launch_grid(grid, args):
+def launch_grid(kernel, grid, args):
     s = current_stream()
     cs = streams.get(s)
     if cs is None:
@@ -208,9 +209,10 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
     is called with a non-zero CUresult and raises.
 
     With ``current_stream`` (a callable returning the current raw stream handle), the returned function also has
-    ``launch.grid(grid, args)``: the launch on the current stream, ``grid`` a 3-tuple, the stream's CUstream
-    object from ``streams`` (filled by ``make_stream(handle)``); ``on_error`` raising ``retry`` relaunches once.
-    This is the function the JIT's launch fast path calls.
+    ``launch.grid(kernel, grid, args)``: the launch on the current stream, ``grid`` a 3-tuple, the stream's
+    CUstream object from ``streams`` (filled by ``make_stream(handle)``); ``on_error`` raising ``retry`` relaunches
+    once.  It has the driver's ``launch`` signature (``kernel`` is not read): the JIT's launch fast path calls it
+    (``CUDADriver.launcher``).
     """
     types = packer.types
     n = len(types)

@@ -1,9 +1,14 @@
-"""What a backend is: a compiler (stages) and a driver (device, launch).  Plugins return ``Backend`` objects."""
+"""What a backend is: a compiler (stages) and a driver (device, launch).  Plugins return ``Backend`` objects.
+
+These are the contracts between tritium's core and its backends.  Layering: this module imports nothing of
+tritium; the backend registry (:mod:`tritium.compiler.registry`), ``compile()`` and the runtime build on it.
+"""
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 
 @dataclass(frozen=True)
@@ -89,26 +94,104 @@ class BaseCompiler(ABC):
 
 
 class BaseDriver(ABC):
-    """The device side: is there a device, what is its target, launch a compiled kernel."""
+    """The device side of a backend: is there a device, what is its target, load and launch a compiled kernel.
+
+    A driver must implement :meth:`is_active`, :meth:`get_current_target` and :meth:`launch`; everything else
+    has a default that suits a host backend (one device, 0; no streams; nothing to synchronise).  The runtime
+    calls only what is declared here.
+
+    Loaded state: what a driver loads for a kernel on a device (a module and function handle, a compiled host
+    program, a packed-argument buffer) lives in ``kernel.loaded[device]``, a dict on the
+    :class:`~tritium.compiler.compiler.CompiledKernel` whose values only the kernel's driver reads and writes.
+    """
 
     @abstractmethod
-    def is_active(self) -> bool: ...
+    def is_active(self) -> bool:
+        """Whether kernels can run here now (dependencies importable, a device present)."""
 
     def inactive_reason(self) -> str:
+        """Why :meth:`is_active` is False, for people (``tritium backends``): what is missing, how to fix it."""
         return ""
 
     @abstractmethod
-    def get_current_target(self) -> GPUTarget: ...
+    def get_current_target(self) -> GPUTarget:
+        """The target of the current device (what ``compile()`` generates code for by default)."""
 
     def get_current_device(self) -> int:
+        """The index of the current device."""
         return 0
+
+    def device_getter(self) -> Callable[[], Any]:
+        """A zero-argument callable returning the current device, called on every launch of the JIT's fast path
+        (:func:`tritium.compiler.registry.launch_context`): a driver may return something cheaper than the
+        bound :meth:`get_current_device` (the cuda driver returns torch's C getter)."""
+        return self.get_current_device
 
     def get_current_stream(self, device: Optional[int] = None) -> int:
+        """The raw handle of the current stream of ``device`` (0: the default stream)."""
         return 0
 
+    def synchronize(self, device: Optional[int] = None) -> None:
+        """Wait until everything launched on ``device`` has finished (host backends finish while launching)."""
+
     @abstractmethod
-    def launch(self, kernel: Any, grid: tuple, args: list) -> None:
-        """Run ``kernel`` (a CompiledKernel) over ``grid`` (3-tuple) with runtime ``args``."""
+    def launch(self, kernel: Any, grid: tuple, args: Sequence) -> None:
+        """Run ``kernel`` (a CompiledKernel) over ``grid`` (a 3-tuple of ints) with its runtime ``args`` (the
+        non-constexpr parameters in order), on the current device and stream; loads the kernel there first if
+        needed."""
+
+    def launcher(self, kernel: Any, device: Any) -> Callable[[Any, tuple, Sequence], None]:
+        """A function with :meth:`launch`'s signature, ``fn(kernel, grid, args)``, for ``kernel`` already
+        launched once on ``device``: the JIT's relaunch fast path calls it on every later launch
+        (:func:`tritium.compiler.launch.bound_launch`).  It may skip what :meth:`launch` does on a first launch
+        (loading, looking the device up); the default is :meth:`launch` itself."""
+        return self.launch
+
+    def get_device_properties(self, device: Optional[int] = None) -> dict:
+        """Triton's device properties (``multiprocessor_count``, ``max_shared_mem``, ``max_num_regs``,
+        ``warpSize``, clock rates, ...).  The default: plausible values for a host backend, so that occupancy
+        arithmetic in user code (Triton's tutorials) runs."""
+        return {
+            "multiprocessor_count": max(1, os.cpu_count() or 1),
+            "max_shared_mem": 232448,
+            "max_num_regs": 65536,
+            "warpSize": self.get_current_target().warp_size,
+            "sm_clock_rate": 1_000_000,
+            "mem_clock_rate": 1_000_000,
+            "mem_bus_width": 256,
+        }
+
+    @property
+    def utils(self) -> Any:
+        """Triton's ``driver.active.utils``: ``get_device_properties(device)``."""
+        return DriverUtils(self)
+
+    def get_benchmarker(self) -> Optional[Callable]:
+        """A benchmarking function with ``triton.testing.do_bench``'s signature that suits this backend better
+        than tritium's (``tritium.testing.do_bench`` then uses it), or None."""
+        return None
+
+    def get_active_torch_device(self) -> Any:
+        """The ``torch.device`` whose tensors this backend launches kernels on (host backends: the CPU)."""
+        import torch
+
+        return torch.device("cpu")
+
+    def get_device_interface(self) -> Any:
+        """torch's module for this device kind (``torch.cuda``; host backends: ``torch.cpu``)."""
+        import torch
+
+        return torch.cpu
+
+
+class DriverUtils:
+    """``driver.active.utils`` (Triton's name) of a driver without its own: device properties."""
+
+    def __init__(self, driver: BaseDriver):
+        self._driver = driver
+
+    def get_device_properties(self, device: Any = None) -> dict:
+        return self._driver.get_device_properties(device)
 
 
 @dataclass

@@ -1,15 +1,24 @@
-"""``compile()``: run a backend's stage pipeline over a source, keep every stage's output.
+"""``compile()``: run a backend's stage pipeline over a source, keep every stage's output; ``CompiledKernel``.
 
 Nothing here imports MLIR or llvmlite: the stages do, when they run.
+
+Layering: ``compile()`` and ``CompiledKernel`` build on the plugins, the contracts (:mod:`.backend`), the backend
+registry (:mod:`.registry`), the file cache (:mod:`.cache`) and the launch helper (:mod:`.launch`); nothing in
+this package imports :mod:`tritium.runtime`, which builds on it.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Optional, Union
+from typing import Any, NamedTuple, Optional, Sequence, Union
 
+from .. import plugins
 from ..errors import BackendUnavailable, StageNotImplemented, TritiumError  # noqa: F401
-from .backend import GPUTarget
+from . import cache as _fcache
+from . import registry
+from .backend import BaseCompiler, BaseOptions, GPUTarget
+from .cache import jsonable
+from .launch import launch as _launch
 
 
 class AttrDict(dict):
@@ -20,18 +29,6 @@ class AttrDict(dict):
             return self[name]
         except KeyError:
             raise AttributeError(name) from None
-
-
-def _jsonable(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, GPUTarget):
-        return {"backend": v.backend, "arch": v.arch, "warp_size": v.warp_size}
-    return repr(v)
 
 
 def options_to_dict(options: Any) -> dict:
@@ -101,8 +98,22 @@ class ASTSource:
         return f"ASTSource({self.name}, {self.signature}, constexprs={self.constexprs}, attrs={self.attrs})"
 
 
+def signature_of(metadata: dict) -> list:
+    """``[(name, type string)]`` of a kernel's runtime parameters, in order, from ``metadata["signature"]``: a
+    list of ``[name, type]`` pairs (what ``compile()`` writes), or a ``{name: type}`` dict in parameter order
+    (metadata written by hand, as Triton spells it)."""
+    sig = metadata.get("signature") or ()
+    return [(str(n), str(t)) for n, t in (sig.items() if isinstance(sig, dict) else sig)]
+
+
 class CompiledKernel:
-    """The result of ``compile()``: every stage's output in ``asm`` and JSON-serialisable ``metadata``."""
+    """The result of ``compile()``: every stage's output in ``asm`` and JSON-serialisable ``metadata``.
+
+    ``metadata["signature"]`` lists the runtime parameters in order as ``[name, type string]`` pairs
+    (:attr:`signature`).  ``loaded`` holds what the kernel's driver loaded, per device (``{device: state}``,
+    the contents are the driver's: a loaded module and launch function for cuda, a host program for the
+    interpreter).
+    """
 
     def __init__(self, asm: dict, metadata: dict, src: Any = None):
         self.asm = asm
@@ -112,7 +123,8 @@ class CompiledKernel:
         t = metadata.get("target") or {}
         self.target = GPUTarget(t.get("backend", ""), t.get("arch", 0), t.get("warp_size", 32))
         self.hash = metadata.get("hash", "")
-        # GPU drivers fill these in when loading a binary (``_init_handles``).  Backends without registers or
+        self.signature = signature_of(metadata)
+        # GPU drivers fill these in when loading a binary (Triton's names).  Backends without registers or
         # shared memory (the interpreter) get plausible non-zero placeholders, so that the occupancy arithmetic
         # of Triton's tutorials (``NUM_REGS // (n_regs * ...)``, ``SIZE_SMEM // shared``) works unchanged.
         self.n_regs = metadata.get("n_regs", 32)
@@ -120,7 +132,7 @@ class CompiledKernel:
         self.from_cache = False  # compile() loaded it from the file cache
         self.module = None
         self.function = None
-        self.handle = None  # backends may keep a loaded program here
+        self.loaded: dict = {}
 
     @property
     def binary(self) -> Any:
@@ -136,23 +148,21 @@ class CompiledKernel:
         return bool(self.metadata.get("complete", True))
 
     def _init_handles(self) -> None:
-        """Load the binary on the device (drivers that need it do so at launch)."""
+        """Triton's name for loading the binary on the device: tritium's drivers load at the first launch."""
 
     def launch(self, grid: Any, *args) -> None:
         """Launch with runtime ``args`` (non-constexpr parameters in order) over ``grid``."""
-        from ..runtime.driver import launch
-
         g = tuple(grid) + (1,) * (3 - len(tuple(grid)))
-        launch(self, g, self.runtime_args(args))
+        _launch(self, g, self.runtime_args(args))
 
-    def runtime_args(self, args) -> list:
+    def runtime_args(self, args: Sequence) -> list:
         """``args`` as the driver wants them: the runtime ones.  Like Triton's launcher, a call that passes every
         parameter (constexprs included, as Triton's tutorials do) is filtered down to the signature's."""
         args = list(args)
         names = self.metadata.get("arg_names") or []
-        sig = self.metadata.get("signature") or {}
-        if names and len(args) == len(names) and len(names) != len(sig):
-            args = [a for n, a in zip(names, args) if n in sig]
+        if names and len(args) == len(names) and len(names) != len(self.signature):
+            runtime = {n for n, _ in self.signature}
+            args = [a for n, a in zip(names, args) if n in runtime]
         return args
 
     def __getitem__(self, grid: Any):
@@ -181,46 +191,57 @@ def _missing_compiler_dependency(e: ModuleNotFoundError, kernel: str, target, st
         f"them into a cache directory and set TRITIUM_CACHE_DIR to it here (it was not found in {where})") from e
 
 
-def compile(src: Any, target: Any = None, options: Optional[dict] = None, until: Optional[str] = None,
-            use_cache: bool = True) -> CompiledKernel:
+class Pipeline(NamedTuple):
+    """What compiling for one target with one set of options runs: the backend's compiler, the parsed options
+    and the stage dict (``name -> fn(src, metadata)``, amended by the plugins)."""
+
+    target: GPUTarget
+    compiler: BaseCompiler
+    options: BaseOptions
+    stages: dict
+
+
+def make_pipeline(target: Any = None, options: Union[None, dict, BaseOptions] = None) -> Pipeline:
+    """The :class:`Pipeline` for ``target`` (a GPUTarget or ``"cuda:90"``; default: the active backend's current
+    target).  ``options``: a dict (parsed here by the backend's ``parse_options``) or the options object a
+    ``parse_options`` returned (used as it is: callers that parsed to validate do not parse twice)."""
+    if target is None:
+        target = registry.current_target()
+    elif not isinstance(target, GPUTarget):
+        target = registry.target_from_spec(target)
+    compiler = registry.get_compiler(target.backend)
+    if not compiler.supports_target(target):
+        raise TritiumError(f"the '{target.backend}' backend does not support target {target}")
+    opts = options if isinstance(options, BaseOptions) else compiler.parse_options(dict(options or {}))
+    stages: dict = {}
+    compiler.add_stages(stages, opts)
+    plugins.get_plugin_manager().hook.tritium_add_stages(stages=stages, options=opts, backend_name=target.backend)
+    return Pipeline(target, compiler, opts, stages)
+
+
+def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions] = None,
+            until: Optional[str] = None, use_cache: bool = True) -> CompiledKernel:
     """Compile ``src`` (an :class:`ASTSource`) for ``target`` (a GPUTarget or ``"cuda:90"``; default: the active
-    backend's current target).
+    backend's current target) with ``options`` (a dict, or the backend's parsed options object).
 
-    Builds the backend's stage dict (``backend.compiler.add_stages(stages, options)``), lets plugins amend it
-    (``tritium_add_stages``), then runs the stages in order: the first gets ``src``, each next one the previous
-    output.  A ``tritium_override_stage`` hook may substitute an output (its stage is then listed in
+    Builds the backend's stage dict (:func:`make_pipeline`: ``backend.compiler.add_stages(stages, options)``,
+    then the ``tritium_add_stages`` hook), then runs the stages in order: the first gets ``src``, each next one
+    the previous output.  A ``tritium_override_stage`` hook may substitute an output (its stage is then listed in
     ``metadata["overridden"]``).  Every output is kept in ``asm[stage]`` and shown to the ``tritium_stage_output``
-    hook.  ``until``
-    stops after that stage (the kernel is then incomplete: ``metadata["complete"]`` is False).
+    hook.  ``until`` stops after that stage (the kernel is then incomplete: ``metadata["complete"]`` is False).
 
-    The file cache (:mod:`tritium.runtime.cache`) is consulted first under ``metadata["hash"]``: a valid entry
+    The file cache (:mod:`tritium.compiler.cache`) is consulted first under ``metadata["hash"]``: a valid entry
     with the stages asked for is returned without running any stage (``kernel.from_cache``); a fresh result is
     stored unless a stage was overridden.  ``use_cache=False`` or ``TRITIUM_DISABLE_CACHE=1`` bypass it.
     """
-    from ..plugins import get_plugin_manager
-    from ..runtime import driver
-
-    if target is None:
-        target = driver.active.get_current_target()
-    elif not isinstance(target, GPUTarget):
-        target = driver.target_from_spec(target)
-    compiler = driver.get_compiler(target.backend)
-    if not compiler.supports_target(target):
-        raise TritiumError(f"the '{target.backend}' backend does not support target {target}")
-    opts = compiler.parse_options(dict(options or {}))
-    stages: dict = {}
-    compiler.add_stages(stages, opts)
-    pm = get_plugin_manager()
-    pm.hook.tritium_add_stages(stages=stages, options=opts, backend_name=target.backend)
+    target, compiler, opts, stages = make_pipeline(target, options)
     if until is not None and until not in stages:
         raise StageNotImplemented(f"the '{target.backend}' backend has no stage '{until}' "
                                   f"(its stages: {', '.join(stages)})")
-
+    pm = plugins.get_plugin_manager()
     opts_dict = options_to_dict(opts)
     src_hash = src.hash() if hasattr(src, "hash") else hashlib.sha256(str(src).encode()).hexdigest()
-    # the file cache (tritium.runtime.cache): same key on every machine for the same kernel and target
-    from ..runtime import cache as _fcache
-
+    # the file cache: same key on every machine for the same kernel and target
     stage_plugins = tuple(i.plugin_name for i in pm.hook.tritium_add_stages.get_hookimpls())
     key = _fcache.compile_key(src_hash, target, compiler, opts_dict, list(stages), stage_plugins)
     fcache = None if (not use_cache or _fcache.disabled_reason()) else _fcache.get_file_cache()
@@ -238,16 +259,17 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
             return kernel
         _fcache.stats["misses"] += 1
     metadata: dict = {
-        **{k: _jsonable(v) for k, v in opts_dict.items()},
+        **{k: jsonable(v) for k, v in opts_dict.items()},
         "name": getattr(src, "name", "kernel"),
         "hash": key,
-        "target": _jsonable(target),
+        "target": jsonable(target),
         "backend": target.backend,
-        "options": _jsonable(opts_dict),
-        "signature": _jsonable(dict(getattr(src, "signature", {}) or {})),
+        "options": jsonable(opts_dict),
+        # runtime parameters in order: [[name, type], ...] (a JSON object's keys may come back sorted)
+        "signature": [[str(n), str(t)] for n, t in (getattr(src, "signature", None) or {}).items()],
         "arg_names": list(getattr(getattr(src, "fn", None), "arg_names", []) or []),
         "constexprs": {str(k): repr(v) for k, v in (getattr(src, "constexprs", {}) or {}).items()},
-        "attrs": _jsonable(getattr(src, "attrs", {}) or {}),
+        "attrs": jsonable(getattr(src, "attrs", {}) or {}),
         "stages": list(stages),
         "shared": 1024,  # placeholder; GPU stages set the real value
     }
@@ -271,7 +293,7 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
         if name == until:
             break
     metadata["complete"] = list(asm) == list(stages)
-    metadata = _jsonable(metadata)  # whatever stages added, metadata stays JSON-serialisable
+    metadata = jsonable(metadata)  # whatever stages added, metadata stays JSON-serialisable
     if fcache is not None and not metadata.get("overridden"):
         try:
             fcache.put(key, asm, metadata)
@@ -284,4 +306,5 @@ def compile(src: Any, target: Any = None, options: Optional[dict] = None, until:
     return kernel
 
 
-__all__ = ["ASTSource", "CompiledKernel", "compile", "StageNotImplemented", "AttrDict", "options_to_dict"]
+__all__ = ["ASTSource", "CompiledKernel", "compile", "make_pipeline", "Pipeline", "signature_of",
+           "StageNotImplemented", "AttrDict", "options_to_dict"]

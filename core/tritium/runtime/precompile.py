@@ -87,17 +87,15 @@ def compiled_in_memory(fn: JITFunction, job: CompileJob) -> bool:
     """Whether ``fn`` already holds ``job``'s specialisation in its in-memory cache (False when unsure)."""
     try:
         from . import driver
-        from .jit import _opt_key
 
         kwargs = dict(job.kwargs)
         if fn.debug is not None and "debug" not in kwargs:
             kwargs["debug"] = fn.debug
         bound = fn.binder.bind(job.args, kwargs)
-        opt_key = tuple(sorted((k, _opt_key(v)) for k, v in bound.options.items()))
         sel = driver.select()
         drv = driver.get_driver(sel.name)
         dev_key = (sel.name, sel.arch, drv.get_current_device() if drv.is_active() else 0)
-        return (bound.key, opt_key) in fn.cache.get(dev_key, {})
+        return bound.cache_key in fn.cache.get(dev_key, {})
     except Exception:  # noqa: BLE001 - arguments the binder rejects: the launch reports them; a wrong False
         return False  # only sends a job to a worker that compiles it again
 
@@ -193,7 +191,7 @@ class _ArgStub:
 
 
 def _stub_args(args: tuple) -> tuple:
-    from .binder import data_pointer
+    from .specialization import data_pointer
 
     out = []
     for a in args:

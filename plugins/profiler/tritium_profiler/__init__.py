@@ -13,8 +13,7 @@ What is measured: host time between the ``tritium_launch_enter`` and ``tritium_l
 launch (``time.perf_counter_ns``).  On the interpreter that is the kernel's run time.  GPU launches are
 asynchronous, so there it is the launch overhead, unless ``sync`` is on (``TRITIUM_PROFILE_SYNC=1`` or
 ``start(sync=True)``): the device is then synchronized before and after each launch (the backend driver's
-``synchronize()`` when it has one, else ``torch.cuda.synchronize()`` if torch is already imported), so the time
-includes the kernel's execution -- at the cost of serialising the program.  Device-side times (events) are not
+``synchronize()``), so the time includes the kernel's execution -- at the cost of serialising the program.  Device-side times (events) are not
 measured yet.
 
 Environment:

@@ -92,40 +92,31 @@ def start(trace: Optional[str] = None, sync: Optional[bool] = None, max_events: 
 
 def _ensure_registered() -> None:
     """Make sure the hooks are registered even when this package was imported without its entry point."""
-    try:
-        from tritium.plugins import get_plugin_manager
+    from tritium.plugins import get_plugin_manager
 
-        pm = get_plugin_manager()
-        mod = sys.modules[__name__]
-        if not pm.is_registered(mod) and not pm.has_plugin("profiler"):
-            pm.register(mod, name="profiler")
-    except Exception:  # noqa: BLE001
-        pass
+    pm = get_plugin_manager()
+    mod = sys.modules[__name__]
+    if not pm.is_registered(mod) and not pm.has_plugin("profiler"):
+        pm.register(mod, name="profiler")
 
 
 def _register_launch_hooks() -> None:
     """Register the launch hooks (the ``_LaunchHooks`` object) unless this module carries them already."""
-    try:
-        from tritium.plugins import get_plugin_manager
+    from tritium.plugins import get_plugin_manager
 
-        pm = get_plugin_manager()
-        if _MODULE_HOOKS and pm.is_registered(sys.modules[__name__]):
-            return
-        if not pm.is_registered(_HOOKS):
-            pm.register(_HOOKS, name=_HOOKS_NAME)
-    except Exception:  # noqa: BLE001 - profiling must not break the program
-        pass
+    pm = get_plugin_manager()
+    if _MODULE_HOOKS and pm.is_registered(sys.modules[__name__]):
+        return
+    if not pm.is_registered(_HOOKS):
+        pm.register(_HOOKS, name=_HOOKS_NAME)
 
 
 def _unregister_launch_hooks() -> None:
-    try:
-        from tritium import plugins
+    from tritium import plugins
 
-        pm = plugins._pm  # no plugin manager yet: nothing to unregister
-        if pm is not None and pm.is_registered(_HOOKS):
-            pm.unregister(_HOOKS)
-    except Exception:  # noqa: BLE001
-        pass
+    pm = plugins._pm  # no plugin manager yet: nothing to unregister
+    if pm is not None and pm.is_registered(_HOOKS):
+        pm.unregister(_HOOKS)
 
 
 def stop() -> None:
@@ -162,27 +153,12 @@ def events() -> list:
 
 # ------------------------------------------------------------------------------------------- hooks
 def _synchronize(kernel: Any) -> None:
-    backend = None
-    md = getattr(kernel, "metadata", None)
-    if isinstance(md, dict):
-        backend = md.get("backend")
-    try:
-        from tritium.runtime import driver
+    """Wait for the device of the kernel's backend (its driver's ``synchronize()``); a device error surfaces
+    here, as it would at the program's next synchronisation."""
+    from tritium.compiler import registry
 
-        d = driver.get_driver(backend) if backend else driver.active.driver
-        fn = getattr(d, "synchronize", None)
-        if callable(fn):
-            fn()
-            return
-    except Exception:  # noqa: BLE001 - profiling must not break a launch
-        pass
-    torch = sys.modules.get("torch")
-    if backend in ("cuda", "hip") and torch is not None:
-        try:
-            if torch.cuda.is_available():
-                torch.cuda.synchronize()
-        except Exception:  # noqa: BLE001
-            pass
+    backend = kernel.metadata.get("backend") or registry.select().name
+    registry.get_driver(backend).synchronize()
 
 
 def _launch_enter(kernel: Any, grid: tuple, args: list) -> None:
@@ -316,8 +292,8 @@ def _at_exit() -> None:
     if _S.pending:
         try:
             report()
-        except Exception:  # noqa: BLE001 - never fail interpreter shutdown
-            pass
+        except Exception as e:  # noqa: BLE001 - interpreter shutdown goes on; the failure is said
+            print(f"tritium profiler: the report failed: {type(e).__name__}: {e}", file=sys.stderr)
 
 
 if _MODULE_HOOKS:

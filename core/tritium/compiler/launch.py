@@ -1,0 +1,52 @@
+"""Launching a compiled kernel on its backend's driver, between the launch hooks.
+
+Every launch goes through :func:`launch_with_hooks`: ``CompiledKernel[grid](...)`` / ``.launch`` and
+``driver.active.launch`` through :func:`launch` (the driver's ``launch``), the JIT's relaunch fast path with the
+function :func:`bound_launch` returns (the driver's ``launcher``).  The hooks (``tritium_launch_enter`` /
+``_exit``) cost one attribute read while no plugin implements them.
+
+Layering: above :mod:`tritium.plugins` and the backend registry, below ``CompiledKernel`` and the runtime.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from .. import plugins as _plugins
+from .backend import BaseDriver
+from .registry import launch_driver
+
+
+def launch_with_hooks(launch: Callable[[Any, tuple, Sequence], None], kernel: Any, grid: tuple,
+                      args: Sequence) -> None:
+    """``launch(kernel, grid, args)`` -- a driver's ``launch`` or what its ``launcher`` returned -- between the
+    ``tritium_launch_enter`` / ``tritium_launch_exit`` hooks when some plugin implements them (the hooks get
+    ``args`` as a list)."""
+    pm = _plugins._pm  # read directly: this is on every launch (the manager exists once a backend was selected)
+    hooks = (pm or _plugins.get_plugin_manager()).launch_hooks
+    if hooks is None:
+        launch(kernel, grid, args)
+        return
+    enter, leave = hooks
+    enter(kernel=kernel, grid=grid, args=list(args))
+    try:
+        launch(kernel, grid, args)
+    finally:
+        leave(kernel=kernel)
+
+
+def launch(kernel: Any, grid: tuple, args: Sequence) -> None:
+    """Launch a CompiledKernel over ``grid`` (a 3-tuple) with its runtime ``args`` on the driver of the backend
+    it was compiled for (checked active), calling the launch hooks."""
+    md = kernel.metadata
+    launch_with_hooks(launch_driver(md.get("backend"), kernel.name).launch, kernel, grid, args)
+
+
+def bound_launch(kernel: Any, device: Any) -> tuple:
+    """``(driver, fn)`` for the JIT's relaunch fast path: ``fn`` is the driver's ``launcher(kernel, device)``,
+    with ``launch``'s signature, for ``kernel`` already launched once on ``device`` through :func:`launch`.
+    Callers launch through :func:`launch_with_hooks`."""
+    d: BaseDriver = launch_driver(kernel.metadata.get("backend"), kernel.name)
+    return d, d.launcher(kernel, device)
+
+
+__all__ = ["launch", "launch_with_hooks", "bound_launch"]

@@ -1,0 +1,288 @@
+"""The backend registry: which backends plugins provide, their compiler and driver instances, and which backend
+runs kernels now (the selection).
+
+Backends come from plugins (``tritium_backends`` hook, entry-point group ``tritium``).  Which one runs kernels:
+
+* ``TRITIUM_TARGET=<name>[:<arch>]`` (``cuda``, ``hip``, ``interpreter`` or a plugin backend's name).  With an
+  arch (``cuda:90``) the arch is the compile target whatever the device is, and compiling works without the
+  backend's runtime dependencies or a device (launching still needs them);
+* ``TRITON_INTERPRET=1``: an alias for ``TRITIUM_TARGET=interpreter`` (``TRITIUM_TARGET`` wins if both are set);
+* otherwise the highest-priority backend whose dependencies are installed and whose driver ``is_active()``.
+
+The selection is re-evaluated when those environment variables change or when plugins providing backends are
+(un)registered (:func:`tritium.plugins.on_backends_change` calls :func:`reset`).
+
+Layering: above :mod:`tritium.plugins` and the contracts (:mod:`tritium.compiler.backend`), below ``compile()``
+and the runtime; ``tritium.runtime.driver`` (Triton's name, with ``driver.active``) re-exports this API.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple, Optional
+
+from .. import plugins
+from ..errors import BackendUnavailable
+from .backend import Backend, BaseCompiler, BaseDriver, GPUTarget
+
+_lock = threading.RLock()
+_backends: Optional[dict] = None
+_compilers: dict = {}
+_drivers: dict = {}
+_selection_cache: dict = {}
+_forced: Optional[str] = None  # set_active()
+_launch_drivers: dict = {}  # backend name -> its driver, once seen active
+_launch_contexts: dict = {}  # _selection_key() -> LaunchContext
+
+
+def reset() -> None:
+    """Forget discovered backends, their compiler/driver instances and the selection (tests, plugin changes)."""
+    global _backends
+    with _lock:
+        _backends = None
+        _compilers.clear()
+        _drivers.clear()
+        _launch_drivers.clear()
+        _selection_cache.clear()
+        _launch_contexts.clear()
+
+
+plugins.on_backends_change(reset)
+
+
+# ------------------------------------------------------------------------------------------- discovery
+def backends() -> dict:
+    """``{name: Backend}`` of every registered backend, highest priority first."""
+    global _backends
+    if _backends is not None:
+        return _backends
+    with _lock:
+        if _backends is None:
+            found: dict = {}
+            for result in plugins.get_plugin_manager().hook.tritium_backends():
+                for b in result or ():
+                    if not isinstance(b, Backend):
+                        raise TypeError(f"a tritium_backends hook returned {b!r}, not a tritium Backend")
+                    if b.name not in found or b.priority > found[b.name].priority:
+                        found[b.name] = b
+            _backends = dict(sorted(found.items(), key=lambda kv: (-kv[1].priority, kv[0])))
+    return _backends
+
+
+def parse_target_spec(spec: str) -> tuple:
+    """``"cuda:90"`` -> ``("cuda", "90")``; ``"interpreter"`` -> ``("interpreter", None)``."""
+    spec = spec.strip()
+    if not spec:
+        raise ValueError("empty target")
+    name, sep, arch = spec.partition(":")
+    return name.strip().lower(), (arch.strip() or None) if sep else None
+
+
+def get_backend(name: str, require_deps: bool = True) -> Backend:
+    """The backend called ``name``; ``BackendUnavailable`` if there is none or (``require_deps``) its extras are
+    missing: the message has the pip command."""
+    bs = backends()
+    if name not in bs:
+        broken = plugins.unavailable_plugins()
+        extra = ""
+        if name in broken:
+            extra = f": its plugin failed to load ({broken[name]})"
+        known = ", ".join(bs) or "none"
+        raise BackendUnavailable(f"unknown tritium backend '{name}'{extra} (installed backends: {known})")
+    b = bs[name]
+    if require_deps and b.missing:
+        raise BackendUnavailable(f"the '{name}' backend's dependencies are not installed; install them with: "
+                                 f"{b.missing}")
+    return b
+
+
+def get_compiler(name: str) -> BaseCompiler:
+    """The (cached) compiler of backend ``name``.  Works without the backend's runtime dependencies."""
+    with _lock:
+        if name not in _compilers:
+            _compilers[name] = get_backend(name, require_deps=False).make_compiler()
+        return _compilers[name]
+
+
+def get_driver(name: str) -> BaseDriver:
+    """The (cached) driver of backend ``name``."""
+    with _lock:
+        if name not in _drivers:
+            _drivers[name] = get_backend(name, require_deps=False).make_driver()
+        return _drivers[name]
+
+
+def backend_status(name: str) -> tuple:
+    """``(usable, reason)``: reason is the pip command for missing extras or the driver's inactive reason."""
+    b = get_backend(name, require_deps=False)
+    if b.missing:
+        return False, f"dependencies not installed: {b.missing}"
+    try:
+        d = get_driver(name)
+        if d.is_active():
+            return True, ""
+        return False, d.inactive_reason() or "driver is not active"
+    except Exception as e:  # noqa: BLE001 - a broken driver is reported (here and in `tritium backends`)
+        return False, f"driver failed: {type(e).__name__}: {e}"
+
+
+# ------------------------------------------------------------------------------------------- selection
+@dataclass(frozen=True)
+class Selection:
+    """The backend that runs kernels now, and why."""
+
+    backend: Backend
+    arch: Optional[str]  # from TRITIUM_TARGET=name:arch
+    why: str  # "TRITIUM_TARGET", "TRITON_INTERPRET", "set_active" or "auto"
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+
+def requested_target() -> Optional[tuple]:
+    """``(name, arch, source)`` asked for by set_active() / the environment, or None for automatic selection."""
+    if _forced is not None:
+        return (*parse_target_spec(_forced), "set_active")
+    spec = os.environ.get("TRITIUM_TARGET", "").strip()
+    if spec:
+        return (*parse_target_spec(spec), "TRITIUM_TARGET")
+    if os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "yes", "on"):
+        return ("interpreter", None, "TRITON_INTERPRET")
+    return None
+
+
+# ``os.environ`` lookups encode the key and decode the value (~0.2 µs each); the launch path reads the two
+# selection variables from the environment's raw mapping instead (same content, kept in sync by os.environ)
+_env_data = getattr(os.environ, "_data", None)
+_env_keys: tuple = ()
+if _env_data is not None and hasattr(os.environ, "encodekey"):  # CPython's os.environ
+    _env_keys = (os.environ.encodekey("TRITIUM_TARGET"), os.environ.encodekey("TRITON_INTERPRET"))
+else:  # pragma: no cover
+    _env_data = None
+
+
+def _selection_key() -> tuple:
+    """What the selection depends on besides the registered backends: ``set_active()`` and the environment."""
+    d = _env_data
+    if d is not None:
+        return (_forced, d.get(_env_keys[0]), d.get(_env_keys[1]))
+    return (_forced, os.environ.get("TRITIUM_TARGET"), os.environ.get("TRITON_INTERPRET"))
+
+
+def select() -> Selection:
+    """The backend that runs kernels now (see the module docstring); ``BackendUnavailable`` says why none."""
+    key = _selection_key()
+    sel = _selection_cache.get(key)
+    if sel is not None and backends().get(sel.name) is sel.backend:
+        return sel
+    req = requested_target()
+    if req is not None:
+        name, arch, why = req
+        b = get_backend(name, require_deps=arch is None)
+        sel = Selection(b, arch, why)
+    else:
+        reasons = []
+        for name, b in backends().items():
+            ok, reason = backend_status(name)
+            if ok:
+                sel = Selection(b, None, "auto")
+                break
+            reasons.append(f"  {name}: {reason}")
+        else:
+            msg = "no tritium backend is active"
+            if reasons:
+                msg += ":\n" + "\n".join(reasons)
+            else:
+                msg += " (no backend is installed)"
+            msg += "\nset TRITIUM_TARGET=interpreter (or TRITON_INTERPRET=1) to run kernels with NumPy"
+            raise BackendUnavailable(msg)
+    _selection_cache[key] = sel
+    return sel
+
+
+def set_active(name: Optional[str]) -> None:
+    """Force the backend (``"interpreter"``, ``"cuda:90"``, ...) regardless of the environment; None undoes it."""
+    global _forced
+    _forced = name
+    _selection_cache.clear()
+    _launch_contexts.clear()
+
+
+def reset_active() -> None:
+    set_active(None)
+
+
+def current_target() -> GPUTarget:
+    """The target kernels are compiled for now: the selected backend's arch from ``TRITIUM_TARGET=name:arch``
+    (no device needed), else its driver's current device's target."""
+    sel = select()
+    if sel.arch is not None:
+        return get_compiler(sel.name).target_for_arch(sel.arch)
+    get_backend(sel.name)
+    d = get_driver(sel.name)
+    if not d.is_active():
+        raise BackendUnavailable(f"the '{sel.name}' backend cannot run here: "
+                                 f"{d.inactive_reason() or 'driver is not active'}")
+    return d.get_current_target()
+
+
+def target_from_spec(spec: Any) -> GPUTarget:
+    """A GPUTarget from a GPUTarget, ``"cuda:90"`` or ``"interpreter"`` (the driver's target if no arch)."""
+    if isinstance(spec, GPUTarget):
+        return spec
+    name, arch = parse_target_spec(str(spec))
+    if arch is not None:
+        return get_compiler(name).target_for_arch(arch)
+    get_backend(name)
+    d = get_driver(name)
+    if not d.is_active():
+        raise BackendUnavailable(f"the '{name}' backend has no device here ({d.inactive_reason()}); "
+                                 f"give an arch to compile for it, e.g. '{name}:<arch>'")
+    return d.get_current_target()
+
+
+# ------------------------------------------------------------------------------------------- launching
+def launch_driver(backend: Optional[str], kernel_name: str = "kernel") -> BaseDriver:
+    """The driver that launches a kernel compiled for ``backend`` (None: the selected one), checked active:
+    after the first call a dict lookup and the driver's ``is_active()``."""
+    name = backend or select().name
+    d = _launch_drivers.get(name)
+    if d is None or not d.is_active():
+        get_backend(name)  # missing extras -> pip command
+        d = get_driver(name)
+        if not d.is_active():
+            raise BackendUnavailable(f"cannot launch '{kernel_name}' on the '{name}' backend: "
+                                     f"{d.inactive_reason() or 'driver is not active'}")
+        _launch_drivers[name] = d
+    return d
+
+
+class LaunchContext(NamedTuple):
+    """The selection as the JIT's launch path needs it (one dict lookup while the selection holds)."""
+
+    backend: str
+    arch: Optional[str]
+    driver: BaseDriver
+    device: Callable[[], Any]  # returns the current device (the driver's ``device_getter()``)
+
+
+def launch_context() -> LaunchContext:
+    """The :class:`LaunchContext` of the selected backend (cleared by :func:`reset` and :func:`set_active`)."""
+    ctx = _launch_contexts.get(_selection_key())
+    if ctx is None:
+        sel = select()
+        d = get_driver(sel.name)
+        ctx = LaunchContext(sel.name, sel.arch, d, d.device_getter() if d.is_active() else _device_zero)
+        _launch_contexts[_selection_key()] = ctx
+    return ctx
+
+
+def _device_zero() -> int:
+    return 0
+
+
+__all__ = ["backends", "get_backend", "get_compiler", "get_driver", "backend_status", "select", "Selection",
+           "set_active", "reset_active", "reset", "parse_target_spec", "target_from_spec", "current_target",
+           "requested_target", "launch_driver", "launch_context", "LaunchContext"]
