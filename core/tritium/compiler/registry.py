@@ -156,18 +156,18 @@ def requested_target() -> Optional[tuple]:
 # ``os.environ`` lookups encode the key and decode the value (~0.2 µs each); the launch path reads the two
 # selection variables from the environment's raw mapping instead (same content, kept in sync by os.environ)
 _env_data = getattr(os.environ, "_data", None)
-_env_keys: tuple = ()
 if _env_data is not None and hasattr(os.environ, "encodekey"):  # CPython's os.environ
-    _env_keys = (os.environ.encodekey("TRITIUM_TARGET"), os.environ.encodekey("TRITON_INTERPRET"))
+    _TARGET_KEY, _INTERPRET_KEY = os.environ.encodekey("TRITIUM_TARGET"), os.environ.encodekey("TRITON_INTERPRET")
 else:  # pragma: no cover
     _env_data = None
 
 
 def _selection_key() -> tuple:
-    """What the selection depends on besides the registered backends: ``set_active()`` and the environment."""
+    """What the selection depends on besides the registered backends: ``set_active()`` and the environment
+    (:func:`launch_context` computes the same inline)."""
     d = _env_data
     if d is not None:
-        return (_forced, d.get(_env_keys[0]), d.get(_env_keys[1]))
+        return (_forced, d.get(_TARGET_KEY), d.get(_INTERPRET_KEY))
     return (_forced, os.environ.get("TRITIUM_TARGET"), os.environ.get("TRITON_INTERPRET"))
 
 
@@ -269,13 +269,16 @@ class LaunchContext(NamedTuple):
 
 
 def launch_context() -> LaunchContext:
-    """The :class:`LaunchContext` of the selected backend (cleared by :func:`reset` and :func:`set_active`)."""
-    ctx = _launch_contexts.get(_selection_key())
+    """The :class:`LaunchContext` of the selected backend (cleared by :func:`reset` and :func:`set_active`).
+    On every launch of the JIT's fast path: the selection key is computed inline."""
+    d = _env_data
+    key = (_forced, d.get(_TARGET_KEY), d.get(_INTERPRET_KEY)) if d is not None else _selection_key()
+    ctx = _launch_contexts.get(key)
     if ctx is None:
         sel = select()
-        d = get_driver(sel.name)
-        ctx = LaunchContext(sel.name, sel.arch, d, d.device_getter() if d.is_active() else _device_zero)
-        _launch_contexts[_selection_key()] = ctx
+        drv = get_driver(sel.name)
+        ctx = LaunchContext(sel.name, sel.arch, drv, drv.device_getter() if drv.is_active() else _device_zero)
+        _launch_contexts[key] = ctx
     return ctx
 
 

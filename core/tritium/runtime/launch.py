@@ -98,6 +98,7 @@ def make_launcher(fn: Any) -> Any:
     names = [p.name for p in params]
     if any(n.startswith("_tr_") or not n.isidentifier() for n in names):
         return False
+    fn.cache_key  # records used_global_vals, which the launcher checks
     ns = describe_namespace()
     ndarray = "_tr_nd" in ns
     body, descs = [], []
@@ -139,10 +140,7 @@ def make_launcher(fn: Any) -> Any:
     for i, p in enumerate(fn.params):
         if p.has_default:
             lines += [f"    if {p.name} is _M:", f"        {p.name} = _tr_d{i}"]
-    lines += ["    _tr_u = _tr_f.used_global_vals",
-              "    if _tr_u is None:",
-              "        _tr_f.cache_key",
-              "    elif _tr_u and not _tr_f._globals_unchanged():",
+    lines += ["    if _tr_f.used_global_vals and not _tr_f._globals_unchanged():",
               "        _tr_f.check_globals()",
               "    try:"]
     lines += ["    " + ln for ln in "".join(body).splitlines()]
