@@ -314,7 +314,7 @@ def memory_ops(m):
 
 def _ptr_and_mask(op):
     from tritium.dialects import tt
-    g = tt._operand_groups(op, tt.op_def(op.name))
+    g = tt.operand_groups(op)
     return g["ptr"][0], (g.get("mask") or [None])[0]
 
 

@@ -40,7 +40,7 @@ def _interp(text):
     for name, fn in stages.items():
         cur = fn(cur, {})
         asm[name] = cur
-    return types.SimpleNamespace(asm=asm, name="k", metadata={})
+    return types.SimpleNamespace(asm=asm, name="k", metadata={}, loaded={})
 
 
 def _launch(kernel, grid, *args):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from tritium.dialects import tt
+from tritium.dialects.enums import PaddingOption, PropagateNan
 from tritium.errors import CompilationError
 
 # ----------------------------------------------------------------------------------------------
@@ -72,33 +74,24 @@ def _pointee_str(s: str) -> str:
     return s[len("!tt.ptr<"):-1]
 
 
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 # ----------------------------------------------------------------------------------------------
 # Locations
 # ----------------------------------------------------------------------------------------------
 
 def _loc_tuple(loc):
-    """(file, line, col) of an MLIR location (the innermost callee for call sites), or None."""
-    try:
-        if loc.is_a_file():
-            return (loc.filename, loc.start_line, loc.start_col)
-        if loc.is_a_callsite():
-            return _loc_tuple(loc.callee) or _loc_tuple(loc.caller)
-        if loc.is_a_fused():
-            for x in loc.locations:
-                t = _loc_tuple(x)
-                if t:
-                    return t
-        if loc.is_a_name():
-            return _loc_tuple(loc.child_loc)
-    except Exception:  # pragma: no cover - exotic location kinds
-        pass
+    """(file, line, col) of an MLIR location (the innermost callee for call sites), or None (unknown and opaque
+    locations)."""
+    if loc.is_a_file():
+        return (loc.filename, loc.start_line, loc.start_col)
+    if loc.is_a_callsite():
+        return _loc_tuple(loc.callee) or _loc_tuple(loc.caller)
+    if loc.is_a_fused():
+        for x in loc.locations:
+            t = _loc_tuple(x)
+            if t:
+                return t
+    if loc.is_a_name():
+        return _loc_tuple(loc.child_loc)
     return None
 
 
@@ -190,7 +183,7 @@ class _Gen:
         self.names[value] = name
         _, shape = _split_type(value.type)
         if shape:
-            self.max_numel = max(self.max_numel, _numel(shape))
+            self.max_numel = max(self.max_numel, tt.numel(shape))
         return name
 
     def get(self, value):
@@ -370,36 +363,9 @@ class _Gen:
 
 # handlers: fn(gen, op, out, pad) ---------------------------------------------------------------
 
-def _attr_int(op, name, default=None):
-    if name not in op.attributes:
-        return default
-    a = op.attributes[name]
-    try:
-        return int(a.value)
-    except Exception:
-        return int(str(a).split(":")[0].strip())
-
-
-def _attr_ints(op, name):
-    if name not in op.attributes:
-        return []
-    a = op.attributes[name]
-    try:
-        return [int(x) for x in a]
-    except Exception:
-        s = str(a)
-        inner = s[s.index(":") + 1:s.rindex(">")] if "array<" in s else s.strip("[]")
-        return [int(x) for x in inner.replace("[", "").replace("]", "").split(",") if x.strip()]
-
-
-def _attr_str(op, name, default=""):
-    if name not in op.attributes:
-        return default
-    from mlir import ir
-    try:
-        return ir.StringAttr(op.attributes[name]).value
-    except Exception:
-        return str(op.attributes[name])
+def _predicate(op) -> int:
+    """The ``predicate`` of an ``arith.cmpi`` / ``arith.cmpf`` (an integer attribute)."""
+    return int(op.attributes["predicate"].value)
 
 
 def _h_constant(g, op, out, pad):
@@ -436,11 +402,10 @@ def _h_constant(g, op, out, pad):
             text = f"np.broadcast_to({scalar}, {(1,) + shape!r})"
         else:
             import numpy as np
-            try:
-                arr = np.array(attr)
-                vals = arr.reshape(-1).tolist()
-            except Exception:
-                vals = [float(ir.FloatAttr(attr[i]).value) for i in range(len(attr))]
+            if et == "bf16":  # no numpy dtype: element by element
+                vals = [attr[i].value for i in range(len(attr))]
+            else:
+                vals = np.array(attr).reshape(-1).tolist()
             if et.startswith("f") or et == "bf16":
                 lst = "[" + ", ".join(_pyfloat(float(x)) for x in vals) + "]"
             elif et == "i1":
@@ -462,7 +427,7 @@ def _h_poison(g, op, out, pad):
 
 def _h_cmpi(g, op, out, pad):
     a, b = (g.get(v) for v in op.operands)
-    pred = _attr_int(op, "predicate")
+    pred = _predicate(op)
     et, _ = _split_type(op.operands[0].type)
     if et == "i1" and pred in _CMPI_BOOL_SIGNED:
         expr = f"({a} {_CMPI_BOOL_SIGNED[pred]} {b})"
@@ -475,7 +440,7 @@ def _h_cmpi(g, op, out, pad):
 
 def _h_cmpf(g, op, out, pad):
     a, b = (g.get(v) for v in op.operands)
-    pred = _attr_int(op, "predicate")
+    pred = _predicate(op)
     r = op.results[0]
     if pred == 0:
         expr = f"np.zeros(np.broadcast_shapes({a}.shape, {b}.shape), np.bool_)"
@@ -607,12 +572,7 @@ def _h_while(g, op, out, pad):
 
 
 def _h_call(g, op, out, pad):
-    from mlir import ir
-    callee = str(op.attributes["callee"]).lstrip("@")
-    try:
-        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-    except Exception:
-        pass
+    callee = op.attributes["callee"].value
     if callee not in g.funcs:
         g.err(op, f"call to unknown function @{callee}")
     args = [g.get(v) for v in op.operands]
@@ -623,15 +583,16 @@ def _h_call(g, op, out, pad):
 # tt ----------------------------------------------------------------------------------------------
 
 def _h_pid(g, op, out, pad):
-    out.append(f"{pad}{g.define(op.results[0])} = _ctx.pid[{_attr_int(op, 'axis')}]")
+    out.append(f"{pad}{g.define(op.results[0])} = _ctx.pid[{int(tt.decode_attributes(op)['axis'])}]")
 
 
 def _h_nprog(g, op, out, pad):
-    out.append(f"{pad}{g.define(op.results[0])} = _ctx.nprog[{_attr_int(op, 'axis')}]")
+    out.append(f"{pad}{g.define(op.results[0])} = _ctx.nprog[{int(tt.decode_attributes(op)['axis'])}]")
 
 
 def _h_make_range(g, op, out, pad):
-    s, e = _attr_int(op, "start"), _attr_int(op, "end")
+    attrs = tt.decode_attributes(op)
+    s, e = attrs["start"], attrs["end"]
     out.append(f"{pad}{g.define(op.results[0])} = {g.const(f'np.arange({s}, {e}, dtype=np.int32)[None]')}")
 
 
@@ -659,7 +620,7 @@ def _h_broadcast(g, op, out, pad):
 
 def _h_expand_dims(g, op, out, pad):
     a = g.get(op.operands[0])
-    out.append(f"{pad}{g.define(op.results[0])} = np.expand_dims({a}, {_attr_int(op, 'axis') + 1})")
+    out.append(f"{pad}{g.define(op.results[0])} = np.expand_dims({a}, {tt.decode_attributes(op)['axis'] + 1})")
 
 
 def _h_reshape(g, op, out, pad):
@@ -671,8 +632,7 @@ def _h_reshape(g, op, out, pad):
 
 def _h_trans(g, op, out, pad):
     a = g.get(op.operands[0])
-    order = _attr_ints(op, "order")
-    perm = (0,) + tuple(o + 1 for o in order)
+    perm = (0,) + tuple(o + 1 for o in tt.decode_attributes(op)["order"])
     out.append(f"{pad}{g.define(op.results[0])} = {a}.transpose({perm!r})")
 
 
@@ -694,7 +654,7 @@ def _h_split(g, op, out, pad):
 
 def _h_gather(g, op, out, pad):
     a, b = (g.get(v) for v in op.operands)
-    out.append(f"{pad}{g.define(op.results[0])} = _rt.gather({a}, {b}, {_attr_int(op, 'axis')})")
+    out.append(f"{pad}{g.define(op.results[0])} = _rt.gather({a}, {b}, {tt.decode_attributes(op)['axis']})")
 
 
 def _ptr_elem(g, op, ptr_type):
@@ -709,18 +669,6 @@ def _h_addptr(g, op, out, pad):
     out.append(f"{pad}{g.define(op.results[0])} = _rt.addptr({p}, {o}, {e.size})")
 
 
-def _segments(op, n_groups):
-    sizes = _attr_ints(op, "operandSegmentSizes")
-    ops = list(op.operands)
-    if not sizes:
-        sizes = [1] * min(len(ops), n_groups) + [0] * max(0, n_groups - len(ops))
-    groups, pos = [], 0
-    for n in sizes:
-        groups.append(ops[pos:pos + n])
-        pos += n
-    return groups
-
-
 def _mem_args(g, op, ptr, out, pad):
     """(address expression, ElemInfo) for a load/store; handles block pointers."""
     pty = ptr.type
@@ -728,9 +676,10 @@ def _mem_args(g, op, ptr, out, pad):
     if _is_block_ptr(pty):
         et, shape = _split_type_str(_pointee_str(str(pty)))
         e = g.elem(op, et)
-        check = tuple(_attr_ints(op, "boundaryCheck"))
-        pad_v = _attr_int(op, "padding", 1)
-        padexpr = f"np.array(float('nan'), {e.vdt})" if pad_v == 2 else "None"
+        attrs = tt.decode_attributes(op)
+        check = attrs.get("boundaryCheck", ())
+        nan = attrs.get("padding") == PaddingOption.PAD_NAN
+        padexpr = f"np.array(float('nan'), {e.vdt})" if nan else "None"
         t = g.fresh("_bp")
         out.append(f"{pad}{t} = _rt.block_addrs({p}, {check!r}) + ({padexpr},)")
         return t, e
@@ -752,30 +701,28 @@ def _split_type_str(s):
 
 
 def _h_load(g, op, out, pad):
-    (ptr,), mask, other = _segments(op, 3)
+    ptr, mask, other = tt.split_operands(op)
     addr, e = _mem_args(g, op, ptr, out, pad)
-    m = g.get(mask[0]) if mask else "None"
-    o = g.get(other[0]) if other else "None"
+    m = g.get(mask) if mask is not None else "None"
+    o = g.get(other) if other is not None else "None"
     out.append(f"{pad}{g.define(op.results[0])} = _rt.load(_ctx, {addr}, {m}, {o}, _active, {e.sdt}, {e.size}, "
                f"{e.kind!r}, {g.loc(op)}, {e.name!r})")
 
 
 def _h_store(g, op, out, pad):
-    (ptr,), (val,), mask = _segments(op, 3)
+    ptr, val, mask = tt.split_operands(op)
     addr, e = _mem_args(g, op, ptr, out, pad)
-    m = g.get(mask[0]) if mask else "None"
+    m = g.get(mask) if mask is not None else "None"
     out.append(f"{pad}_rt.store(_ctx, {addr}, {g.get(val)}, {m}, _active, {e.sdt}, {e.size}, {e.kind!r}, "
                f"{g.loc(op)}, {e.name!r})")
 
 
 def _h_atomic_rmw(g, op, out, pad):
-    groups = _segments(op, 3)
-    ptr, val = groups[0][0], groups[1][0]
-    mask = groups[2] if len(groups) > 2 else []
+    ptr, val, mask = tt.split_operands(op)
     e = _ptr_elem(g, op, ptr.type)
-    kind = _attr_int(op, "atomic_rmw_op")
-    m = g.get(mask[0]) if mask else "None"
-    out.append(f"{pad}{g.define(op.results[0])} = _rt.atomic(_ctx, {kind}, {g.get(ptr)}, {g.get(val)}, None, {m}, "
+    kind = tt.decode_attributes(op)["atomic_rmw_op"]  # an RMWOp; the runtime takes its value
+    m = g.get(mask) if mask is not None else "None"
+    out.append(f"{pad}{g.define(op.results[0])} = _rt.atomic(_ctx, {int(kind)}, {g.get(ptr)}, {g.get(val)}, None, {m}, "
                f"_active, {e.sdt}, {e.size}, {e.kind!r}, {g.loc(op)}, {e.name!r})")
 
 
@@ -787,13 +734,13 @@ def _h_atomic_cas(g, op, out, pad):
 
 
 def _h_make_tensor_ptr(g, op, out, pad):
-    groups = _segments(op, 4)
-    base = g.get(groups[0][0])
-    shape, strides, offsets = ([g.get(v) for v in grp] for grp in groups[1:4])
+    base, *groups = tt.split_operands(op)
+    base = g.get(base)
+    shape, strides, offsets = ([g.get(v) for v in grp] for grp in groups)
     r = op.results[0]
     et, block = _split_type_str(_pointee_str(str(r.type)))
     e = g.elem(op, et)
-    order = tuple(_attr_ints(op, "order"))
+    order = tt.decode_attributes(op).get("order", ())
     out.append(f"{pad}{g.define(r)} = _rt.make_block_ptr({base}, [{', '.join(shape)}], [{', '.join(strides)}], "
                f"[{', '.join(offsets)}], {order!r}, {block!r}, {e.size})")
 
@@ -822,13 +769,14 @@ def _h_dot(g, op, out, pad):
 
 def _h_clampf(g, op, out, pad):
     x, lo, hi = (g.get(v) for v in op.operands)
-    prop = _attr_int(op, "propagateNan", 0) or 0
-    out.append(f"{pad}{g.define(op.results[0])} = _rt.clampf({x}, {lo}, {hi}, {bool(prop)})")
+    prop = tt.decode_attributes(op).get("propagateNan", PropagateNan.NONE) == PropagateNan.ALL
+    out.append(f"{pad}{g.define(op.results[0])} = _rt.clampf({x}, {lo}, {hi}, {prop})")
 
 
 def _h_histogram(g, op, out, pad):
-    src = g.get(op.operands[0])
-    m = g.get(op.operands[1]) if len(op.operands) > 1 else "None"
+    src, mask = tt.split_operands(op)
+    src = g.get(src)
+    m = g.get(mask) if mask is not None else "None"
     r = op.results[0]
     et, shape = _split_type(r.type)
     e = g.elem(op, et)
@@ -837,7 +785,7 @@ def _h_histogram(g, op, out, pad):
 
 def _h_extern(g, op, out, pad):
     from . import libdevice
-    sym = _attr_str(op, "symbol")
+    sym = tt.decode_attributes(op)["symbol"]
     if libdevice.lookup(sym) is None:
         g.err(op, libdevice.missing(sym))
     args = ", ".join(g.get(v) for v in op.operands)
@@ -851,7 +799,8 @@ def _h_extern(g, op, out, pad):
 
 def _h_inline_asm(g, op, out, pad):
     from . import inline_asm
-    fn = inline_asm.lookup(_attr_str(op, "asm_string"), len(op.operands)) if len(op.results) == 1 else None
+    asm = tt.decode_attributes(op)["asm_string"]
+    fn = inline_asm.lookup(asm, len(op.operands)) if len(op.results) == 1 else None
     if fn is None:
         g.err(op, "tt.elementwise_inline_asm (inline assembly) is not supported on the interpreter")
     r = op.results[0]
@@ -863,12 +812,7 @@ def _h_inline_asm(g, op, out, pad):
 
 def _combine_info(g, op):
     """(function name, ufunc or None) of a reduce/scan's combine function."""
-    from mlir import ir
-    attr = op.attributes["combine"]
-    try:
-        name = ir.FlatSymbolRefAttr(attr).value
-    except Exception:
-        name = str(attr).lstrip("@")
+    name = tt.decode_attributes(op)["combine"]
     f = g.funcs.get(name)
     if f is None:
         g.err(op, f"combine function @{name} not found")
@@ -890,7 +834,7 @@ def _combine_info(g, op):
 
 def _h_reduce(g, op, out, pad):
     name, uf = _combine_info(g, op)
-    axis = _attr_int(op, "axis")
+    axis = tt.decode_attributes(op)["axis"]
     srcs = [g.get(v) for v in op.operands]
     res = [g.define(r) for r in op.results]
     et, _ = _split_type(op.operands[0].type)
@@ -907,8 +851,8 @@ def _h_reduce(g, op, out, pad):
 
 def _h_scan(g, op, out, pad):
     name, uf = _combine_info(g, op)
-    axis = _attr_int(op, "axis")
-    rev = bool(_attr_int(op, "reverse", 0) or 0)
+    attrs = tt.decode_attributes(op)
+    axis, rev = attrs["axis"], attrs.get("reverse", False)
     srcs = [g.get(v) for v in op.operands]
     res = [g.define(r) for r in op.results]
     et, _ = _split_type(op.operands[0].type)
@@ -925,11 +869,8 @@ def _h_scan(g, op, out, pad):
 
 
 def _h_print(g, op, out, pad):
-    prefix = _attr_str(op, "prefix")
-    hex_ = bool(_attr_int(op, "hex", 0) or 0) if "hex" in op.attributes and \
-        str(op.attributes["hex"]) not in ("false",) else False
-    if "hex" in op.attributes and str(op.attributes["hex"]) == "true":
-        hex_ = True
+    attrs = tt.decode_attributes(op)
+    prefix, hex_ = attrs.get("prefix", ""), attrs.get("hex", False)
     args = [g.get(v) for v in op.operands]
     out.append(f"{pad}_rt.device_print(_ctx, {prefix!r}, ({''.join(a + ', ' for a in args)}), _active, {hex_}, "
                f"None)")
@@ -937,7 +878,7 @@ def _h_print(g, op, out, pad):
 
 def _h_assert(g, op, out, pad):
     c = g.get(op.operands[0])
-    msg = _attr_str(op, "message")
+    msg = tt.decode_attributes(op).get("message", "")
     out.append(f"{pad}_rt.device_assert(_ctx, {c}, {msg!r}, _active, {g.loc(op)})")
 
 
@@ -978,10 +919,7 @@ _ELEMENTWISE = frozenset(set(_BIN_INFIX) | set(_BIN_FN) | set(_UNARY) | {
 
 def _only_elementwise_uses(value) -> bool:
     """True when every use of ``value`` is an _ELEMENTWISE op producing a tensor (False when unused or unknown)."""
-    try:
-        uses = list(value.uses)
-    except Exception:  # pragma: no cover - bindings without Value.uses
-        return False
+    uses = list(value.uses)
     if not uses:
         return False
     for u in uses:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .tt import OPTIONAL, READ, SINGLE, WRITE, OpDef, irdl_operation_lines, irdl_parametric_lines
+from . import tt
+from .tt import OPTIONAL, READ, SINGLE, TENSOR, WRITE, OpDef, TypeConstraint, irdl_operation_lines, \
+    irdl_parametric_lines
 
 NUM_WARPS = "ttg.num-warps"
 THREADS_PER_WARP = "ttg.threads-per-warp"
@@ -29,13 +31,14 @@ TARGET = "ttg.target"
 
 @dataclass(frozen=True)
 class TTGOpDef(OpDef):
-    @property
-    def full_name(self) -> str:
-        return "ttg." + self.name
+    """One ttg op (see :class:`tritium.dialects.tt.OpDef`)."""
+
+    dialect = "ttg"
 
 
 _S, _O = SINGLE, OPTIONAL
 _RW = frozenset({READ, WRITE})
+MEMDESC = TypeConstraint("!ttg.memdesc", "irdl.base @ttg::@memdesc")
 
 #: attributes: (name, parameter names)
 ATTRIBUTES = (
@@ -47,26 +50,62 @@ TYPES = (
     ("memdesc", ("shape", "element", "encoding")),
 )
 
+
+def _v_tensor_matches_memdesc(tensor_ty, memdesc_ty) -> str:
+    shape, elem = memdesc_shape_and_element(memdesc_ty)
+    if tt.shape_of(tensor_ty) != shape or tt.elem_of(tensor_ty) != elem:
+        return f"tensor {tensor_ty} does not match the buffer {memdesc_ty}"
+    return ""
+
+
+def _v_convert_layout(op, g):
+    src, res = op.operands[0].type, op.results[0].type
+    if tt.shape_of(src) != tt.shape_of(res) or tt.elem_of(src) != tt.elem_of(res):
+        return f"converts a tensor to the same shape and element type in another layout, got {src} -> {res}"
+
+
+def _v_local_alloc(op, g):
+    for src in g["src"]:
+        return _v_tensor_matches_memdesc(src.type, op.results[0].type) or None
+
+
+def _v_local_load(op, g):
+    return _v_tensor_matches_memdesc(op.results[0].type, op.operands[0].type) or None
+
+
+def _v_local_store(op, g):
+    return _v_tensor_matches_memdesc(op.operands[0].type, op.operands[1].type) or None
+
+
 OPS: tuple = (
-    TTGOpDef("convert_layout", (("src", _S),), doc="the same tensor in another layout"),
-    TTGOpDef("local_alloc", (("src", _O),), pure=False, effects=_RW,
+    TTGOpDef("convert_layout", (("src", _S),), types={"src": TENSOR, "result": TENSOR}, verify=_v_convert_layout,
+             doc="the same tensor in another layout"),
+    TTGOpDef("local_alloc", (("src", _O),), types={"src": TENSOR, "result": MEMDESC}, pure=False, effects=_RW,
+             verify=_v_local_alloc,
              doc="allocate a shared-memory buffer (!ttg.memdesc), optionally initialised from a tensor"),
-    TTGOpDef("local_load", (("src", _S),), pure=False, effects=frozenset({READ}),
-             doc="read a memdesc into a distributed tensor"),
-    TTGOpDef("local_store", (("src", _S), ("dst", _S)), results=(), pure=False, effects=frozenset({WRITE}),
+    TTGOpDef("local_load", (("src", _S),), types={"src": MEMDESC, "result": TENSOR}, pure=False,
+             effects=frozenset({READ}), verify=_v_local_load, doc="read a memdesc into a distributed tensor"),
+    TTGOpDef("local_store", (("src", _S), ("dst", _S)), results=(), types={"src": TENSOR, "dst": MEMDESC},
+             pure=False, effects=frozenset({WRITE}), verify=_v_local_store,
              doc="write a distributed tensor into a memdesc"),
-    TTGOpDef("local_dealloc", (("src", _S),), results=(), pure=False, effects=_RW),
+    TTGOpDef("local_dealloc", (("src", _S),), results=(), types={"src": MEMDESC}, pure=False, effects=_RW,
+             doc="release a shared-memory buffer"),
     TTGOpDef("barrier", results=(), pure=False, effects=_RW, doc="CTA-wide barrier (bar.sync 0)"),
 )
 
 _BY_NAME = {op.full_name: op for op in OPS}
 
+# the op name constants: CONVERT_LAYOUT = "ttg.convert_layout", ...
+globals().update({op.constant_name: op.full_name for op in OPS})
+
 
 def op_def(name: str):
+    """The table entry of ``ttg.<name>`` (full name), or None for ops of other dialects."""
     return _BY_NAME.get(name)
 
 
 def irdl_source() -> str:
+    """The IRDL module that defines the dialect (generated from the table)."""
     lines = ["irdl.dialect @ttg {"]
     for kind, defs in (("attribute", ATTRIBUTES), ("type", TYPES)):
         for name, params in defs:
@@ -116,6 +155,27 @@ def memdesc_type(shape, element, shared_layout, context=None):
     ctx = context or element.context
     shp = ", ".join(str(int(s)) for s in shape)
     return ir.Type.parse(f"!ttg.memdesc<array<i64: {shp}>, {element}, {shared_layout.to_str()}>", ctx)
+
+
+def memdesc_shape_and_element(ty) -> tuple:
+    """``(shape, element type)`` of a ``!ttg.memdesc<array<i64: ...>, T, #layout>``."""
+    from mlir import ir
+
+    s = str(ty)
+    inner = s[len("!ttg.memdesc<"):-1]
+    arr_end = inner.index(">")
+    arr = inner[len("array<i64"):arr_end].lstrip(":").strip()
+    shape = tuple(int(x) for x in arr.split(",") if x.strip()) if arr else ()
+    rest = inner[arr_end + 1:].lstrip(", ")
+    depth = 0
+    for i, ch in enumerate(rest):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return shape, ir.Type.parse(rest[:i].strip(), ty.context)
+    return shape, ir.Type.parse(rest.strip(), ty.context)
 
 
 def module_int(module, name: str, default=None):

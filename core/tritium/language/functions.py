@@ -4,6 +4,7 @@ from __future__ import annotations
 import builtins as _py
 from typing import Optional
 
+from ..dialects.enums import PropagateNan  # noqa: F401  (tl.PropagateNan: clamp/minimum/maximum's propagate_nan)
 from . import core as _c
 from . import semantic as _s
 from .core import (SemanticError, _tensor_member_fn, _unwrap, block_type, builtin, constexpr, dtype, tensor)
@@ -171,11 +172,6 @@ def minimum(x, y, propagate_nan=0):
 @builtin
 def clamp(x, min, max, propagate_nan=0):
     return _s.clamp(x, min, max, propagate_nan)
-
-
-class PropagateNan:
-    NONE = 0
-    ALL = 0xFFFF
 
 
 def _math1(mlir_name, name):

@@ -9,6 +9,8 @@ import builtins as _py
 import numbers
 from typing import List, Optional
 
+from ..dialects.enums import (CacheModifier, EvictionPolicy, InputPrecision, MemSemantic, MemSyncScope, PaddingOption,
+                              ProgramIDDim, PropagateNan, RMWOp, RoundingMode)
 from . import core as tl
 from .core import SemanticError, _unwrap, block_type, constexpr, current_builder, dtype, pointer_type, tensor
 
@@ -414,9 +416,7 @@ def cast(x, dst, bitcast_=False, fp_downcast_rounding=None, bitcast=None) -> ten
     if (src.is_fp8() and dst.is_floating()) or (src.is_floating() and dst.is_fp8()):
         attrs = None
         if src.primitive_bitwidth > dst.primitive_bitwidth:
-            mode = {"rtne": 1, "rtz": 0, None: 1}.get(fp_downcast_rounding)
-            if mode is None:
-                raise SemanticError(f"unknown fp_downcast_rounding {fp_downcast_rounding!r}")
+            mode = _keyword(RoundingMode, fp_downcast_rounding, "fp_downcast_rounding")
             attrs = {"rounding": _b().i32_attr(mode)}
         return _op1("tt.fp_to_fp", x, dty, attrs)
     if fp_downcast_rounding is not None and not (src.is_floating() and dst.is_floating()
@@ -427,8 +427,8 @@ def cast(x, dst, bitcast_=False, fp_downcast_rounding=None, bitcast=None) -> ten
             return cast(cast(x, tl.float32), dst)
         if src.primitive_bitwidth < dst.primitive_bitwidth:
             return _op1("arith.extf", x, dty)
-        if fp_downcast_rounding == "rtz":
-            return _op1("tt.fp_to_fp", x, dty, {"rounding": _b().i32_attr(0)})
+        if _keyword(RoundingMode, fp_downcast_rounding, "fp_downcast_rounding") == RoundingMode.RTZ:
+            return _op1("tt.fp_to_fp", x, dty, {"rounding": _b().i32_attr(RoundingMode.RTZ)})
         return _op1("arith.truncf", x, dty)
     if src.is_int() and dst.is_int():
         if dst.is_bool():
@@ -735,7 +735,7 @@ def clamp(x, lo, hi, propagate_nan=0):
     x, hi = broadcast_impl_value(x, hi)
     x, lo = broadcast_impl_value(x, lo)
     b = _b()
-    pn = 0xFFFF if _unwrap(propagate_nan) else 0
+    pn = PropagateNan.ALL if _unwrap(propagate_nan) else PropagateNan.NONE
     return _result(b.create("tt.clampf", [x, lo, hi], [b.ty(x.type)], {"propagateNan": b.i32_attr(pn)}), x.type)
 
 
@@ -779,20 +779,23 @@ def umulhi(x, y):
 # creation
 # ----------------------------------------------------------------------------------------------
 
-def program_id(axis) -> tensor:
+def _grid_query(name: str, axis, what: str) -> tensor:
+    """``tt.get_program_id`` / ``tt.get_num_programs`` (``name``) along the grid axis ``axis``."""
     axis = _unwrap(axis)
-    if axis not in (0, 1, 2):
-        raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis!r}")
+    try:
+        dim = ProgramIDDim(axis)
+    except ValueError:
+        raise SemanticError(f"{what} axis must be 0, 1 or 2, got {axis!r}") from None
     b = _b()
-    return _result(b.create("tt.get_program_id", [], [b.ty(tl.int32)], {"axis": b.i32_attr(axis)}), tl.int32)
+    return _result(b.create(name, [], [b.ty(tl.int32)], {"axis": b.i32_attr(dim)}), tl.int32)
+
+
+def program_id(axis) -> tensor:
+    return _grid_query("tt.get_program_id", axis, "program_id")
 
 
 def num_programs(axis) -> tensor:
-    axis = _unwrap(axis)
-    if axis not in (0, 1, 2):
-        raise SemanticError(f"num_programs axis must be 0, 1 or 2, got {axis!r}")
-    b = _b()
-    return _result(b.create("tt.get_num_programs", [], [b.ty(tl.int32)], {"axis": b.i32_attr(axis)}), tl.int32)
+    return _grid_query("tt.get_num_programs", axis, "num_programs")
 
 
 def arange(start, end) -> tensor:
@@ -849,22 +852,57 @@ def full(shape, value, dt) -> tensor:
 # memory
 # ----------------------------------------------------------------------------------------------
 
-_CACHE = {"": 1, None: 1, ".ca": 2, ".cg": 3, ".wb": 4, ".cs": 5, ".wt": 6, ".cv": 7}
-_EVICT = {"": 1, None: 1, "evict_normal": 1, "evict_first": 2, "evict_last": 3}
-_PADDING = {"": None, None: None, "zero": 1, "nan": 2}
-_SEM = {None: 4, "relaxed": 1, "acquire": 2, "release": 3, "acq_rel": 4}
-_SCOPE = {None: 1, "gpu": 1, "cta": 2, "sys": 3}
+def _keyword(enum, value, what: str):
+    """The member of ``enum`` (:mod:`tritium.dialects.enums`) for the user's keyword ``value`` (``".cg"``,
+    ``"acq_rel"``); a SemanticError naming the accepted keywords otherwise."""
+    try:
+        return enum.from_keyword(_unwrap(value), what)
+    except ValueError as e:
+        raise SemanticError(str(e)) from None
 
 
-def _mem_attr(table, v, what):
-    v = _unwrap(v)
-    if v not in table:
-        raise SemanticError(f"unknown {what} {v!r}; expected one of {[k for k in table if k]}")
-    return table[v]
+def _cache_attrs(cache_modifier, eviction_policy) -> dict:
+    """The ``cache`` / ``evict`` attributes of a tt.load / tt.store."""
+    b = _b()
+    return {"cache": b.i32_attr(_keyword(CacheModifier, cache_modifier, "cache modifier")),
+            "evict": b.i32_attr(_keyword(EvictionPolicy, eviction_policy, "eviction policy"))}
 
 
 def _is_block_ptr(p: tensor) -> bool:
     return p.type.is_ptr() and p.type.element_ty.is_block()
+
+
+def _check_pointer(ptr, what: str) -> None:
+    if not isinstance(ptr, tensor) or not ptr.type.scalar.is_ptr():
+        got = ptr.type if isinstance(ptr, tensor) else repr(_unwrap(ptr))
+        raise SemanticError(f"Unsupported ptr type {got} in `{what}`: the first argument must be a pointer "
+                            "or a tensor of pointers")
+
+
+def _memory_mask(mask, ptr: tensor):
+    """The ``mask`` of a tl.load / tl.store (None, a boolean scalar or tensor) checked, and broadcast to the shape
+    of ``ptr`` when that is a block of pointers."""
+    if mask is None:
+        return None
+    mask = to_tensor(mask)
+    if mask.type.scalar != tl.int1:
+        raise SemanticError(f"Mask argument must have boolean (int1) element type, got {mask.type.scalar}")
+    if ptr.type.is_block():
+        shape = ptr.type.shape
+        try:
+            mask = broadcast_impl_shape(mask, shape)
+        except SemanticError as e:
+            raise SemanticError(f"mask of shape {list(mask.type.shape)} does not match the pointer shape "
+                                f"{list(shape)}: {e}") from None
+    return mask
+
+
+def _in_memory(ptr: tensor):
+    """``(ptr, element type)`` as memory holds them: tl.int1 is stored as int8, through an int8 pointer."""
+    elt = ptr.type.scalar.element_ty
+    if elt == tl.int1:
+        return cast(ptr, pointer_type(tl.int8)), tl.int8
+    return ptr, elt
 
 
 def _boundary_check(bc, rank):
@@ -882,52 +920,36 @@ def _boundary_check(bc, rank):
 
 def load(ptr, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False) -> tensor:
-    if not isinstance(ptr, tensor) or not ptr.type.scalar.is_ptr():
-        what = ptr.type if isinstance(ptr, tensor) else repr(_unwrap(ptr))
-        raise SemanticError(f"Unsupported ptr type {what} in `tl.load`: the first argument must be a pointer "
-                            "or a tensor of pointers")
+    _check_pointer(ptr, "tl.load")
     b = _b()
     mask = None if _unwrap(mask) is None else mask
     other = None if _unwrap(other) is None else other
-    attrs = {"cache": b.i32_attr(_mem_attr(_CACHE, cache_modifier, "cache modifier")),
-             "evict": b.i32_attr(_mem_attr(_EVICT, eviction_policy, "eviction policy")),
-             "isVolatile": b.bool_attr(_unwrap(volatile))}
+    attrs = _cache_attrs(cache_modifier, eviction_policy)
+    attrs["isVolatile"] = b.bool_attr(_unwrap(volatile))
+    padding_option = _unwrap(padding_option)
     if _is_block_ptr(ptr):
         if mask is not None or other is not None:
             raise SemanticError("`mask` and `other` arguments cannot be specified for loading block pointers")
         bty = ptr.type.element_ty
         bc = _boundary_check(boundary_check, len(bty.shape))
-        pad = _mem_attr(_PADDING, padding_option, "padding option")
         if bc:
             attrs["boundaryCheck"] = b.i32_array(bc)
-        if pad is not None:
-            attrs["padding"] = b.i32_attr(pad)
+        if padding_option not in ("", None):
+            attrs["padding"] = b.i32_attr(_keyword(PaddingOption, padding_option, "padding option"))
         attrs["operandSegmentSizes"] = b.i32_array([1, 0, 0])
         return _result(b.create("tt.load", [ptr], [b.ty(bty)], attrs), bty)
-    if _unwrap(padding_option) or _boundary_check(boundary_check, 8):
+    if padding_option or _boundary_check(boundary_check, 8):
         raise SemanticError("`padding_option` and `boundary_check` are only supported for block pointers "
                             "(tl.make_block_ptr)")
     if mask is None and other is not None:
         raise SemanticError("`other` cannot be provided without `mask`")
     if mask is not None:
         mask = to_tensor(mask)
-        if mask.type.scalar != tl.int1:
-            raise SemanticError(f"Mask argument must have boolean (int1) element type, got {mask.type.scalar}")
         if mask.type.is_block() and not ptr.type.is_block():
             ptr = splat(ptr, mask.type.shape)
-    if ptr.type.is_block():
-        shape = ptr.type.shape
-        if mask is not None:
-            try:
-                mask = broadcast_impl_shape(mask, shape)
-            except SemanticError as e:
-                raise SemanticError(f"mask of shape {list(mask.type.shape)} does not match the pointer shape "
-                                    f"{list(shape)}: {e}") from None
-    elt = ptr.type.scalar.element_ty
-    is_bool = elt == tl.int1
-    if is_bool:
-        elt = tl.int8
-        ptr = cast(ptr, pointer_type(tl.int8))
+    mask = _memory_mask(mask, ptr)
+    is_bool = ptr.type.scalar.element_ty == tl.int1
+    ptr, elt = _in_memory(ptr)
     if other is not None:
         if not isinstance(other, tensor) and ptr.type.is_block():
             other = constant(_unwrap(other), block_type(elt, ptr.type.shape))
@@ -944,14 +966,10 @@ def load(ptr, mask=None, other=None, boundary_check=(), padding_option="", cache
 
 
 def store(ptr, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
-    if not isinstance(ptr, tensor) or not ptr.type.scalar.is_ptr():
-        what = ptr.type if isinstance(ptr, tensor) else repr(_unwrap(ptr))
-        raise SemanticError(f"Unsupported ptr type {what} in `tl.store`: the first argument must be a pointer "
-                            "or a tensor of pointers")
+    _check_pointer(ptr, "tl.store")
     b = _b()
     mask = None if _unwrap(mask) is None else mask
-    attrs = {"cache": b.i32_attr(_mem_attr(_CACHE, cache_modifier, "cache modifier")),
-             "evict": b.i32_attr(_mem_attr(_EVICT, eviction_policy, "eviction policy"))}
+    attrs = _cache_attrs(cache_modifier, eviction_policy)
     if _is_block_ptr(ptr):
         if mask is not None:
             raise SemanticError("`mask` cannot be specified for storing to block pointers")
@@ -968,28 +986,15 @@ def store(ptr, value, mask=None, boundary_check=(), cache_modifier="", eviction_
     if _boundary_check(boundary_check, 8):
         raise SemanticError("`boundary_check` is only supported for block pointers")
     value = to_tensor(value, None) if not isinstance(value, tensor) else value
-    if mask is not None:
-        mask = to_tensor(mask)
-        if mask.type.scalar != tl.int1:
-            raise SemanticError(f"Mask argument must have boolean (int1) element type, got {mask.type.scalar}")
+    mask = _memory_mask(mask, ptr)
     if not ptr.type.is_block():
         if value.type.is_block():
             raise SemanticError("Value argument cannot be block type if pointer argument is not a block")
         if mask is not None and mask.type.is_block():
             raise SemanticError("Mask argument cannot be block type if pointer argument is not a block")
     else:
-        shape = ptr.type.shape
-        value = broadcast_impl_shape(value, shape)
-        if mask is not None:
-            try:
-                mask = broadcast_impl_shape(mask, shape)
-            except SemanticError as e:
-                raise SemanticError(f"mask of shape {list(mask.type.shape)} does not match the pointer shape "
-                                    f"{list(shape)}: {e}") from None
-    elt = ptr.type.scalar.element_ty
-    if elt == tl.int1:
-        elt = tl.int8
-        ptr = cast(ptr, pointer_type(tl.int8))
+        value = broadcast_impl_shape(value, ptr.type.shape)
+    ptr, elt = _in_memory(ptr)
     value = cast(value, elt)
     ops = [ptr, value] + ([mask] if mask is not None else [])
     attrs["operandSegmentSizes"] = b.i32_array([1, 1, int(mask is not None)])
@@ -1021,23 +1026,26 @@ def _atom_prep(ptr, val, mask, op_name):
     return ptr, val, mask
 
 
+def _memory_order_attrs(sem, scope) -> dict:
+    """The ``sem`` / ``scope`` attributes of an atomic (defaults: acq_rel, gpu)."""
+    b = _b()
+    return {"sem": b.i32_attr(_keyword(MemSemantic, sem, "sem")),
+            "scope": b.i32_attr(_keyword(MemSyncScope, scope, "scope"))}
+
+
 def atomic_rmw(kind: str, ptr, val, mask=None, sem=None, scope=None) -> tensor:
     ptr, val, mask = _atom_prep(ptr, val, mask, f"atomic_{kind}")
     elt = val.type.scalar
     if kind == "add":
-        code = 5 if elt.is_floating() else 4
+        op = RMWOp.FADD if elt.is_floating() else RMWOp.ADD
     elif kind in ("max", "min"):
-        if elt.is_int_unsigned():
-            code = 8 if kind == "max" else 9
-        else:
-            code = 6 if kind == "max" else 7
+        op = RMWOp[("U" if elt.is_int_unsigned() else "") + kind.upper()]
     else:
         if elt.is_floating() and kind in ("and", "or", "xor"):
             raise SemanticError(f"atomic_{kind} needs integer values, got {elt}")
-        code = {"and": 1, "or": 2, "xor": 3, "xchg": 10}[kind]
+        op = RMWOp[kind.upper()]
     b = _b()
-    attrs = {"atomic_rmw_op": b.i32_attr(code), "sem": b.i32_attr(_mem_attr(_SEM, sem, "sem")),
-             "scope": b.i32_attr(_mem_attr(_SCOPE, scope, "scope"))}
+    attrs = {"atomic_rmw_op": b.i32_attr(op), **_memory_order_attrs(sem, scope)}
     return _result(b.create("tt.atomic_rmw", [ptr, val, mask], [b.ty(val.type)], attrs), val.type)
 
 
@@ -1047,8 +1055,8 @@ def atomic_cas(ptr, cmp, val, sem=None, scope=None) -> tensor:
     if ptr.type.is_block():
         cmp = broadcast_impl_shape(cmp, ptr.type.shape)
     b = _b()
-    attrs = {"sem": b.i32_attr(_mem_attr(_SEM, sem, "sem")), "scope": b.i32_attr(_mem_attr(_SCOPE, scope, "scope"))}
-    return _result(b.create("tt.atomic_cas", [ptr, cmp, val], [b.ty(val.type)], attrs), val.type)
+    return _result(b.create("tt.atomic_cas", [ptr, cmp, val], [b.ty(val.type)], _memory_order_attrs(sem, scope)),
+                   val.type)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1188,9 +1196,6 @@ def scan(inputs, axis, combine, reverse=False, hint="scan", key=None):
 # dot
 # ----------------------------------------------------------------------------------------------
 
-_PRECISION = {"tf32": 0, "tf32x3": 1, "ieee": 2, "hf32": 3, "bf16x3": 4, "bf16x6": 5}
-
-
 def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=tl.float32) -> tensor:
     out_dtype = _unwrap(out_dtype)
@@ -1216,8 +1221,7 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
             a, b = cast(a, ret), cast(b, ret)
     if input_precision is None:
         input_precision = "tf32" if allow_tf32 in (None, True) else "ieee"
-    if input_precision not in _PRECISION:
-        raise SemanticError(f"unknown input_precision {input_precision!r}")
+    precision = _keyword(InputPrecision, input_precision, "input_precision")
     if a.type.scalar.is_int():
         ret_scalar = tl.int32
     else:
@@ -1230,7 +1234,7 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
         if not acc_t.type.is_block() or list(acc_t.type.shape) != out_shape:
             raise SemanticError(f"dot() accumulator shape must be {out_shape}, got {acc_t.type}")
     bld = _b()
-    attrs = {"inputPrecision": bld.i32_attr(_PRECISION[input_precision]),
+    attrs = {"inputPrecision": bld.i32_attr(precision),
              "maxNumImpreciseAcc": bld.i32_attr(_unwrap(max_num_imprecise_acc) or 0)}
     return _result(bld.create("tt.dot", [a, b, acc_t], [bld.ty(acc_t.type)], attrs), acc_t.type)
 

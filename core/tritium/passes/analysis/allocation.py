@@ -48,6 +48,7 @@ attributes back.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Optional
 
@@ -61,6 +62,7 @@ OFFSET_ATTR = "allocation.offset"
 SIZE_ATTR = "allocation.size"
 SHARED_ATTR = "ttg.shared"
 
+log = logging.getLogger(__name__)
 
 
 def elem_bytes(ty) -> int:
@@ -75,13 +77,6 @@ def elem_bytes(ty) -> int:
     if isinstance(e, ir.FloatType):
         return max(1, ir.FloatType(e).width // 8)
     return 4
-
-
-def _numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
 
 
 def _tile(layout, rank: int) -> Optional[tuple]:
@@ -103,7 +98,9 @@ def _register_only(src, dst, shape) -> bool:
         return True
     try:
         a, b = src.linear(tuple(shape)), dst.linear(tuple(shape))
-    except Exception:
+    except ValueError as e:  # a shape the linear layouts do not cover: assume the data moves
+        log.debug("conversion %s -> %s of shape %s counted as moving data between threads: %s", src, dst,
+                  tuple(shape), e)
         return False
     zero = (0,) * len(shape)
     return (a.lane == b.lane and a.warp == b.warp
@@ -118,7 +115,7 @@ def convert_scratch_size(src_ty, dst_ty) -> int:
     shape = tuple(ir.RankedTensorType(src_ty).shape)
     if _register_only(src, dst, shape):
         return 0
-    return _numel(shape) * elem_bytes(src_ty)
+    return tt.numel(shape) * elem_bytes(src_ty)
 
 
 def _warp_bits_along(layout, shape, axis) -> int:
@@ -139,7 +136,7 @@ def reduce_scratch_size(op) -> int:
     if warps == 1:
         return 0
     shape[axis] = warps
-    return _numel(shape) * sum(elem_bytes(v.type) for v in srcs)
+    return tt.numel(shape) * sum(elem_bytes(v.type) for v in srcs)
 
 
 def scan_scratch_size(op, num_warps: int) -> int:
@@ -161,25 +158,6 @@ def scan_scratch_size(op, num_warps: int) -> int:
     tile = _tile(lay, len(shape))
     reps = max(1, shape[axis] // tile[axis]) if tile else 1
     return num_warps * len(non_axis) * reps * sum(elem_bytes(v.type) for v in srcs)
-
-
-def memdesc_shape_and_element(ty):
-    """``(shape, element type)`` of a ``!ttg.memdesc<array<i64: ...>, T, #layout>``."""
-    s = str(ty)
-    inner = s[len("!ttg.memdesc<"):-1]
-    arr_end = inner.index(">")
-    arr = inner[len("array<i64"):arr_end].lstrip(":").strip()
-    shape = tuple(int(x) for x in arr.split(",") if x.strip()) if arr else ()
-    rest = inner[arr_end + 1:].lstrip(", ")
-    depth = 0
-    for i, ch in enumerate(rest):
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return shape, ir.Type.parse(rest[:i].strip(), ty.context)
-    return shape, ir.Type.parse(rest.strip(), ty.context)
 
 
 def scratch_size(op, num_warps: int = 4, callee_totals: Optional[dict] = None) -> int:
@@ -205,8 +183,8 @@ def explicit_size(op) -> int:
     op = _as_op(op)
     if op.name != "ttg.local_alloc":
         return 0
-    shape, elem = memdesc_shape_and_element(op.results[0].type)
-    return _numel(shape) * elem_bytes(elem)
+    shape, elem = ttg.memdesc_shape_and_element(op.results[0].type)
+    return tt.numel(shape) * elem_bytes(elem)
 
 
 @dataclass

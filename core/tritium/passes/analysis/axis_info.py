@@ -77,18 +77,21 @@ encoding if one is attached and understood, else the last dimension is the faste
 """
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from mlir import ir
 
-from tritium.dialects import tt
+from tritium.dialects import layouts, tt
 from tritium.passes.ttir._util import as_op as _as_op, walk as _walk
 
 MAX_DIVISOR = 1 << 62          # divisibility of 0 (Triton's highestPowOf2Divisor<int64_t>(0))
 MAKE_RANGE_ZERO_DIVISOR = 1 << 30   # make_range's start is an i32: highestPowOf2Divisor<int32_t>(0)
 MAX_VECTOR_BITS = 128
+
+log = logging.getLogger(__name__)
 
 
 def highest_pow2_divisor(n: int, zero: int = MAX_DIVISOR) -> int:
@@ -218,32 +221,28 @@ def _is_intlike(ty) -> bool:
 
 
 def _int_attr_value(attr, width: Optional[int] = None) -> Optional[int]:
+    """An integer or boolean attribute's value (None for attributes of other kinds); ``width == 1`` keeps the low
+    bit (an ``i1`` constant)."""
     if isinstance(attr, ir.BoolAttr):
         return int(bool(attr.value))
-    try:
-        v = int(ir.IntegerAttr(attr).value)
-    except Exception:
-        try:
-            return int(bool(ir.BoolAttr(attr).value))
-        except Exception:
-            return None
-    if width == 1:
-        return v & 1
-    return v
+    if not isinstance(attr, ir.IntegerAttr):
+        return None
+    v = int(attr.value)
+    return v & 1 if width == 1 else v
 
 
 def _dim_list(attr, rank: int) -> Optional[tuple]:
-    """A hint attribute (integer or dense integer elements) as one entry per dimension."""
+    """A hint attribute (an integer, dense integer elements, an integer array) as one entry per dimension; None
+    when it is none of those or has neither one nor ``rank`` entries."""
     v = _int_attr_value(attr)
     if v is not None:
         return (v,) * rank
-    try:
-        vals = [int(x) for x in ir.DenseIntElementsAttr(attr)]
-    except Exception:
-        try:
-            vals = [int(ir.IntegerAttr(x).value) for x in ir.ArrayAttr(attr)]
-        except Exception:
-            return None
+    if isinstance(attr, (ir.DenseIntElementsAttr, ir.DenseI32ArrayAttr, ir.DenseI64ArrayAttr)):
+        vals = [int(x) for x in attr]
+    elif isinstance(attr, ir.ArrayAttr) and all(isinstance(x, ir.IntegerAttr) for x in attr):
+        vals = [int(x.value) for x in attr]
+    else:
+        return None
     if len(vals) == 1:
         return tuple(vals) * rank
     return tuple(vals) if len(vals) == rank else None
@@ -369,10 +368,22 @@ class AxisInfoAnalysis:
         if not tt.is_tensor(ptr.type):
             return 1
         bits = elem_bits or pointee_bits(ptr.type)
-        vec = min(max(MAX_VECTOR_BITS // max(bits, 1), 1), self.ptr_contiguity(ptr, order, per_thread))
-        if mask is not None:
-            vec = min(vec, self.mask_alignment(mask, order))
-        return 1 << (max(vec, 1).bit_length() - 1)  # round down to a power of two
+        by_bits = max(MAX_VECTOR_BITS // max(bits, 1), 1)
+        contiguity = self.ptr_contiguity(ptr, order, per_thread)
+        by_mask = self.mask_alignment(mask, order) if mask is not None else by_bits
+        vec = min(by_bits, contiguity, by_mask)
+        vec = 1 << (max(vec, 1).bit_length() - 1)  # round down to a power of two
+        if vec == 1 and by_bits > 1 and log.isEnabledFor(logging.DEBUG):
+            d = _fastest(ptr, order)
+            info = self.get(ptr)
+            why = [f"the pointer's contiguity is {info.contiguity[d]} and divisibility {info.divisibility[d]} bytes "
+                   f"along dim {d}"] if self.ptr_alignment(ptr, order) == 1 else []
+            if per_thread is not None and int(per_thread) <= 1:
+                why.append(f"the layout gives a thread {per_thread} contiguous element(s)")
+            if by_mask == 1:
+                why.append(f"the mask's constancy along dim {d} is 1")
+            log.debug("an access through the pointer from %s: vector width 1: %s", _where(ptr), "; ".join(why))
+        return vec
 
     # ---- the dataflow --------------------------------------------------------------------------
 
@@ -424,7 +435,7 @@ class AxisInfoAnalysis:
                     joined = a if joined is None else joined.join(a)
                 info = joined
             if arg_attrs is not None and i < len(arg_attrs):
-                info = _apply_hints(info, ir.DictAttr(arg_attrs[i]), rank)
+                info = _apply_hints(info, arg_attrs[i], rank, lambda: f"argument {i} of @{_sym_name(f)}")
             self._set(arg, info)
         self._visit_region(f.regions[0])
 
@@ -453,6 +464,9 @@ class AxisInfoAnalysis:
         for res, info in zip(op.results, infos):
             rank = _rank(res.type)
             if info is None or info.rank != rank:
+                if _is_intlike(res.type) and log.isEnabledFor(logging.DEBUG):
+                    log.debug("'%s' at %s: no rule for this op here, its result is pessimistic (contiguity, "
+                              "divisibility, constancy 1)", name, tt.loc_str(op))
                 info = AxisInfo.pessimistic(rank)
             info = _apply_op_hints(info, op, rank)
             self._set(res, info)
@@ -563,7 +577,7 @@ class AxisInfoAnalysis:
         if name == "tt.reshape":
             return [_reshape(ops[0], _shape(op.operands[0].type) or (1,), shape or (1,))]
         if name == "tt.load":
-            groups = tt._operand_groups(op, tt.op_def(name))
+            groups = tt.operand_groups(op)
             ptr_i = self.get(groups["ptr"][0])
             k = list(ptr_i.constancy)
             for m in groups.get("mask", []):
@@ -586,6 +600,15 @@ class AxisInfoAnalysis:
         if name == "arith.select":
             return [_select(ops, shape, rank)]
         return [None]
+
+
+def _where(value) -> str:
+    """The op defining ``value`` and its location (or the block argument), for debug output."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return f"block argument {value.arg_number}"
+    op = _as_op(owner)
+    return f"'{op.name}' at {tt.loc_str(op)}"
 
 
 def _walk_funcs(root) -> list:
@@ -623,39 +646,31 @@ def _fastest(value, order) -> int:
 
 def _layout_order(ty) -> Optional[list]:
     """The order of the layout encoding of ``ty``, when a ttg layout is attached and understood."""
-    if not isinstance(ty, ir.RankedTensorType):
-        return None
-    enc = ir.RankedTensorType(ty).encoding
-    if enc is None:
+    if not isinstance(ty, ir.RankedTensorType) or ty.encoding is None:
         return None
     try:
-        from tritium.dialects import layouts
-    except Exception:
-        return None
-    try:
-        layout = layouts.from_attr(enc)
-        order = getattr(layout, "order", None)
-        if order is None and hasattr(layouts, "get_order"):
-            order = layouts.get_order(layout)
-        return list(order) if order is not None else None
-    except Exception:
+        return list(layouts.from_attr(ty.encoding).order)
+    except ValueError as e:
+        log.debug("layout %s not understood (%s): its last dimension counts as the fastest", ty.encoding, e)
         return None
 
 
-def _apply_hints(info: AxisInfo, attrs, rank: int) -> AxisInfo:
+def _apply_hints(info: AxisInfo, attrs, rank: int, where) -> AxisInfo:
+    """``info`` with the ``tt.contiguity`` / ``tt.divisibility`` / ``tt.constancy`` hints of ``attrs`` (an op's
+    attributes or a function argument's DictAttr) applied; ``where()`` names the value for debug output."""
     parts = [list(info.contiguity), list(info.divisibility), list(info.constancy)]
     changed = False
     for key, idx in _HINTS:
-        try:
-            present = key in attrs
-        except Exception:
-            present = False
-        if not present:
+        if key not in attrs:
             continue
         vals = _dim_list(attrs[key], rank)
-        if vals is not None:
-            parts[idx] = list(vals)
-            changed = True
+        if vals is None:
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("%s: hint %s = %s ignored: not an integer or one integer per dimension (%d)", where(),
+                          key, attrs[key], rank)
+            continue
+        parts[idx] = list(vals)
+        changed = True
     if not changed:
         return info
     return AxisInfo(tuple(parts[0]), tuple(parts[1]), tuple(parts[2]), info.constant)
@@ -665,7 +680,7 @@ def _apply_op_hints(info: AxisInfo, op, rank: int) -> AxisInfo:
     attrs = op.attributes
     if not any(k in attrs for k, _ in _HINTS):
         return info
-    return _apply_hints(info, attrs, rank)
+    return _apply_hints(info, attrs, rank, lambda: f"'{op.name}' at {tt.loc_str(op)}")
 
 
 def _constant_info(attr, ty) -> Optional[AxisInfo]:
@@ -687,15 +702,9 @@ def _constant_info(attr, ty) -> Optional[AxisInfo]:
         if v is None:
             return None
         return AxisInfo((1,) * len(shape), (highest_pow2_divisor(v),) * len(shape), tuple(shape), v)
-    n = 1
-    for s in shape:
-        n *= s
-    if n > (1 << 16):
+    if tt.numel(shape) > (1 << 16):
         return None
-    try:
-        vals = [int(x) for x in ir.DenseIntElementsAttr(attr)]
-    except Exception:
-        return None
+    vals = [int(x) for x in attr]
     if width == 1:
         vals = [v & 1 for v in vals]
     return _from_values(vals, tuple(shape))

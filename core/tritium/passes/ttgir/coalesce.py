@@ -24,6 +24,7 @@ Helpers shared by the TTGIR passes of this package live here too (walking, retyp
 """
 from __future__ import annotations
 
+import logging
 from typing import Optional
 
 from mlir import ir
@@ -31,10 +32,12 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.dialects.layouts import blocked_layout
 from tritium.passes.analysis.axis_info import AxisInfoAnalysis, pointee_bits
-from tritium.passes.ttir._util import as_op, defining_op, walk
+from tritium.passes.ttir._util import as_op, defining_op, is_pure, walk
 
-MEMORY_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
-CONVERT = "ttg.convert_layout"
+MEMORY_OPS = (tt.LOAD, tt.STORE, tt.ATOMIC_RMW, tt.ATOMIC_CAS)
+CONVERT = ttg.CONVERT_LAYOUT
+
+log = logging.getLogger(__name__)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -82,14 +85,7 @@ def is_pure_ttg(op) -> bool:
     op = as_op(op)
     if len(op.regions):
         return False
-    if op.name == CONVERT:
-        return True
-    d = tt.op_def(op.name)
-    if d is not None:
-        if op.name == "tt.extern_elementwise":
-            return "pure" in op.attributes and str(op.attributes["pure"]) == "true"
-        return d.pure
-    return op.name.split(".", 1)[0] in ("arith", "math")
+    return op.name == CONVERT or is_pure(op)
 
 
 def erase_dead(root) -> int:
@@ -183,13 +179,19 @@ def coalesced_layout(op, info: AxisInfoAnalysis, num_warps: int, threads_per_war
             if order_from_contiguity(info.get(optr).contiguity) != order:
                 continue
             per_thread = max(per_thread, _elems_per_thread(other, order, info))
-    numel = 1
-    for s in shape:
-        numel *= s
-    per_thread = min(per_thread, max(numel // (num_warps * threads_per_warp), 1))
-    if op.name != "tt.load":
-        per_thread = min(per_thread, _elems_per_thread(op, order, info))
+    own = _elems_per_thread(op, order, info)
+    share = max(tt.numel(shape) // (num_warps * threads_per_warp), 1)
+    per_thread = min(per_thread, share)
+    if op.name != tt.LOAD:
+        per_thread = min(per_thread, own)
     per_thread = min(per_thread, shape[order[0]])
+    if log.isEnabledFor(logging.DEBUG):
+        ai = info.get(ptr)
+        d = order[0]
+        log.debug("'%s' at %s: order %s, %d element(s) per thread (its own alignment %d: contiguity %d, "
+                  "divisibility %d bytes along dim %d, %d-bit elements; a thread's share %d)", op.name,
+                  tt.loc_str(op), order, per_thread, own, ai.contiguity[d], ai.divisibility[d], d,
+                  pointee_bits(ptr.type), share)
     spt = [1] * len(shape)
     spt[order[0]] = per_thread
     return blocked_layout(shape, spt, order, num_warps, threads_per_warp)

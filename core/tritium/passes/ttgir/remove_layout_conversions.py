@@ -45,31 +45,14 @@ from typing import Optional
 
 from mlir import ir
 
-from tritium.dialects import layouts, tt
+from tritium.dialects import layouts, tt, ttg
+from tritium.passes.ttir._util import is_elementwise
 
 from .coalesce import (CONVERT, MEMORY_OPS, as_op, create_convert, defining_op, erase_dead, is_tensor, layout_of,
-                       users, walk, with_layout)
+                       module_int, users, walk, with_layout)
 
-_ELEMENTWISE_TT = frozenset({
-    "tt.addptr", "tt.fp_to_fp", "tt.bitcast", "tt.clampf", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui",
-    "tt.int_to_ptr", "tt.ptr_to_int",
-})
-_LEAF_OPS = frozenset({"tt.splat", "tt.make_range", "arith.constant"})
+_LEAF_OPS = frozenset({tt.SPLAT, tt.MAKE_RANGE, "arith.constant"})
 _MAX_SLICE = 64
-
-
-def _is_elementwise(op) -> bool:
-    name = op.name
-    if len(op.regions) or not len(op.results):
-        return False
-    if name in _ELEMENTWISE_TT:
-        return True
-    if name == "tt.extern_elementwise":
-        return "pure" in op.attributes and str(op.attributes["pure"]) == "true"
-    d = name.split(".", 1)[0]
-    if d == "math":
-        return True
-    return d == "arith" and name != "arith.constant"
 
 
 def _operand_layout(op, operand_index: int, result_layout):
@@ -79,7 +62,7 @@ def _operand_layout(op, operand_index: int, result_layout):
     v = op.operands[operand_index]
     if not is_tensor(v.type):
         return "scalar"
-    if _is_elementwise(op) or name == "tt.broadcast":
+    if is_elementwise(op) or name == "tt.broadcast":
         return result_layout
     if name == "tt.expand_dims":
         axis = int(op.attributes["axis"].value)
@@ -91,7 +74,7 @@ def _result_layout_from_operand(op, operand_layout, operand_value):
     """The layout ``op``'s results get when operand ``operand_value`` is in ``operand_layout``; None when ``op``
     cannot be retyped (anchors, control flow, unknown ops)."""
     name = op.name
-    if _is_elementwise(op) or name == "tt.broadcast":
+    if is_elementwise(op) or name == "tt.broadcast":
         return operand_layout
     if name == "tt.expand_dims":
         axis = int(op.attributes["axis"].value)
@@ -140,7 +123,7 @@ class _Rewriter:
         if d.name in _LEAF_OPS:
             plan[key] = d
             return True
-        if not (_is_elementwise(d) or d.name in ("tt.broadcast", "tt.expand_dims")):
+        if not (is_elementwise(d) or d.name in ("tt.broadcast", "tt.expand_dims")):
             return False
         for i in range(len(d.operands)):
             want = _operand_layout(d, i, lay)
@@ -377,7 +360,7 @@ class _Rewriter:
         changed = False
         seen: dict = {}
         for cvt in walk(self.root):
-            if cvt.name != CONVERT or not _alive(cvt):
+            if cvt.name != CONVERT:
                 continue
             src, y = cvt.operands[0], cvt.results[0]
             if not list(y.uses):
@@ -410,7 +393,7 @@ class _Rewriter:
                 continue
         if not changed:
             for op in walk(self.root):
-                if op.name == "scf.for" and _alive(op) and self.through_loop(op):
+                if op.name == "scf.for" and self.through_loop(op):
                     changed = True
                     break
         if changed:
@@ -425,13 +408,8 @@ def _cheap_store(op) -> bool:
     ptr = op.operands[0]
     if not is_tensor(ptr.type):
         return False
-    n = 1
-    for s in ir.RankedTensorType(ptr.type).shape:
-        n *= s
-    from tritium.dialects import ttg
-    from .coalesce import module_int
     threads = module_int(op, ttg.NUM_WARPS, 4) * module_int(op, ttg.THREADS_PER_WARP, 32)
-    return n < threads
+    return tt.numel(tt.shape_of(ptr.type)) < threads
 
 
 def walk_block(block) -> list:
@@ -442,14 +420,6 @@ def walk_block(block) -> list:
         out.append(o)
         out.extend(walk(o))
     return out
-
-
-def _alive(op) -> bool:
-    try:
-        op.name
-        return True
-    except Exception:  # pragma: no cover
-        return False
 
 
 def _retyped_constant(attr, new_ty):
@@ -480,4 +450,3 @@ def remove_layout_conversions_pass(op, pass_=None) -> None:
 remove_layout_conversions_pass.__name__ = "tritium-remove-layout-conversions"
 
 __all__ = ["remove_layout_conversions", "remove_layout_conversions_pass"]
-del tt

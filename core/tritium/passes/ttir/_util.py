@@ -28,11 +28,8 @@ _MAY_TRAP = frozenset({
     "arith.floordivsi",
 })
 
-# Shape-preserving elementwise tt ops (Triton gives them the Elementwise trait).
-TT_ELEMENTWISE = frozenset({
-    "tt.addptr", "tt.fp_to_fp", "tt.bitcast", "tt.clampf", "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui",
-    "tt.int_to_ptr", "tt.ptr_to_int", "tt.extern_elementwise",
-})
+# Shape-preserving elementwise tt ops (Triton gives them the Elementwise trait): the table's ``elementwise``.
+TT_ELEMENTWISE = frozenset(d.full_name for d in tt.OPS if d.elementwise)
 
 # arith ops that are not elementwise computations (or do not exist on scalars the same way).
 _ARITH_NOT_ELEMENTWISE = frozenset({"arith.constant"})
@@ -47,18 +44,13 @@ def dialect(op) -> str:
     return as_op(op).name.split(".", 1)[0]
 
 
-def _bool_attr(op, name: str) -> Optional[bool]:
+def bool_attr(op, name: str) -> Optional[bool]:
+    """The boolean (or integer) attribute ``name`` of ``op`` as a bool; None when absent or of another kind."""
     attrs = as_op(op).attributes
     if name not in attrs:
         return None
     a = attrs[name]
-    try:
-        return bool(ir.BoolAttr(a).value)
-    except Exception:
-        try:
-            return bool(ir.IntegerAttr(a).value)
-        except Exception:
-            return None
+    return bool(a.value) if isinstance(a, (ir.BoolAttr, ir.IntegerAttr)) else None
 
 
 def is_pure(op) -> bool:
@@ -74,7 +66,7 @@ def is_pure(op) -> bool:
     d = tt.op_def(name)
     if d is not None:
         if name == "tt.extern_elementwise":
-            return bool(_bool_attr(op, "pure"))
+            return bool(bool_attr(op, "pure"))
         return d.pure
     return dialect(op) in ("arith", "math")
 
@@ -94,7 +86,7 @@ def is_removable(op) -> bool:
     if is_pure(op):
         return True
     if op.name == "tt.load":
-        return not _bool_attr(op, "isVolatile")
+        return not bool_attr(op, "isVolatile")
     return False
 
 
@@ -179,23 +171,13 @@ def constant_scalar(value) -> Optional[ir.Attribute]:
 
 
 def attr_int(attr) -> Optional[int]:
-    if attr is None:
-        return None
-    try:
-        return int(ir.IntegerAttr(attr).value)
-    except Exception:
-        pass
-    try:
-        return int(ir.BoolAttr(attr).value)
-    except Exception:
-        return None
+    """An integer (or boolean) attribute's value; None for None and attributes of other kinds."""
+    return int(attr.value) if isinstance(attr, (ir.IntegerAttr, ir.BoolAttr)) else None
 
 
 def attr_float(attr) -> Optional[float]:
-    try:
-        return float(ir.FloatAttr(attr).value)
-    except Exception:
-        return None
+    """A float attribute's value; None for attributes of other kinds."""
+    return float(attr.value) if isinstance(attr, ir.FloatAttr) else None
 
 
 def is_constant_int(value, v: int) -> bool:
@@ -245,10 +227,7 @@ def replace_op(op, values) -> None:
     op.erase()
 
 
-def operand_groups(op) -> dict:
-    """Operands of a tt op split by group name (honours ``operandSegmentSizes``)."""
-    op = as_op(op)
-    return tt._operand_groups(op, tt.op_def(op.name))
+operand_groups = tt.operand_groups  # operands of a tt op split by group name (honours operandSegmentSizes)
 
 
 def segment_sizes(*sizes: int) -> ir.Attribute:

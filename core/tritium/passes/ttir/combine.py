@@ -116,7 +116,7 @@ def load_constant_mask(op) -> bool:
         attrs["operandSegmentSizes"] = u.segment_sizes(1, 0, 0)
         _replace_with_new(op, "tt.load", [g["ptr"][0]], [res], attrs)
         return True
-    if u._bool_attr(op, "isVolatile"):
+    if u.bool_attr(op, "isVolatile"):
         return False
     if g["other"]:
         u.replace_op(op, [g["other"][0]])
