@@ -1,7 +1,8 @@
 """The interpreter's driver: always active; launches the generated NumPy program over the grid.
 
-Launching never imports MLIR: it only compiles (once, cached on the kernel) the Python source of stage
-``npy`` and runs it with numpy and :mod:`tritium_interpreter.runtime`.
+Launching never imports MLIR: it only compiles (once per source text) the Python source of stage ``npy`` and
+runs it with numpy and :mod:`tritium_interpreter.runtime`.  A kernel's :class:`Launcher` is its loaded state,
+``kernel.loaded[DEVICE]``.
 """
 from __future__ import annotations
 

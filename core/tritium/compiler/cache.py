@@ -69,8 +69,17 @@ def disabled_reason() -> Optional[str]:
         return f"{ENV_DISABLE} is set"
     try:
         return plugins.cache_bypass_reason()
-    except Exception as e:  # noqa: BLE001 - a broken plugin costs the cache (the reason says so), not the compile
-        return f"tritium_bypass_cache failed: {type(e).__name__}: {e}"
+    except Exception as e:  # noqa: BLE001 - a broken plugin costs the cache, not the compile; it is said once
+        why = f"tritium_bypass_cache failed: {type(e).__name__}: {e}"
+        if why not in _warned:
+            _warned.add(why)
+            import warnings
+
+            warnings.warn(f"tritium: the kernel cache is bypassed: {why}", RuntimeWarning, stacklevel=2)
+        return why
+
+
+_warned: set = set()
 
 
 def _ensure_dir(d: Path) -> Path:
