@@ -178,12 +178,7 @@ class JITFunction(KernelInterface):
         """Bind, specialise, compile on a cache miss, and launch over ``grid`` (unless ``warmup``)."""
         if warmup:
             return self._run(args, kwargs, grid, warmup=True)
-        launcher = self._launcher
-        if launcher is None:
-            launcher = self._launcher = make_launcher(self)
-        if launcher is False:
-            return self._run(args, kwargs, grid)
-        return launcher(grid, *args, **kwargs)
+        return self[grid](*args, **kwargs)
 
     def _run(self, args: tuple, kwargs: dict, grid: Any, warmup: bool = False, key: Optional[tuple] = None):
         """The general launch: bind, look up or compile, launch through the checked driver; then, given the
