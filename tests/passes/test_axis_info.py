@@ -1,4 +1,6 @@
 """Axis info: contiguity, divisibility, constancy per value (Triton's AxisInfo), and the vectorisation queries."""
+import logging
+
 import pytest
 from mlir import ir
 
@@ -341,16 +343,36 @@ def test_vector_add(n_div, mask_constancy, vec):
             assert AxisInfo.of(ptr) == a.get(ptr)
 
 
-def test_vector_add_without_pointer_divisibility_does_not_vectorise():
+def test_vector_add_without_pointer_divisibility_does_not_vectorise(caplog):
     ctx, m = compile_ttir(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32"},
                           {"BLOCK_SIZE": 256}, {})
-    with ctx:
+    with ctx, caplog.at_level(logging.DEBUG, logger="tritium.passes.analysis.axis_info"):
         a = AxisInfoAnalysis(m.operation)
         for op in memory_ops(m):
             ptr, mask = _ptr_and_mask(op)
             assert a.get(ptr).contiguity == (256,)
             assert a.get(ptr).divisibility == (1,)  # an argument pointer without a hint: nothing known
             assert a.vector_width(ptr, None) == 1
+            # with debugging on, a width of 1 says why
+            why = caplog.records[-1].getMessage()
+            assert why.startswith("an access through the pointer from 'tt.addptr' at \"")
+            assert why.endswith(": vector width 1: the pointer's contiguity is 256 and divisibility 1 bytes along "
+                                "dim 0")
+
+
+def test_ignored_hints_say_why(caplog):
+    src = """func.func public @k(%p: !tt.ptr<f32> {tt.divisibility = "sixteen"}) {
+      %r = "tt.make_range"() {start = 0 : i32, end = 4 : i32, tt.contiguity = array<i32: 2, 2>} : () -> tensor<4xi32>
+      return
+    }"""
+    with caplog.at_level(logging.DEBUG, logger="tritium.passes.analysis.axis_info"):
+        ctx, m, a = analyse(src)
+    messages = [r.getMessage() for r in caplog.records]
+    assert 'argument 0 of @k: hint tt.divisibility = "sixteen" ignored: not an integer or one integer per ' \
+           'dimension (1)' in messages
+    assert any(x.startswith("'tt.make_range' at ") and x.endswith(": hint tt.contiguity = array<i32: 2, 2> ignored: "
+                                                                   "not an integer or one integer per dimension (1)")
+               for x in messages)
 
 
 @pytest.mark.parametrize("stride_div, want_div", [(16, (4, 16)), (None, (4, 4))])

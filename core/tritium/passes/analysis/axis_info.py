@@ -57,7 +57,7 @@ load                contiguity 1, divisibility 1, constancy = gcd(const_ptr, con
 scf.for             induction variable: contiguity 1, divisibility gcd(div_lb, div_step), constancy 1;
                     iter args / results: fixpoint of join(init, yielded)
 scf.if / scf.while  results join what the branches (the condition) yield; while loops to a fixpoint
-anything else       pessimistic; the op's own ``tt.divisibility`` / ``tt.contiguity`` / ``tt.constancy``
+anything else       pessimistic (with debugging on, a line naming the op); the op's own ``tt.divisibility`` / ``tt.contiguity`` / ``tt.constancy``
                     attributes (Triton's ``multiple_of`` / ``max_contiguous`` / ``max_constancy`` hints)
                     override the result
 ==================  =========================================================================================
@@ -554,6 +554,8 @@ class AxisInfoAnalysis:
 
         if name == "arith.constant":
             return [_constant_info(op.attributes["value"], rty)]
+        if name in (tt.GET_PROGRAM_ID, tt.GET_NUM_PROGRAMS):  # run-time values: nothing known
+            return [AxisInfo.pessimistic(rank)]
         if name == "tt.make_range":
             start = _int_attr_value(op.attributes["start"])
             end = _int_attr_value(op.attributes["end"])
