@@ -8,6 +8,7 @@ from mlir import ir  # noqa: E402
 
 from tritium.dialects import make_context  # noqa: E402
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp  # noqa: E402
+from tritium.errors import TritiumError  # noqa: E402
 from tritium.lowering import GENERIC_RULES, LoweringError, Rules, TargetInfo, lower_module, merge  # noqa: E402
 
 BLOCKED = "#ttg.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>"
@@ -122,6 +123,20 @@ def test_failing_rule_names_op_and_location():
 
     with pytest.raises(LoweringError, match=r"lowering 'math.absf' at \"mykernel.py\":7:9 failed: KeyError"):
         _lower(text, {**GENERIC_RULES, "math.absf": broken})
+
+
+def test_bad_attribute_names_op_and_location():
+    text = '''
+    module attributes {"ttg.num-warps" = 4 : i32} {
+      func.func public @k(%p: !tt.ptr<f32>) {
+        %a = "tt.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>, cache = 9 : i32}
+            : (!tt.ptr<f32>) -> f32 loc("mykernel.py":3:4)
+        return
+      }
+    }'''
+    with pytest.raises(TritiumError, match=r"'tt.load' at \"mykernel.py\":3:4: attribute cache = 9 : i32 is not "
+                                           r"a CacheModifier"):
+        _lower(text, {**GENERIC_RULES, "tt.load": lambda ctx, *a, **k: [[ctx.c32(0)]]})
 
 
 def test_target_info_declares_what_rules_use():

@@ -8,14 +8,14 @@ What a rule gets, for an op: ``rule(ctx, *operands, **params)``
 * ``ctx``: the :class:`~tritium.lowering.context.LoweringContext`; ``ctx.op`` is the TTGIR op (result types,
   regions, location, the TTGIR operand values), ``ctx.target`` the :class:`~tritium.lowering.context.TargetInfo`;
 * ``operands``, lowered: a tensor value is a list of scalars, one per register of its layout (register order of
-  :mod:`tritium.dialects.layouts`), a scalar a list of one.  For tt ops, one entry per operand group of the op
-  table (:mod:`tritium.dialects.tt`): SINGLE -> that value's list, OPTIONAL -> the list or None, VARIADIC /
-  MIXED -> a list of lists.  For other ops (arith, math, scf, func, ttg), one list per operand;
-* ``params``, the op's attributes decoded: for tt ops those the op table declares, for other ops every attribute
-  whose name is an identifier.  Enumerated ones (``cache``, ``sem``, ...) become
-  :mod:`tritium.dialects.enums` members, integers ``int``, booleans ``bool``, strings ``str``, symbol references
-  the name, dense arrays and arrays tuples; others (``fastmath``, dense elements) stay attributes.  Attributes
-  such as ``allocation.offset`` are read by ``ctx`` helpers (``ctx.scratch(op, nbytes)``).
+  :mod:`tritium.dialects.layouts`), a scalar a list of one.  For tt / ttg ops, one entry per operand group of the
+  op table (``tt.split_operands``): SINGLE -> that value's list, OPTIONAL -> the list or None, VARIADIC / MIXED ->
+  a list of lists.  For other ops (arith, math, scf, func), one list per operand;
+* ``params``, the op's attributes decoded: for tt / ttg ops those the op table declares, by their declared kinds
+  (``tt.decode_attributes``: enums as :mod:`tritium.dialects.enums` members, ``int``, ``bool``, ``str``, symbol
+  names, tuples); for other ops every attribute whose name is an identifier, integers as ``int``, strings and
+  symbol references as ``str``, arrays as tuples, others (``fastmath``, dense elements) as the attribute.
+  Attributes such as ``allocation.offset`` are read by ``ctx`` helpers (``ctx.scratch(op, nbytes)``).
 
 A rule returns, for each result of the op, its list of values.  Function signatures, ``scf`` region arguments
 and results are flattened (a tensor becomes ``nregs`` scalars); ``scf`` / ``arith`` / ``math`` / ``func`` ops on
@@ -30,7 +30,7 @@ from typing import Any, Mapping, Optional
 
 from mlir import ir, passmanager
 
-from ..dialects import enums, tt, ttg
+from ..dialects import tt, ttg
 from ..errors import LoweringError
 from .context import LoweringContext, TargetInfo
 from .utils import flat_types, regroup
@@ -40,76 +40,62 @@ from .utils import flat_types, regroup
 # ------------------------------------------------------------------------------------------------
 
 _DECODERS = {
-    ir.IntegerAttr: lambda name, a: enums.decode(name, a.value),
-    ir.BoolAttr: lambda name, a: bool(a.value),
-    ir.FloatAttr: lambda name, a: a.value,
-    ir.StringAttr: lambda name, a: a.value,
-    ir.FlatSymbolRefAttr: lambda name, a: a.value,
-    ir.UnitAttr: lambda name, a: True,
-    ir.TypeAttr: lambda name, a: a.value,
-    ir.DenseI32ArrayAttr: lambda name, a: tuple(a),
-    ir.DenseI64ArrayAttr: lambda name, a: tuple(a),
-    ir.DenseBoolArrayAttr: lambda name, a: tuple(a),
-    ir.ArrayAttr: lambda name, a: tuple(decode_attribute(name, x) for x in a),
+    ir.IntegerAttr: lambda a: int(a.value),
+    ir.BoolAttr: lambda a: bool(a.value),
+    ir.FloatAttr: lambda a: a.value,
+    ir.StringAttr: lambda a: a.value,
+    ir.FlatSymbolRefAttr: lambda a: a.value,
+    ir.UnitAttr: lambda a: True,
+    ir.TypeAttr: lambda a: a.value,
+    ir.DenseI32ArrayAttr: tuple,
+    ir.DenseI64ArrayAttr: tuple,
+    ir.DenseBoolArrayAttr: tuple,
+    ir.ArrayAttr: lambda a: tuple(decode_attribute(x) for x in a),
 }
-
 _SEGMENT_SIZES = frozenset({"operandSegmentSizes", "resultSegmentSizes"})
 
 
-def decode_attribute(name: str, attr):
-    """An attribute's Python value (see the module docstring); an attribute of another kind is returned as is."""
+def decode_attribute(attr):
+    """The Python value of an attribute of an op outside the op tables (see the module docstring); an attribute
+    of another kind is returned as it is."""
     decode = _DECODERS.get(type(attr))
-    return attr if decode is None else decode(name, attr)
+    return attr if decode is None else decode(attr)
 
 
-@dataclass(frozen=True)
-class _Signature:
-    """How to decode an op of one name: ``groups``, the tt op table's operand groups (None: one entry per
-    operand); ``params``, the attribute names to decode (None: every identifier)."""
-
-    groups: Optional[tuple]
-    params: Optional[frozenset]
+_IN_TABLE: dict = {}  # op name -> whether the tt / ttg op tables define it
 
 
-_SIGNATURES: dict = {}
+def _in_table(name: str) -> bool:
+    known = _IN_TABLE.get(name)
+    if known is None:
+        known = _IN_TABLE[name] = tt.op_def(name) is not None or ttg.op_def(name) is not None
+    return known
 
 
-def _signature(name: str) -> _Signature:
-    sig = _SIGNATURES.get(name)
-    if sig is None:
-        opdef = tt.op_def(name)
-        if opdef is None:
-            sig = _Signature(None, None)
-        else:
-            grouped = any(kind != tt.SINGLE for _, kind in opdef.operands)
-            sig = _Signature(opdef.operands if grouped else None, frozenset(opdef.attrs))
-        _SIGNATURES[name] = sig
-    return sig
-
-
-def decode_operands(ctx: LoweringContext, op, sig: _Signature) -> list:
-    """The lowered operands of ``op``, one entry per operand group (tt ops) or per operand."""
-    if sig.groups is None:
+def decode_operands(ctx: LoweringContext, op, in_table: bool) -> list:
+    """The lowered operands of ``op``: one entry per operand group of its table entry (``in_table``), else one
+    per operand."""
+    if not in_table:
         return [ctx.get(x) for x in op.operands]
-    by_name = tt.operand_groups(op)
     out = []
-    for name, kind in sig.groups:
-        vals = by_name.get(name, ())
-        if kind == tt.SINGLE:
-            out.append(ctx.get(vals[0]))
-        elif kind == tt.OPTIONAL:
-            out.append(ctx.get(vals[0]) if vals else None)
+    for group in tt.split_operands(op):
+        if group is None:
+            out.append(None)
+        elif isinstance(group, list):
+            out.append([ctx.get(v) for v in group])
         else:
-            out.append([ctx.get(v) for v in vals])
+            out.append(ctx.get(group))
     return out
 
 
-def decode_params(op, sig: _Signature) -> dict:
-    """The decoded attributes of ``op`` that its rule takes as keyword arguments."""
+def decode_params(op, in_table: bool) -> dict:
+    """The decoded attributes of ``op`` its rule takes as keyword arguments: those its table entry declares
+    (``in_table``), else every attribute whose name is an identifier."""
+    if in_table:
+        return tt.decode_attributes(op)
     attrs = op.attributes
-    if sig.params is None:
-        return {n: decode_attribute(n, attrs[n]) for n in attrs if n.isidentifier() and n not in _SEGMENT_SIZES}
-    return {n: decode_attribute(n, attrs[n]) for n in attrs if n in sig.params}
+    return {n: decode_attribute(attrs[n]) for n in attrs if n.isidentifier() and n not in _SEGMENT_SIZES}
+
 
 
 # ------------------------------------------------------------------------------------------------
@@ -136,10 +122,11 @@ def _lower_op(ctx: LoweringContext, op) -> None:
     rule = ctx.rules.get(op.name)
     if rule is None:
         raise LoweringError(f"no lowering rule for '{op.name}' (target '{ctx.target.name}') at {tt.loc_str(op)}")
-    sig = _signature(op.name)
+    in_table = _in_table(op.name)
+    operands, params = decode_operands(ctx, op, in_table), decode_params(op, in_table)
     with ctx.loc:
         try:
-            res = rule(ctx, *decode_operands(ctx, op, sig), **decode_params(op, sig))
+            res = rule(ctx, *operands, **params)
         except LoweringError:
             raise
         except Exception as e:
