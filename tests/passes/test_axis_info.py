@@ -10,6 +10,9 @@ from tritium.dialects import make_context
 from tritium.frontend import make_ttir
 from tritium.passes.analysis.axis_info import AxisInfo, AxisInfoAnalysis, annotate, highest_pow2_divisor
 from tritium.passes.ttir import run_ttir_pipeline
+from tritium.passes.ttir._util import walk as _walk
+
+from tests.e2e import kernels as K
 
 Z = 1 << 30  # divisibility of make_range(0, n)
 ZERO = 1 << 62  # divisibility of the constant 0
@@ -28,21 +31,6 @@ def by_name(m, analysis) -> dict:
     for op in _walk(m.operation):
         if "tag" in op.attributes:
             out[str(op.attributes["tag"]).strip('"')] = analysis.get(op.results[0])
-    return out
-
-
-def _walk(root):
-    out = []
-
-    def visit(op):
-        for r in op.regions:
-            for b in r.blocks:
-                for o in b.operations:
-                    o = o.operation
-                    out.append(o)
-                    visit(o)
-
-    visit(root)
     return out
 
 
@@ -284,16 +272,6 @@ func.func private @f(%x: i32) {
 # ----------------------------------------------------------------------------------------------
 
 @tritium.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    y = tl.load(y_ptr + offsets, mask=mask)
-    tl.store(out_ptr + offsets, x + y, mask=mask)
-
-
-@tritium.jit
 def tile_kernel(a_ptr, stride_am, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     rm = tl.arange(0, BLOCK_M)
     rn = tl.arange(0, BLOCK_N)
@@ -322,10 +300,10 @@ def _ptr_and_mask(op):
 
 @pytest.mark.parametrize("n_div, mask_constancy, vec", [(16, 16, 4), (None, 1, 1)])
 def test_vector_add(n_div, mask_constancy, vec):
-    attrs = {p: {"tt.divisibility": 16} for p in ("x_ptr", "y_ptr", "out_ptr")}
+    attrs = {p: {"tt.divisibility": 16} for p in ("x_ptr", "y_ptr", "output_ptr")}
     if n_div:
         attrs["n_elements"] = {"tt.divisibility": n_div}
-    ctx, m = compile_ttir(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32"},
+    ctx, m = compile_ttir(K.add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
                           {"BLOCK_SIZE": 1024}, attrs)
     with ctx:
         a = AxisInfoAnalysis(m.operation)
@@ -344,7 +322,7 @@ def test_vector_add(n_div, mask_constancy, vec):
 
 
 def test_vector_add_without_pointer_divisibility_does_not_vectorise(caplog):
-    ctx, m = compile_ttir(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32"},
+    ctx, m = compile_ttir(K.add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
                           {"BLOCK_SIZE": 256}, {})
     with ctx, caplog.at_level(logging.DEBUG, logger="tritium.passes.analysis.axis_info"):
         a = AxisInfoAnalysis(m.operation)

@@ -11,6 +11,9 @@ from tritium.frontend import make_ttir
 from tritium.passes.ttgir.coalesce import blocked_layout, coalesce, coalesce_pass, order_from_contiguity
 from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
 from tritium.passes.ttir import run_ttir_pipeline
+from tritium.passes.ttir._util import walk
+
+from tests.e2e.kernels import add_kernel
 
 B = layouts.BlockedLayout
 
@@ -26,33 +29,11 @@ def ttgir(fn, signature, constexprs, attrs, num_warps=4):
 
 
 def ops_named(m, name):
-    out = []
-
-    def visit(op):
-        for r in op.regions:
-            for b in r.blocks:
-                for o in b.operations:
-                    o = o.operation
-                    if o.name == name:
-                        out.append(o)
-                    visit(o)
-
-    visit(m.operation)
-    return out
+    return [o for o in walk(m.operation) if o.name == name]
 
 
 def layout(value):
     return ttg.encoding_of(value.type)
-
-
-@tritium.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    y = tl.load(y_ptr + offsets, mask=mask)
-    tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
 @tritium.jit
@@ -66,12 +47,12 @@ def copy_2d(a_ptr, b_ptr, stride, BM: tl.constexpr, BN: tl.constexpr, TRANSPOSED
     tl.store(b_ptr + offs, tl.load(a_ptr + offs))
 
 
-ADD_SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": "i32"}
-DIV16 = {p: {"tt.divisibility": 16} for p in ("x_ptr", "y_ptr", "out_ptr", "a_ptr", "b_ptr", "stride")}
+ADD_SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+DIV16 = {p: {"tt.divisibility": 16} for p in ("x_ptr", "y_ptr", "output_ptr", "a_ptr", "b_ptr", "stride")}
 
 
 def test_vector_add_gets_128_bit_accesses():
-    ctx, m = ttgir(add_kernel, ADD_SIG, {"BLOCK_SIZE": 1024}, {k: DIV16[k] for k in ("x_ptr", "y_ptr", "out_ptr")})
+    ctx, m = ttgir(add_kernel, ADD_SIG, {"BLOCK_SIZE": 1024}, {k: DIV16[k] for k in ("x_ptr", "y_ptr", "output_ptr")})
     with ctx:
         assert coalesce(m.operation) == 3
         want = B((4,), (32,), (4,), (0,))
@@ -97,12 +78,12 @@ def test_unaligned_pointers_keep_one_element_per_thread(caplog):
     lines = [r.getMessage() for r in caplog.records if r.name == "tritium.passes.ttgir.coalesce"]
     assert len(lines) == 3 and all("order [0], 1 element(s) per thread (its own alignment 1: contiguity 1024, "
                                    "divisibility 1 bytes along dim 0, 32-bit elements" in x for x in lines), lines
-    assert sum("'tt.load'" in x for x in lines) == 2 and "test_coalesce.py\":" in lines[0]
+    assert sum("'tt.load'" in x for x in lines) == 2 and "kernels.py\":" in lines[0]
 
 
 def test_f16_and_small_blocks():
-    sig = dict(ADD_SIG, x_ptr="*fp16", y_ptr="*fp16", out_ptr="*fp16")
-    attrs = {k: DIV16[k] for k in ("x_ptr", "y_ptr", "out_ptr")}
+    sig = dict(ADD_SIG, x_ptr="*fp16", y_ptr="*fp16", output_ptr="*fp16")
+    attrs = {k: DIV16[k] for k in ("x_ptr", "y_ptr", "output_ptr")}
     ctx, m = ttgir(add_kernel, sig, {"BLOCK_SIZE": 2048}, attrs)
     with ctx:
         coalesce(m.operation)
@@ -130,7 +111,7 @@ def test_2d_order_follows_contiguity(transposed, want):
 def test_pass_entry_point_runs_in_a_pass_manager():
     from mlir import passmanager
 
-    ctx, m = ttgir(add_kernel, ADD_SIG, {"BLOCK_SIZE": 512}, {k: DIV16[k] for k in ("x_ptr", "y_ptr", "out_ptr")})
+    ctx, m = ttgir(add_kernel, ADD_SIG, {"BLOCK_SIZE": 512}, {k: DIV16[k] for k in ("x_ptr", "y_ptr", "output_ptr")})
     with ctx:
         pm = passmanager.PassManager("builtin.module")
         pm.add(coalesce_pass, name="tritium-coalesce", argument="tritium-coalesce")

@@ -10,6 +10,8 @@ from tritium.passes.ttgir.pipeline import PIPELINE, run_ttgir_pipeline
 from tritium.passes.ttgir.remove_layout_conversions import remove_layout_conversions
 from tritium.passes.ttgir.reorder_instructions import reorder_instructions
 
+from tests.e2e.kernels import branch_kernel
+
 from .test_coalesce import ADD_SIG, DIV16, add_kernel, layout, ops_named, ttgir
 
 A = "#ttg.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>"
@@ -57,7 +59,7 @@ SOFTMAX_ATTRS = {k: {"tt.divisibility": 16} for k in ("out_ptr", "in_ptr", "in_r
 
 
 def test_vector_add_ends_without_conversions():
-    ctx, m = ttgir(add_kernel, ADD_SIG, {"BLOCK_SIZE": 1024}, {k: DIV16[k] for k in ("x_ptr", "y_ptr", "out_ptr")})
+    ctx, m = ttgir(add_kernel, ADD_SIG, {"BLOCK_SIZE": 1024}, {k: DIV16[k] for k in ("x_ptr", "y_ptr", "output_ptr")})
     with ctx:
         coalesce(m.operation)
         assert n_converts(m) > 0
@@ -162,7 +164,7 @@ def test_reorder_moves_conversions_next_to_their_first_use():
 
 
 @pytest.mark.parametrize("kernel, sig, consts, attrs", [
-    (add_kernel, ADD_SIG, {"BLOCK_SIZE": 1024}, {k: {"tt.divisibility": 16} for k in ("x_ptr", "y_ptr", "out_ptr")}),
+    (add_kernel, ADD_SIG, {"BLOCK_SIZE": 1024}, {k: {"tt.divisibility": 16} for k in ("x_ptr", "y_ptr", "output_ptr")}),
     (softmax_kernel, SOFTMAX_SIG, {"BLOCK": 1024}, SOFTMAX_ATTRS),
 ])
 def test_pipeline(kernel, sig, consts, attrs):
@@ -187,19 +189,6 @@ def test_pipeline_order():
     names = [n for n, _ in PIPELINE]
     assert names.index("tritium-coalesce") < names.index("tritium-remove-layout-conversions")
     assert names[-2:] == ["tritium-allocation", "tritium-membar"]
-
-
-@tritium.jit
-def branch_kernel(X, Y, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    x = tl.load(X + offs, mask=m)
-    if pid % 2 == 0:
-        y = x * 2
-    else:
-        y = x - 1
-    tl.store(Y + offs, y, mask=m)
 
 
 def test_if_results_are_yielded_in_the_layout_they_are_converted_to():

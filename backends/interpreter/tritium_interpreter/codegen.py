@@ -596,26 +596,23 @@ def _h_make_range(g, op, out, pad):
     out.append(f"{pad}{g.define(op.results[0])} = {g.const(f'np.arange({s}, {e}, dtype=np.int32)[None]')}")
 
 
-def _h_splat(g, op, out, pad):
-    a = g.get(op.operands[0])
-    r = op.results[0]
-    _, shape = _split_type(r.type)
-    if _only_elementwise_uses(r):   # (L,) -> (L, 1, ..., 1): a view, broadcast by the ops that use it
-        out.append(f"{pad}{g.define(r)} = {a}[:{', None' * len(shape)}]")
-        g.lazy.add(r)
-        return
-    out.append(f"{pad}{g.define(r)} = _rt.splat({a}, {shape!r})")
+def _lazy_or(view, runtime_fn):
+    """The handler of ``tt.splat`` / ``tt.broadcast``: a result only elementwise ops use stays lazy, ``view(a,
+    shape)`` (numpy broadcasting in those ops expands it); else ``_rt.<runtime_fn>(a, shape)`` materialises it."""
+    def h(g, op, out, pad):
+        a = g.get(op.operands[0])
+        r = op.results[0]
+        _, shape = _split_type(r.type)
+        if _only_elementwise_uses(r):
+            out.append(f"{pad}{g.define(r)} = {view(a, shape)}")
+            g.lazy.add(r)
+            return
+        out.append(f"{pad}{g.define(r)} = _rt.{runtime_fn}({a}, {shape!r})")
+    return h
 
 
-def _h_broadcast(g, op, out, pad):
-    a = g.get(op.operands[0])
-    r = op.results[0]
-    _, shape = _split_type(r.type)
-    if _only_elementwise_uses(r):   # the operand as it is: its size-1 dims broadcast in the ops that use it
-        out.append(f"{pad}{g.define(r)} = {a}")
-        g.lazy.add(r)
-        return
-    out.append(f"{pad}{g.define(r)} = _rt.bcast({a}, {shape!r})")
+_h_splat = _lazy_or(lambda a, shape: f"{a}[:{', None' * len(shape)}]", "splat")  # (L,) -> (L, 1, ..., 1)
+_h_broadcast = _lazy_or(lambda a, shape: a, "bcast")  # size-1 dims broadcast in the ops that use it
 
 
 def _h_expand_dims(g, op, out, pad):
@@ -832,40 +829,28 @@ def _combine_info(g, op):
     return name, uf
 
 
-def _h_reduce(g, op, out, pad):
-    name, uf = _combine_info(g, op)
-    axis = tt.decode_attributes(op)["axis"]
-    srcs = [g.get(v) for v in op.operands]
-    res = [g.define(r) for r in op.results]
-    et, _ = _split_type(op.operands[0].type)
-    bf = et == "bf16"
-    if uf in ("UMAX", "UMIN"):
-        fn = "np.maximum" if uf == "UMAX" else "np.minimum"
-        out.append(f"{pad}{res[0]} = _rt.s(_rt.reduce_ufunc({fn}, _rt.u({srcs[0]}), {axis}), {srcs[0]}.dtype)")
-    elif uf is not None:
-        out.append(f"{pad}{res[0]} = _rt.reduce_ufunc({uf}, {srcs[0]}, {axis}, {bf})")
-    else:
-        out.append(f"{pad}{_unpack(res)}_rt.reduce_generic(lambda _a, *_x: _f_{name}(_ctx, _a, *_x), "
-                   f"({''.join(s + ', ' for s in srcs)}), {axis})")
-
-
-def _h_scan(g, op, out, pad):
-    name, uf = _combine_info(g, op)
-    attrs = tt.decode_attributes(op)
-    axis, rev = attrs["axis"], attrs.get("reverse", False)
-    srcs = [g.get(v) for v in op.operands]
-    res = [g.define(r) for r in op.results]
-    et, _ = _split_type(op.operands[0].type)
-    bf = et == "bf16"
-    if uf in ("UMAX", "UMIN"):
-        fn = "np.maximum" if uf == "UMAX" else "np.minimum"
-        out.append(f"{pad}{res[0]} = _rt.s(_rt.scan_ufunc({fn}, _rt.u({srcs[0]}), {axis}, {rev}), "
-                   f"{srcs[0]}.dtype)")
-    elif uf is not None:
-        out.append(f"{pad}{res[0]} = _rt.scan_ufunc({uf}, {srcs[0]}, {axis}, {rev}, {bf})")
-    else:
-        out.append(f"{pad}{_unpack(res)}_rt.scan_generic(lambda _a, *_x: _f_{name}(_ctx, _a, *_x), "
-                   f"({''.join(s + ', ' for s in srcs)}), {axis}, {rev})")
+def _along_axis(kind):
+    """The handler of ``tt.reduce`` / ``tt.scan`` (``kind``): ``_rt.<kind>_ufunc`` when the combine function is one
+    op numpy has a ufunc for, else ``_rt.<kind>_generic`` calling the combine function (a scan also passes
+    ``reverse``)."""
+    def h(g, op, out, pad):
+        name, uf = _combine_info(g, op)
+        attrs = tt.decode_attributes(op)
+        axis = attrs["axis"]
+        extra = f", {attrs.get('reverse', False)}" if kind == "scan" else ""
+        srcs = [g.get(v) for v in op.operands]
+        res = [g.define(r) for r in op.results]
+        bf = _split_type(op.operands[0].type)[0] == "bf16"
+        if uf in ("UMAX", "UMIN"):
+            fn = "np.maximum" if uf == "UMAX" else "np.minimum"
+            out.append(f"{pad}{res[0]} = _rt.s(_rt.{kind}_ufunc({fn}, _rt.u({srcs[0]}), {axis}{extra}), "
+                       f"{srcs[0]}.dtype)")
+        elif uf is not None:
+            out.append(f"{pad}{res[0]} = _rt.{kind}_ufunc({uf}, {srcs[0]}, {axis}{extra}, {bf})")
+        else:
+            out.append(f"{pad}{_unpack(res)}_rt.{kind}_generic(lambda _a, *_x: _f_{name}(_ctx, _a, *_x), "
+                       f"({''.join(s + ', ' for s in srcs)}), {axis}{extra})")
+    return h
 
 
 def _h_print(g, op, out, pad):
@@ -904,7 +889,7 @@ _HANDLERS = {
     "tt.advance": _h_advance, "tt.int_to_ptr": _h_identity_i64, "tt.ptr_to_int": _h_identity_i64,
     "tt.dot": _h_dot, "tt.bitcast": _cast("bitcast"), "tt.fp_to_fp": _cast("fp_to_fp"), "tt.clampf": _h_clampf,
     "tt.histogram": _h_histogram, "tt.extern_elementwise": _h_extern,
-    "tt.elementwise_inline_asm": _h_inline_asm, "tt.reduce": _h_reduce, "tt.scan": _h_scan,
+    "tt.elementwise_inline_asm": _h_inline_asm, "tt.reduce": _along_axis("reduce"), "tt.scan": _along_axis("scan"),
     "tt.print": _h_print, "tt.assert": _h_assert,
 }
 

@@ -723,7 +723,9 @@ def _v_inline_asm(op, g):
         return f"arguments and results must have one shape, got {sorted(shapes)}"
 
 
-def _v_reduce(op, g):
+def _v_along_axis(op, result_shape):
+    """The checks reduce and scan share: one result per operand, all operands of one shape with ``axis`` in
+    range, each result of ``result_shape(operand shape, axis)`` and its operand's element type."""
     axis = _attr_int(op, "axis")
     srcs = list(op.operands)
     if not srcs:
@@ -731,9 +733,9 @@ def _v_reduce(op, g):
     s = shape_of(srcs[0].type)
     if not 0 <= axis < len(s):
         return f"axis {axis} out of range for shape {s}"
-    want = s[:axis] + s[axis + 1:]
     if len(op.results) != len(srcs):
         return f"{len(srcs)} operands but {len(op.results)} results"
+    want = result_shape(s, axis)
     for x, r in zip(srcs, op.results):
         if shape_of(x.type) != s:
             return f"all operands must have shape {s}, got {x.type}"
@@ -741,19 +743,12 @@ def _v_reduce(op, g):
             return f"result {r.type} must have shape {want} and element type {elem_of(x.type)}"
 
 
+def _v_reduce(op, g):
+    return _v_along_axis(op, lambda s, axis: s[:axis] + s[axis + 1:])
+
+
 def _v_scan(op, g):
-    axis = _attr_int(op, "axis")
-    srcs = list(op.operands)
-    if not srcs:
-        return "needs at least one operand"
-    s = shape_of(srcs[0].type)
-    if not 0 <= axis < len(s):
-        return f"axis {axis} out of range for shape {s}"
-    if len(op.results) != len(srcs):
-        return f"{len(srcs)} operands but {len(op.results)} results"
-    for x, r in zip(srcs, op.results):
-        if x.type != r.type:
-            return f"result {r.type} must equal operand type {x.type}"
+    return _v_along_axis(op, lambda s, axis: s)
 
 
 def _v_print(op, g):

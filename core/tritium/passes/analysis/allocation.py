@@ -55,7 +55,7 @@ from typing import Optional
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
-from tritium.passes.ttir._util import as_op as _as_op, walk as _walk
+from tritium.passes.ttir._util import ancestor_in_block, as_op as _as_op, walk as _walk
 
 ALIGNMENT = 16
 OFFSET_ATTR = "allocation.offset"
@@ -123,31 +123,36 @@ def _warp_bits_along(layout, shape, axis) -> int:
     return sum(1 for b in ll.warp if b[axis] != 0)
 
 
-def reduce_scratch_size(op) -> int:
+def _along_axis(op):
+    """``(layout, shape, axis, bytes of one element of every operand)`` of a reduce / scan whose operands have a
+    layout, else None."""
     op = _as_op(op)
-    srcs = [v for v in op.operands]
-    ty = srcs[0].type
-    lay = ttg.encoding_of(ty) if isinstance(ty, ir.RankedTensorType) else None
+    srcs = list(op.operands)
+    lay = ttg.encoding_of(srcs[0].type)
     if lay is None:
+        return None
+    return lay, tt.shape_of(srcs[0].type), int(op.attributes["axis"].value), sum(elem_bytes(v.type) for v in srcs)
+
+
+def reduce_scratch_size(op) -> int:
+    """Bytes a ``tt.reduce`` across warps exchanges its partials through: the operands' shape with ``shape[axis]``
+    the number of warps along ``axis`` (0 when one warp holds the whole axis)."""
+    found = _along_axis(op)
+    if found is None:
         return 0
-    shape = list(ir.RankedTensorType(ty).shape)
-    axis = int(op.attributes["axis"].value)
+    lay, shape, axis, nbytes = found
     warps = 1 << _warp_bits_along(lay, shape, axis)
     if warps == 1:
         return 0
-    shape[axis] = warps
-    return tt.numel(shape) * sum(elem_bytes(v.type) for v in srcs)
+    return tt.numel(shape[:axis] + (warps,) + shape[axis + 1:]) * nbytes
 
 
 def scan_scratch_size(op, num_warps: int) -> int:
-    op = _as_op(op)
-    srcs = [v for v in op.operands]
-    ty = srcs[0].type
-    lay = ttg.encoding_of(ty) if isinstance(ty, ir.RankedTensorType) else None
-    if lay is None:
+    """Bytes a ``tt.scan`` across warps exchanges its segment totals through (0 within one warp)."""
+    found = _along_axis(op)
+    if found is None:
         return 0
-    shape = tuple(ir.RankedTensorType(ty).shape)
-    axis = int(op.attributes["axis"].value)
+    lay, shape, axis, nbytes = found
     if _warp_bits_along(lay, shape, axis) == 0:
         return 0
     ll = lay.linear(shape)
@@ -157,7 +162,7 @@ def scan_scratch_size(op, num_warps: int) -> int:
             non_axis.add(idx[:axis] + idx[axis + 1:])
     tile = _tile(lay, len(shape))
     reps = max(1, shape[axis] // tile[axis]) if tile else 1
-    return num_warps * len(non_axis) * reps * sum(elem_bytes(v.type) for v in srcs)
+    return num_warps * len(non_axis) * reps * nbytes
 
 
 def scratch_size(op, num_warps: int = 4, callee_totals: Optional[dict] = None) -> int:
@@ -219,17 +224,6 @@ def _number(func) -> tuple:
             for c in b.operations:
                 visit(_as_op(c))
     return index, end
-
-
-def _ancestor_in_block(op, block):
-    while op is not None:
-        if op.block == block:
-            return op
-        p = op.parent
-        op = _as_op(p) if p is not None else None
-        if op is not None and op.name in ("func.func", "builtin.module"):
-            return None
-    return None
 
 
 class Allocation:
@@ -307,7 +301,7 @@ class Allocation:
             if s:
                 last = index[op] + 1
                 for u in op.results[0].uses:
-                    a = _ancestor_in_block(_as_op(u.owner), op.block)
+                    a = ancestor_in_block(_as_op(u.owner), op.block)
                     if a is not None:
                         last = max(last, end[a])
                 bufs.append(Buffer(op, "explicit", s, index[op], last))

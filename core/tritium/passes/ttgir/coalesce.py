@@ -102,14 +102,20 @@ def erase_dead(root) -> int:
             return total
 
 
-def set_result_layout(op, layout_for_result) -> None:
-    """Give each tensor result of ``op`` the layout ``layout_for_result(i, result)`` (None: keep)."""
-    for i, r in enumerate(op.results):
+def retype_results(op, layout) -> None:
+    """Give every tensor result of ``op`` ``layout``; users it already had get the old layout back through a
+    ``ttg.convert_layout`` right after ``op``."""
+    for r in op.results:
         if not is_tensor(r.type):
             continue
-        lay = layout_for_result(i, r)
-        if lay is not None:
-            r.set_type(with_layout(r.type, lay))
+        old = layout_of(r)
+        uses = list(r.uses)
+        r.set_type(with_layout(r.type, layout))
+        if not uses or old == layout:
+            continue
+        back = create_convert(r, old, after=op)
+        for u in uses:
+            u.owner.operands[u.operand_number] = back
 
 
 # ----------------------------------------------------------------------------------------------
@@ -233,17 +239,7 @@ def _rewrite(op, lay) -> bool:
     for i, v in enumerate(list(op.operands)):
         if is_tensor(v.type) and layout_of(v) != lay:
             op.operands[i] = create_convert(v, lay, before=op)
-    for r in op.results:
-        if not is_tensor(r.type):
-            continue
-        old = layout_of(r)
-        uses = list(r.uses)
-        r.set_type(with_layout(r.type, lay))
-        if not uses or old == lay:
-            continue
-        back = create_convert(r, old, after=op)
-        for u in uses:
-            u.owner.operands[u.operand_number] = back
+    retype_results(op, lay)
     return True
 
 

@@ -100,28 +100,22 @@ def convert_to_ttgir(module, num_warps: int = 4, threads_per_warp: int = 32, num
         cache = {}
 
         def converted(value, layout, loc):
+            """``value`` converted to ``layout`` right after its definition (at the start of its block for a block
+            argument), once per (value, layout)."""
             key = (value, layout)
-            if key in cache:
-                return cache[key]
-            new_ty = ttg.with_encoding(value.type, layout)
-            owner = value.owner
-            owner = owner.operation if hasattr(owner, "operation") else owner
-            with loc, ir.InsertionPoint(owner):
-                conv = ir.Operation.create("ttg.convert_layout", results=[new_ty], operands=[value])
-            conv.move_after(owner)
-            cache[key] = conv.results[0]
-            return conv.results[0]
-
-        def new_block_conv(value, layout, loc):
-            key = (value, layout)
-            if key in cache:
-                return cache[key]
-            new_ty = ttg.with_encoding(value.type, layout)
-            block = value.owner
-            with loc, ir.InsertionPoint.at_block_begin(block):
-                conv = ir.Operation.create("ttg.convert_layout", results=[new_ty], operands=[value])
-            cache[key] = conv.results[0]
-            return conv.results[0]
+            if key not in cache:
+                new_ty = ttg.with_encoding(value.type, layout)
+                owner = value.owner
+                if isinstance(owner, ir.Block):
+                    with loc, ir.InsertionPoint.at_block_begin(owner):
+                        conv = ir.Operation.create(ttg.CONVERT_LAYOUT, results=[new_ty], operands=[value])
+                else:
+                    owner = owner.operation if hasattr(owner, "operation") else owner
+                    with loc, ir.InsertionPoint(owner):
+                        conv = ir.Operation.create(ttg.CONVERT_LAYOUT, results=[new_ty], operands=[value])
+                    conv.move_after(owner)
+                cache[key] = conv.results[0]
+            return cache[key]
 
         for op in ops:
             if op.name in ("tt.reduce", "func.func", "ttg.convert_layout"):
@@ -137,9 +131,5 @@ def convert_to_ttgir(module, num_warps: int = 4, threads_per_warp: int = 32, num
                     want = _default(t, num_warps, threads_per_warp)
                 if have == want:
                     continue
-                if isinstance(v.owner, ir.Block):
-                    nv = new_block_conv(v, want, op.location)
-                else:
-                    nv = converted(v, want, op.location)
-                op.operands[i] = nv
+                op.operands[i] = converted(v, want, op.location)
     return module

@@ -49,7 +49,7 @@ from tritium.dialects import layouts, tt, ttg
 from tritium.passes.ttir._util import is_elementwise
 
 from .coalesce import (CONVERT, MEMORY_OPS, as_op, create_convert, defining_op, erase_dead, is_tensor, layout_of,
-                       module_int, users, walk, with_layout)
+                       module_int, retype_results, users, walk, with_layout)
 
 _LEAF_OPS = frozenset({tt.SPLAT, tt.MAKE_RANGE, "arith.constant"})
 _MAX_SLICE = 64
@@ -341,16 +341,7 @@ class _Rewriter:
                 elif is_tensor(v.type):
                     want = _operand_layout(u, i, res_lay) if u.name not in ("tt.reduce", "tt.store") else a
                     u.operands[i] = self._materialise(v, want, plan, made, u)
-            for r in u.results:
-                if not is_tensor(r.type):
-                    continue
-                old = layout_of(r)
-                rusers = list(r.uses)
-                r.set_type(with_layout(r.type, res_lay))
-                if rusers and old != res_lay:
-                    back = create_convert(r, old, after=u)
-                    for ru in rusers:
-                        ru.owner.operands[ru.operand_number] = back
+            retype_results(u, res_lay)
         return True
 
     # ---- driver ----------------------------------------------------------------------------------

@@ -11,21 +11,11 @@ Nothing moves across a block boundary, so dominance and loop structure are untou
 """
 from __future__ import annotations
 
+from tritium.passes.ttir._util import ancestor_in_block
+
 from .coalesce import CONVERT, as_op, defining_op, walk
 
 _SINK = (CONVERT, "ttg.local_load")
-
-
-def _ancestor_in_block(op, block):
-    """The op of ``block`` that is ``op`` or holds it; None when ``op`` is outside ``block``."""
-    while op is not None:
-        if op.block == block:
-            return op
-        parent = op.parent
-        op = as_op(parent) if parent is not None else None
-        if op is not None and op.name in ("func.func", "builtin.module"):
-            return None
-    return None
 
 
 def reorder_instructions(root) -> int:
@@ -39,7 +29,7 @@ def reorder_instructions(root) -> int:
                 anchors = []
                 for r in op.results:
                     for u in r.uses:
-                        a = _ancestor_in_block(as_op(u.owner), block)
+                        a = ancestor_in_block(as_op(u.owner), block)
                         if a is None:
                             anchors = None
                             break

@@ -122,6 +122,19 @@ def walk(root) -> list:
     return out
 
 
+def ancestor_in_block(op, block) -> Optional[ir.Operation]:
+    """The op of ``block`` that is ``op`` or holds it; None when ``op`` is outside ``block`` (within its
+    function)."""
+    while op is not None:
+        if op.block == block:
+            return op
+        parent = op.parent
+        op = as_op(parent) if parent is not None else None
+        if op is not None and op.name in ("func.func", "builtin.module"):
+            return None
+    return None
+
+
 def defining_op(value) -> Optional[ir.Operation]:
     """The op that defines ``value``, or None for a block argument."""
     owner = value.owner

@@ -94,33 +94,36 @@ def select_masked_load(op) -> bool:
     return True
 
 
-def _mask_value(mask) -> bool | None:
-    """True / False for a constant all-true / all-false mask, None otherwise."""
-    c = u.constant_scalar(mask)
+def _constant_mask(op) -> bool | None:
+    """True / False when the mask of a tt.load / tt.store is a constant all-true / all-false; None otherwise
+    (no mask, or not a known constant)."""
+    mask = u.operand_groups(op)["mask"]
+    c = u.constant_scalar(mask[0]) if mask else None
     v = u.attr_int(c) if c is not None else None
-    if v is None:
-        return None
-    return v != 0
+    return None if v is None else v != 0
+
+
+def _drop_mask(op, operands, segments) -> None:
+    """Replace ``op`` (a tt.load / tt.store) by the same op on ``operands``, without its mask."""
+    attrs = u.copy_attributes(op, drop=("operandSegmentSizes",))
+    attrs["operandSegmentSizes"] = u.segment_sizes(*segments)
+    _replace_with_new(op, op.name, operands, [r.type for r in op.results], attrs)
 
 
 def load_constant_mask(op) -> bool:
-    g = u.operand_groups(op)
-    if not g["mask"]:
-        return False
-    m = _mask_value(g["mask"][0])
+    m = _constant_mask(op)
     if m is None:
         return False
-    res = op.results[0].type
+    ptr, _, other = tt.split_operands(op)
     if m:
-        attrs = u.copy_attributes(op, drop=("operandSegmentSizes",))
-        attrs["operandSegmentSizes"] = u.segment_sizes(1, 0, 0)
-        _replace_with_new(op, "tt.load", [g["ptr"][0]], [res], attrs)
+        _drop_mask(op, [ptr], (1, 0, 0))
         return True
     if u.bool_attr(op, "isVolatile"):
         return False
-    if g["other"]:
-        u.replace_op(op, [g["other"][0]])
+    if other is not None:
+        u.replace_op(op, [other])
         return True
+    res = op.results[0].type
     elem = tt.elem_of(res)
     if tt.is_int(elem):
         zero = ir.IntegerAttr.get(elem, 0)
@@ -133,18 +136,14 @@ def load_constant_mask(op) -> bool:
 
 
 def store_constant_mask(op) -> bool:
-    g = u.operand_groups(op)
-    if not g["mask"]:
-        return False
-    m = _mask_value(g["mask"][0])
+    m = _constant_mask(op)
     if m is None:
         return False
     if not m:
         op.erase()
         return True
-    attrs = u.copy_attributes(op, drop=("operandSegmentSizes",))
-    attrs["operandSegmentSizes"] = u.segment_sizes(1, 1, 0)
-    _replace_with_new(op, "tt.store", [g["ptr"][0], g["value"][0]], [], attrs)
+    ptr, value, _ = tt.split_operands(op)
+    _drop_mask(op, [ptr, value], (1, 1, 0))
     return True
 
 
