@@ -1,6 +1,6 @@
 from tritium.passes.ttir import combine_pass
 
-from .ttir_pass_helpers import count, effect_sequence, func, op_lines, run_pass
+from .ttir_pass_helpers import check_pass, count, func, run_pass
 
 T = "tensor<128x!tt.ptr<f32>>"
 LOAD = '"tt.load"({args}) {{operandSegmentSizes = array<i32: {seg}>}} : ({types}) -> tensor<128xf32>'
@@ -20,34 +20,40 @@ PRELUDE = f"""
 
 
 def test_addptr_addptr():
-    src = func(PRELUDE + f"""
+    check_pass(combine_pass, func(PRELUDE + f"""
   %s = "tt.splat"(%n) : (i32) -> tensor<128xi32>
   %a = "tt.addptr"(%base, %r) : ({T}, tensor<128xi32>) -> {T}
   %b = "tt.addptr"(%a, %s) : ({T}, tensor<128xi32>) -> {T}
   %x = {LOAD.format(args="%b", seg="1, 0, 0", types=T)}
   {_store("%b", "%x")}
-  return""")
-    out = run_pass(combine_pass, src)
-    assert count(out, "tt.addptr") == 1
-    assert count(out, "arith.addi") == 1
-    (line,) = op_lines(out, "tt.addptr")
-    assert '"tt.addptr"(%0, ' in line  # straight off the base splat
+  return""") + """
+// addptr(addptr(p, a), b) -> addptr(p, a + b), straight off the base splat
+// CHECK-NOT:   arith.addi
+// CHECK:       %[[BASE:[0-9]+]] = "tt.splat"(%arg0)
+// CHECK-NOT:   "tt.addptr"
+// CHECK:       %[[OFF:[0-9]+]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : tensor<128xi32>
+// CHECK-NEXT:  %[[P:[0-9]+]] = "tt.addptr"(%[[BASE]], %[[OFF]])
+// CHECK-NOT:   "tt.addptr"
+// CHECK-NOT:   arith.addi
+// CHECK:       "tt.load"(%[[P]])
+""")
 
 
 def test_addptr_different_offset_types_untouched():
-    src = func(PRELUDE + f"""
+    check_pass(combine_pass, func(PRELUDE + f"""
   %s = "tt.splat"(%m) : (i64) -> tensor<128xi64>
   %a = "tt.addptr"(%base, %r) : ({T}, tensor<128xi32>) -> {T}
   %b = "tt.addptr"(%a, %s) : ({T}, tensor<128xi64>) -> {T}
   %x = {LOAD.format(args="%b", seg="1, 0, 0", types=T)}
   {_store("%b", "%x")}
-  return""", args="%p: !tt.ptr<f32>, %n: i32, %m: i64")
-    out = run_pass(combine_pass, src)
-    assert count(out, "tt.addptr") == 2
+  return""", args="%p: !tt.ptr<f32>, %n: i32, %m: i64") + """
+// CHECK:       %[[A:[0-9]+]] = "tt.addptr"(%{{[0-9]+}}, %{{[0-9]+}}) : ({{.*}}, tensor<128xi32>)
+// CHECK-NEXT:  "tt.addptr"(%[[A]], %{{[0-9]+}}) : ({{.*}}, tensor<128xi64>)
+""")
 
 
 def test_addptr_zero():
-    src = func(PRELUDE + f"""
+    check_pass(combine_pass, func(PRELUDE + f"""
   %z = arith.constant 0 : i32
   %zs = "tt.splat"(%z) : (i32) -> tensor<128xi32>
   %zd = arith.constant dense<0> : tensor<128xi32>
@@ -58,14 +64,20 @@ def test_addptr_zero():
   {_store("%b", "%x")}
   %y = "tt.load"(%q) {{operandSegmentSizes = array<i32: 1, 0, 0>}} : (!tt.ptr<f32>) -> f32
   "tt.store"(%q, %y) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : (!tt.ptr<f32>, f32) -> ()
-  return""")
-    out = run_pass(combine_pass, src)
-    assert count(out, "tt.addptr") == 0
-    assert '"tt.load"(%0)' in out and '"tt.load"(%arg0)' in out
+  return""") + """
+// adding zero (a splat, a dense constant, a scalar) is no addptr at all
+// CHECK-NOT:   "tt.addptr"
+// CHECK:       %[[BASE:[0-9]+]] = "tt.splat"(%arg0)
+// CHECK-NOT:   "tt.addptr"
+// CHECK:       "tt.load"(%[[BASE]])
+// CHECK-NOT:   "tt.addptr"
+// CHECK:       "tt.load"(%arg0)
+// CHECK-NOT:   "tt.addptr"
+""")
 
 
 def test_select_of_masked_load():
-    src = func(PRELUDE + f"""
+    check_pass(combine_pass, func(PRELUDE + f"""
   %c = arith.cmpi slt, %n, %n : i32
   %m = "tt.splat"(%c) : (i1) -> tensor<128xi1>
   %other = arith.constant dense<2.0> : tensor<128xf32>
@@ -73,15 +85,19 @@ def test_select_of_masked_load():
   %x = {LOAD.format(args="%ptrs, %m", seg="1, 1, 0", types=T + ", tensor<128xi1>")}
   %y = arith.select %c, %x, %other : tensor<128xf32>
   {_store("%ptrs", "%y")}
-  return""")
-    out = run_pass(combine_pass, src)
-    assert count(out, "arith.select") == 0
-    (line,) = op_lines(out, "tt.load")
-    assert "array<i32: 1, 1, 1>" in line
+  return""") + """
+// select(c, load(p, splat(c)), other) -> load(p, splat(c), other)
+// CHECK-NOT:   arith.select
+// CHECK:       %[[MASK:[0-9]+]] = "tt.splat"(%{{[0-9]+}}) : (i1) -> tensor<128xi1>
+// CHECK:       %[[OTHER:.*]] = arith.constant dense<2.000000e+00> : tensor<128xf32>
+// CHECK:       %[[X:[0-9]+]] = "tt.load"(%{{[0-9]+}}, %[[MASK]], %[[OTHER]]) {operandSegmentSizes = array<i32: 1, 1, 1>}
+// CHECK-NOT:   arith.select
+// CHECK:       "tt.store"(%{{[0-9]+}}, %[[X]])
+""")
 
 
 def test_broadcast_and_expand_dims_of_splat():
-    src = func("""
+    check_pass(combine_pass, func("""
   %s = "tt.splat"(%n) : (i32) -> tensor<1x4xi32>
   %b = "tt.broadcast"(%s) : (tensor<1x4xi32>) -> tensor<8x4xi32>
   %s1 = "tt.splat"(%n) : (i32) -> tensor<4xi32>
@@ -97,34 +113,42 @@ def test_broadcast_and_expand_dims_of_splat():
   "tt.print"(%e) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x4xi32>) -> ()
   "tt.print"(%b2) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<2x4xi32>) -> ()
   "tt.print"(%b4) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3x8x4xi32>) -> ()
-  return""")
-    out = run_pass(combine_pass, src)
-    splats = op_lines(out, "tt.splat")
-    assert any("-> tensor<8x4xi32>" in s for s in splats)
-    assert any("-> tensor<1x4xi32>" in s for s in splats)
-    bcasts = op_lines(out, "tt.broadcast")
-    # broadcast(broadcast(x)) -> broadcast(x); same-type broadcast dropped
-    assert len(bcasts) == 2, bcasts
-    assert any("(tensor<1x1x4xi32>) -> tensor<3x8x4xi32>" in b for b in bcasts)
-    assert count(out, "tt.expand_dims") == 2
+  return""") + """
+// broadcast / expand_dims of a splat is a splat; broadcast(broadcast(x)) is broadcast(x); a same-type broadcast
+// is gone
+// CHECK-DAG:   %[[B:[0-9]+]] = "tt.splat"(%arg1) : (i32) -> tensor<8x4xi32>
+// CHECK-DAG:   %[[E:[0-9]+]] = "tt.splat"(%arg1) : (i32) -> tensor<1x4xi32>
+// CHECK:       %[[ER:[0-9]+]] = "tt.expand_dims"(%{{[0-9]+}}) {axis = 0 : i32} : (tensor<4xi32>) -> tensor<1x4xi32>
+// CHECK-NEXT:  %[[B1:[0-9]+]] = "tt.broadcast"(%[[ER]]) : (tensor<1x4xi32>) -> tensor<2x4xi32>
+// CHECK-NEXT:  %[[ER3:[0-9]+]] = "tt.expand_dims"(%[[ER]]) {axis = 0 : i32}
+// CHECK-NEXT:  %[[B4:[0-9]+]] = "tt.broadcast"(%[[ER3]]) : (tensor<1x1x4xi32>) -> tensor<3x8x4xi32>
+// CHECK-NEXT:  "tt.print"(%[[B]])
+// CHECK-NEXT:  "tt.print"(%[[E]])
+// CHECK-NEXT:  "tt.print"(%[[B1]])
+// CHECK-NEXT:  "tt.print"(%[[B4]])
+""")
 
 
 def test_splat_and_broadcast_of_constants_become_dense():
-    src = func("""
+    check_pass(combine_pass, func("""
   %c = arith.constant 3 : i32
   %s = "tt.splat"(%c) : (i32) -> tensor<4xi32>
   %d = arith.constant dense<1.5> : tensor<1x4xf32>
   %b = "tt.broadcast"(%d) : (tensor<1x4xf32>) -> tensor<2x4xf32>
   "tt.print"(%s) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xi32>) -> ()
   "tt.print"(%b) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<2x4xf32>) -> ()
-  return""")
-    out = run_pass(combine_pass, src)
-    assert count(out, "tt.splat") == 0 and count(out, "tt.broadcast") == 0
-    assert "dense<3> : tensor<4xi32>" in out and "dense<1.500000e+00> : tensor<2x4xf32>" in out
+  return""") + """
+// CHECK-NOT:   "tt.splat"
+// CHECK-NOT:   "tt.broadcast"
+// CHECK:       %[[S:.*]] = arith.constant dense<3> : tensor<4xi32>
+// CHECK-NEXT:  %[[B:.*]] = arith.constant dense<1.500000e+00> : tensor<2x4xf32>
+// CHECK-NEXT:  "tt.print"(%[[S]])
+// CHECK-NEXT:  "tt.print"(%[[B]])
+""")
 
 
 def test_constant_masks():
-    src = func(PRELUDE + f"""
+    check_pass(combine_pass, func(PRELUDE + f"""
   %ptrs = "tt.addptr"(%base, %r) : ({T}, tensor<128xi32>) -> {T}
   %t = arith.constant dense<true> : tensor<128xi1>
   %ct = arith.constant true
@@ -137,14 +161,18 @@ def test_constant_masks():
   {_store("%ptrs", "%a", "%t2")}
   {_store("%ptrs", "%b", "%f")}
   {_store("%ptrs", "%c")}
-  return""")
-    out = run_pass(combine_pass, src)
-    loads = op_lines(out, "tt.load")
-    assert len(loads) == 1 and "array<i32: 1, 0, 0>" in loads[0]
-    stores = op_lines(out, "tt.store")
-    assert len(stores) == 2 and all("array<i32: 1, 1, 0>" in s for s in stores)
-    assert "dense<0.000000e+00> : tensor<128xf32>" in out  # the maskless-other false load became zeros
-    assert effect_sequence(out) == ["tt.load", "tt.store", "tt.store"]
+  return""") + """
+// an all-true mask is dropped; an all-false load is its other (none: zeros), an all-false store is gone
+// CHECK-NOT:   "tt.load"
+// CHECK:       %[[P:[0-9]+]] = "tt.addptr"
+// CHECK-NEXT:  %[[A:[0-9]+]] = "tt.load"(%[[P]]) {operandSegmentSizes = array<i32: 1, 0, 0>}
+// CHECK-NOT:   "tt.load"
+// CHECK:       %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<128xf32>
+// CHECK-NOT:   "tt.load"
+// CHECK:       "tt.store"(%[[P]], %[[A]]) {operandSegmentSizes = array<i32: 1, 1, 0>}
+// CHECK-NEXT:  "tt.store"(%[[P]], %[[ZERO]]) {operandSegmentSizes = array<i32: 1, 1, 0>}
+// CHECK-NEXT:  return
+""")
 
 
 def _dot_src(add: str, acc: str = "dense<0.0>", extra_use: bool = False) -> str:
@@ -159,10 +187,13 @@ def _dot_src(add: str, acc: str = "dense<0.0>", extra_use: bool = False) -> str:
 
 def test_dot_plus_acc():
     for add in ("arith.addf %dot, %d", "arith.addf %d, %dot"):
-        out = run_pass(combine_pass, _dot_src(add))
-        assert count(out, "arith.addf") == 0
-        (line,) = op_lines(out, "tt.dot")
-        assert '"tt.dot"(%arg0, %arg1, %arg2)' in line and "inputPrecision = 0" in line
+        check_pass(combine_pass, _dot_src(add) + """
+// dot(a, b, 0) + d -> dot(a, b, d)
+// CHECK-NOT:   arith.addf
+// CHECK:       %[[DOT:[0-9]+]] = "tt.dot"(%arg0, %arg1, %arg2) {inputPrecision = 0 : i32, maxNumImpreciseAcc = 0 : i32}
+// CHECK-NOT:   arith.addf
+// CHECK:       "tt.print"(%[[DOT]])
+""")
 
 
 def test_dot_plus_acc_conditions():

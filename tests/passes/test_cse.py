@@ -1,6 +1,6 @@
 from tritium.passes.ttir import cse_pass
 
-from .ttir_pass_helpers import count, func, run_pass
+from .ttir_pass_helpers import check_pass, count, func, run_pass
 
 SPLAT = '"tt.splat"(%p) : (!tt.ptr<f32>) -> tensor<128x!tt.ptr<f32>>'
 
@@ -15,13 +15,17 @@ def test_merges_identical_pure_ops_and_redirects_uses():
   %b = "tt.addptr"(%1, %r2) : (tensor<128x!tt.ptr<f32>>, tensor<128xi32>) -> tensor<128x!tt.ptr<f32>>
   %x = "tt.load"(%a) {{operandSegmentSizes = array<i32: 1, 0, 0>}} : (tensor<128x!tt.ptr<f32>>) -> tensor<128xf32>
   "tt.store"(%b, %x) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : (tensor<128x!tt.ptr<f32>>, tensor<128xf32>) -> ()
-  return""")
-    out = run_pass(cse_pass, src)
-    assert count(out, "tt.splat") == 1
-    assert count(out, "tt.make_range") == 1
-    assert count(out, "tt.addptr") == 1
-    # the store now uses the load's pointer
-    assert '"tt.load"(%2)' in out and '"tt.store"(%2, %3)' in out
+  return""") + """
+// one splat, range and addptr (attribute order does not matter); the store uses the load's pointer
+// CHECK-LABEL: func.func public @k
+// CHECK-NEXT:  %[[S:[0-9]+]] = "tt.splat"(%arg0)
+// CHECK-NEXT:  %[[R:[0-9]+]] = "tt.make_range"()
+// CHECK-NEXT:  %[[P:[0-9]+]] = "tt.addptr"(%[[S]], %[[R]])
+// CHECK-NEXT:  %[[X:[0-9]+]] = "tt.load"(%[[P]])
+// CHECK-NEXT:  "tt.store"(%[[P]], %[[X]])
+// CHECK-NEXT:  return
+"""
+    check_pass(cse_pass, src)
 
 
 def test_keeps_ops_that_differ():
@@ -95,10 +99,22 @@ def test_dominance_scopes():
   %4 = "tt.splat"(%n) : (i32) -> tensor<4xi32>
   "tt.print"(%0) {{prefix = "d", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<128x!tt.ptr<f32>>) -> ()
   "tt.print"(%4) {{prefix = "d", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<4xi32>) -> ()
-  return""")
-    out = run_pass(cse_pass, src)
+  return""") + """
+// CHECK:       %[[P:[0-9]+]] = "tt.splat"(%arg0)
+// CHECK:       scf.for
+// CHECK-NEXT:  "tt.print"(%[[P]]) {{.*}}prefix = "a"
+// CHECK:       scf.if
+// CHECK-NEXT:  %[[B:[0-9]+]] = "tt.splat"(%arg1)
+// CHECK-NEXT:  "tt.print"(%[[B]]) {{.*}}prefix = "b"
+// CHECK:       else
+// CHECK-NEXT:  %[[C:[0-9]+]] = "tt.splat"(%arg1)
+// CHECK-NEXT:  "tt.print"(%[[C]]) {{.*}}prefix = "c"
+// CHECK:       %[[D:[0-9]+]] = "tt.splat"(%arg1)
+// CHECK-NEXT:  "tt.print"(%[[P]]) {{.*}}prefix = "d"
+// CHECK-NEXT:  "tt.print"(%[[D]]) {{.*}}prefix = "d"
+"""
+    out = check_pass(cse_pass, src)
     assert count(out, "tt.splat") == 4  # 1 pointer splat + 3 i32 splats
-    assert out.count('"tt.splat"(%arg0)') == 1
 
 
 def test_functions_are_separate_scopes():

@@ -1,6 +1,6 @@
 from tritium.passes.ttir import reorder_broadcast_pass
 
-from .ttir_pass_helpers import count, func, op_lines, run_pass
+from .ttir_pass_helpers import check_pass, func, op_lines
 
 
 def test_elementwise_of_splats_runs_on_scalars():
@@ -12,15 +12,17 @@ def test_elementwise_of_splats_runs_on_scalars():
   %t = arith.muli %s, %c : tensor<128xi32>
   %lt = arith.cmpi slt, %t, %b : tensor<128xi32>
   "tt.print"(%lt) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<128xi1>) -> ()
-  return""", args="%n: i32, %m: i32")
-    out = run_pass(reorder_broadcast_pass, src)
-    assert "arith.addi %arg0, %arg1 : i32" in out
-    assert any(": i32" in l and "tensor" not in l for l in op_lines(out, "arith.muli"))
-    assert any(": i32" in l and "tensor" not in l for l in op_lines(out, "arith.cmpi"))
-    assert "slt" in op_lines(out, "arith.cmpi")[0]
-    # one splat left: the i1 result
-    splats = op_lines(out, "tt.splat")
-    assert len(splats) == 1 and "(i1) -> tensor<128xi1>" in splats[0]
+  return""", args="%n: i32, %m: i32") + """
+// the arithmetic runs on the scalars; one splat is left, of the i1 result
+// CHECK-NOT:   "tt.splat"
+// CHECK:       %[[S:[0-9]+]] = arith.addi %arg0, %arg1 : i32
+// CHECK-NEXT:  %[[C:.*]] = arith.constant 3 : i32
+// CHECK-NEXT:  %[[T:[0-9]+]] = arith.muli %[[S]], %[[C]] : i32
+// CHECK-NEXT:  %[[LT:[0-9]+]] = arith.cmpi slt, %[[T]], %arg1 : i32
+// CHECK-NEXT:  %[[B:[0-9]+]] = "tt.splat"(%[[LT]]) : (i1) -> tensor<128xi1>
+// CHECK-NEXT:  "tt.print"(%[[B]])
+"""
+    check_pass(reorder_broadcast_pass, src)
 
 
 def test_addptr_of_splats():
@@ -30,10 +32,14 @@ def test_addptr_of_splats():
   %c = "tt.addptr"(%a, %b) : (tensor<8x!tt.ptr<f32>>, tensor<8xi32>) -> tensor<8x!tt.ptr<f32>>
   %x = "tt.load"(%c) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<8x!tt.ptr<f32>>) -> tensor<8xf32>
   "tt.print"(%x) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8xf32>) -> ()
-  return""")
-    out = run_pass(reorder_broadcast_pass, src)
-    (line,) = op_lines(out, "tt.addptr")
-    assert "(!tt.ptr<f32>, i32) -> !tt.ptr<f32>" in line
+  return""") + """
+// CHECK-LABEL: func.func public @k
+// CHECK-NEXT:  %[[P:[0-9]+]] = "tt.addptr"(%arg0, %arg1) : (!tt.ptr<f32>, i32) -> !tt.ptr<f32>
+// CHECK-NEXT:  %[[PS:[0-9]+]] = "tt.splat"(%[[P]]) : (!tt.ptr<f32>) -> tensor<8x!tt.ptr<f32>>
+// CHECK-NEXT:  "tt.load"(%[[PS]])
+// CHECK-NOT:   "tt.addptr"
+"""
+    check_pass(reorder_broadcast_pass, src)
 
 
 def test_elementwise_of_broadcasts_runs_on_the_source_shape():
@@ -50,15 +56,21 @@ def test_elementwise_of_broadcasts_runs_on_the_source_shape():
   %y = arith.muli %x, %c : tensor<4x8xi32>
   %z = arith.subi %y, %bg : tensor<4x8xi32>
   "tt.print"(%z) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xi32>) -> ()
-  return""")
-    out = run_pass(reorder_broadcast_pass, src)
-    for name in ("arith.addi", "arith.subi"):
-        (line,) = op_lines(out, name)
-        assert line.endswith(": tensor<4x1xi32>"), line
-    assert all(l.endswith(": tensor<4x1xi32>") for l in op_lines(out, "arith.muli"))
-    assert "dense<2> : tensor<4x1xi32>" in out
-    bcasts = op_lines(out, "tt.broadcast")
-    assert len(bcasts) == 1 and "(tensor<4x1xi32>) -> tensor<4x8xi32>" in bcasts[0]
+  return""") + """
+// every elementwise op runs on 4x1; one broadcast of the result is left
+// CHECK-NOT:   "tt.broadcast"
+// CHECK:       %[[E:[0-9]+]] = "tt.expand_dims"
+// CHECK-NEXT:  %[[F:[0-9]+]] = "tt.expand_dims"
+// CHECK-NEXT:  %[[G:[0-9]+]] = arith.muli %[[F]], %[[F]] : tensor<4x1xi32>
+// CHECK-NEXT:  %[[S:[0-9]+]] = "tt.splat"(%arg1) : (i32) -> tensor<4x1xi32>
+// CHECK-NEXT:  %[[X:[0-9]+]] = arith.addi %[[E]], %[[S]] : tensor<4x1xi32>
+// CHECK-NEXT:  %[[C:.*]] = arith.constant dense<2> : tensor<4x1xi32>
+// CHECK-NEXT:  %[[Y:[0-9]+]] = arith.muli %[[X]], %[[C]] : tensor<4x1xi32>
+// CHECK-NEXT:  %[[Z:[0-9]+]] = arith.subi %[[Y]], %[[G]] : tensor<4x1xi32>
+// CHECK-NEXT:  %[[B:[0-9]+]] = "tt.broadcast"(%[[Z]]) : (tensor<4x1xi32>) -> tensor<4x8xi32>
+// CHECK-NEXT:  "tt.print"(%[[B]])
+"""
+    check_pass(reorder_broadcast_pass, src)
 
 
 def test_mismatched_broadcast_sources_untouched():
@@ -70,11 +82,16 @@ def test_mismatched_broadcast_sources_untouched():
   %b1 = "tt.broadcast"(%e1) : (tensor<4x1xi32>) -> tensor<4x4xi32>
   %x = arith.addi %b0, %b1 : tensor<4x4xi32>
   "tt.print"(%x) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x4xi32>) -> ()
-  return""")
-    out = run_pass(reorder_broadcast_pass, src)
-    (line,) = op_lines(out, "arith.addi")
-    assert line.endswith(": tensor<4x4xi32>")
-    assert count(out, "tt.broadcast") == 2
+  return""") + """
+// CHECK:       "tt.make_range"
+// CHECK-NOT:   "tt.broadcast"
+// CHECK:       "tt.expand_dims"(%{{[0-9]+}}) {axis = 1 : i32}
+// CHECK-NEXT:  %[[B0:[0-9]+]] = "tt.broadcast"(%{{[0-9]+}}) : (tensor<1x4xi32>) -> tensor<4x4xi32>
+// CHECK-NEXT:  %[[B1:[0-9]+]] = "tt.broadcast"(%{{[0-9]+}}) : (tensor<4x1xi32>) -> tensor<4x4xi32>
+// CHECK-NEXT:  arith.addi %[[B0]], %[[B1]] : tensor<4x4xi32>
+// CHECK-NOT:   "tt.broadcast"
+"""
+    check_pass(reorder_broadcast_pass, src)
 
 
 def test_expand_dims_of_splat():
@@ -82,11 +99,12 @@ def test_expand_dims_of_splat():
   %s = "tt.splat"(%n) : (i32) -> tensor<4xi32>
   %e = "tt.expand_dims"(%s) {axis = 0 : i32} : (tensor<4xi32>) -> tensor<1x4xi32>
   "tt.print"(%e) {prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x4xi32>) -> ()
-  return""")
-    out = run_pass(reorder_broadcast_pass, src)
-    assert count(out, "tt.expand_dims") == 0
-    (line,) = op_lines(out, "tt.splat")
-    assert "(i32) -> tensor<1x4xi32>" in line
+  return""") + """
+// CHECK-NOT:   "tt.expand_dims"
+// CHECK:       %[[S:[0-9]+]] = "tt.splat"(%arg1) : (i32) -> tensor<1x4xi32>
+// CHECK-NEXT:  "tt.print"(%[[S]])
+"""
+    check_pass(reorder_broadcast_pass, src)
 
 
 def test_broadcast_with_splat_operand_runs_without_an_entered_location():

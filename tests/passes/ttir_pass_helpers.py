@@ -1,6 +1,8 @@
-"""Helpers for the TTIR pass tests: parse hand-written TTIR, run one pass, inspect the printed output."""
+"""Helpers for the TTIR pass tests: parse hand-written TTIR, run one pass, check the printed output (FileCheck
+directives written in the input as MLIR comments, or counts of ops)."""
 from __future__ import annotations
 
+import io
 import re
 
 from mlir import ir, passmanager
@@ -32,6 +34,30 @@ def run_pass(entry, src: str, *, via_pm: bool = True) -> str:
         # the output parses again
         ir.Module.parse(text)
         return text
+
+
+def filecheck(output: str, checks: str) -> None:
+    """Assert that ``output`` passes the FileCheck directives in ``checks`` (``CHECK:``, ``CHECK-NEXT:``,
+    ``CHECK-NOT:``, ``CHECK-DAG:``, ``[[NAME:regex]]`` captures and ``[[NAME]]`` uses, ``{{regex}}``)."""
+    from filecheck.finput import FInput
+    from filecheck.matcher import Matcher
+    from filecheck.options import Options
+    from filecheck.parser import Parser, pattern_for_opts
+
+    opts = Options(match_filename="<checks>")
+    matcher = Matcher(opts, FInput("<output>", FInput.canonicalize_line_ends(output)),
+                      Parser(opts, io.StringIO(checks), *pattern_for_opts(opts)))
+    matcher.stderr = io.StringIO()
+    if matcher.run() != 0:
+        raise AssertionError(f"FileCheck failed:\n{matcher.stderr.getvalue()}\n--- output ---\n{output}")
+
+
+def check_pass(entry, src: str) -> str:
+    """Run ``entry`` on ``src`` (:func:`run_pass`) and FileCheck the output against the ``// CHECK`` lines of
+    ``src`` (MLIR comments: the parser skips them).  Returns the output."""
+    out = run_pass(entry, src)
+    filecheck(out, src)
+    return out
 
 
 def count(text: str, name: str) -> int:
