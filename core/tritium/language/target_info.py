@@ -47,11 +47,12 @@ def current_target():
     t = getattr(_state, "target", None)
     if t is not None:
         return t
-    try:
-        from ..runtime import driver
+    from ..errors import BackendUnavailable
+    from ..runtime import driver
 
+    try:
         return driver.active.get_current_target()
-    except Exception:  # no usable backend: no target
+    except BackendUnavailable:  # no usable backend: no target
         return None
 
 
