@@ -4,7 +4,7 @@ from .core import (SemanticError, block_type, builtin, constexpr, dtype, functio
                    uint64, float8e5, float8e5b16, float8e4nv, float8e4b8, float8e4b15, float16, bfloat16, float32,
                    float64, pi32_t)
 from .functions import *  # noqa: F401,F403
-from .functions import (PropagateNan, abs, advance, arange, argmax, argmin, associative_scan, assume,  # noqa: F401
+from .functions import (abs, advance, arange, argmax, argmin, associative_scan, assume,  # noqa: F401
                         atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                         atomic_xor, broadcast, broadcast_to, cast, cat, cdiv, ceil, clamp, cos, cumprod, cumsum,
                         debug_barrier, device_assert, device_print, div_rn, dot, erf, exp, exp2, expand_dims, fdiv,
@@ -27,4 +27,14 @@ float8e4 = float8e4nv
 const = constexpr
 TRITON_MAX_TENSOR_NUMEL = 1048576
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+__all__ = [n for n in dir() if not n.startswith("_")] + ["PropagateNan"]
+
+
+def __getattr__(name):
+    # tl.PropagateNan (clamp / minimum / maximum's propagate_nan) is the dialect's enum, imported on first use:
+    # importing tl, as a warm launch from the file cache does, imports nothing of tritium.dialects
+    if name == "PropagateNan":
+        from ..dialects.enums import PropagateNan
+
+        return PropagateNan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 import builtins as _py
 from typing import Optional
 
-from ..dialects.enums import PropagateNan  # noqa: F401  (tl.PropagateNan: clamp/minimum/maximum's propagate_nan)
 from . import core as _c
 from . import semantic as _s
 from .core import (SemanticError, _tensor_member_fn, _unwrap, block_type, builtin, constexpr, dtype, tensor)

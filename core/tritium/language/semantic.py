@@ -9,8 +9,6 @@ import builtins as _py
 import numbers
 from typing import List, Optional
 
-from ..dialects.enums import (CacheModifier, EvictionPolicy, InputPrecision, MemSemantic, MemSyncScope, PaddingOption,
-                              ProgramIDDim, PropagateNan, RMWOp, RoundingMode)
 from . import core as tl
 from .core import SemanticError, _unwrap, block_type, constexpr, current_builder, dtype, pointer_type, tensor
 
@@ -26,6 +24,13 @@ def _b():
 def _ir():
     from mlir import ir
     return ir
+
+
+def _enums():
+    """:mod:`tritium.dialects.enums`, imported when a kernel is compiled (importing tl, as a warm launch does,
+    imports nothing of tritium.dialects)."""
+    from ..dialects import enums
+    return enums
 
 
 def _is_scalar_number(x) -> bool:
@@ -416,7 +421,7 @@ def cast(x, dst, bitcast_=False, fp_downcast_rounding=None, bitcast=None) -> ten
     if (src.is_fp8() and dst.is_floating()) or (src.is_floating() and dst.is_fp8()):
         attrs = None
         if src.primitive_bitwidth > dst.primitive_bitwidth:
-            mode = _keyword(RoundingMode, fp_downcast_rounding, "fp_downcast_rounding")
+            mode = _keyword(_enums().RoundingMode, fp_downcast_rounding, "fp_downcast_rounding")
             attrs = {"rounding": _b().i32_attr(mode)}
         return _op1("tt.fp_to_fp", x, dty, attrs)
     if fp_downcast_rounding is not None and not (src.is_floating() and dst.is_floating()
@@ -427,8 +432,9 @@ def cast(x, dst, bitcast_=False, fp_downcast_rounding=None, bitcast=None) -> ten
             return cast(cast(x, tl.float32), dst)
         if src.primitive_bitwidth < dst.primitive_bitwidth:
             return _op1("arith.extf", x, dty)
-        if _keyword(RoundingMode, fp_downcast_rounding, "fp_downcast_rounding") == RoundingMode.RTZ:
-            return _op1("tt.fp_to_fp", x, dty, {"rounding": _b().i32_attr(RoundingMode.RTZ)})
+        rounding = _enums().RoundingMode
+        if _keyword(rounding, fp_downcast_rounding, "fp_downcast_rounding") == rounding.RTZ:
+            return _op1("tt.fp_to_fp", x, dty, {"rounding": _b().i32_attr(rounding.RTZ)})
         return _op1("arith.truncf", x, dty)
     if src.is_int() and dst.is_int():
         if dst.is_bool():
@@ -735,7 +741,8 @@ def clamp(x, lo, hi, propagate_nan=0):
     x, hi = broadcast_impl_value(x, hi)
     x, lo = broadcast_impl_value(x, lo)
     b = _b()
-    pn = PropagateNan.ALL if _unwrap(propagate_nan) else PropagateNan.NONE
+    nan = _enums().PropagateNan
+    pn = nan.ALL if _unwrap(propagate_nan) else nan.NONE
     return _result(b.create("tt.clampf", [x, lo, hi], [b.ty(x.type)], {"propagateNan": b.i32_attr(pn)}), x.type)
 
 
@@ -783,7 +790,7 @@ def _grid_query(name: str, axis, what: str) -> tensor:
     """``tt.get_program_id`` / ``tt.get_num_programs`` (``name``) along the grid axis ``axis``."""
     axis = _unwrap(axis)
     try:
-        dim = ProgramIDDim(axis)
+        dim = _enums().ProgramIDDim(axis)
     except ValueError:
         raise SemanticError(f"{what} axis must be 0, 1 or 2, got {axis!r}") from None
     b = _b()
@@ -864,8 +871,8 @@ def _keyword(enum, value, what: str):
 def _cache_attrs(cache_modifier, eviction_policy) -> dict:
     """The ``cache`` / ``evict`` attributes of a tt.load / tt.store."""
     b = _b()
-    return {"cache": b.i32_attr(_keyword(CacheModifier, cache_modifier, "cache modifier")),
-            "evict": b.i32_attr(_keyword(EvictionPolicy, eviction_policy, "eviction policy"))}
+    return {"cache": b.i32_attr(_keyword(_enums().CacheModifier, cache_modifier, "cache modifier")),
+            "evict": b.i32_attr(_keyword(_enums().EvictionPolicy, eviction_policy, "eviction policy"))}
 
 
 def _is_block_ptr(p: tensor) -> bool:
@@ -935,7 +942,7 @@ def load(ptr, mask=None, other=None, boundary_check=(), padding_option="", cache
         if bc:
             attrs["boundaryCheck"] = b.i32_array(bc)
         if padding_option not in ("", None):
-            attrs["padding"] = b.i32_attr(_keyword(PaddingOption, padding_option, "padding option"))
+            attrs["padding"] = b.i32_attr(_keyword(_enums().PaddingOption, padding_option, "padding option"))
         attrs["operandSegmentSizes"] = b.i32_array([1, 0, 0])
         return _result(b.create("tt.load", [ptr], [b.ty(bty)], attrs), bty)
     if padding_option or _boundary_check(boundary_check, 8):
@@ -1029,12 +1036,13 @@ def _atom_prep(ptr, val, mask, op_name):
 def _memory_order_attrs(sem, scope) -> dict:
     """The ``sem`` / ``scope`` attributes of an atomic (defaults: acq_rel, gpu)."""
     b = _b()
-    return {"sem": b.i32_attr(_keyword(MemSemantic, sem, "sem")),
-            "scope": b.i32_attr(_keyword(MemSyncScope, scope, "scope"))}
+    return {"sem": b.i32_attr(_keyword(_enums().MemSemantic, sem, "sem")),
+            "scope": b.i32_attr(_keyword(_enums().MemSyncScope, scope, "scope"))}
 
 
 def atomic_rmw(kind: str, ptr, val, mask=None, sem=None, scope=None) -> tensor:
     ptr, val, mask = _atom_prep(ptr, val, mask, f"atomic_{kind}")
+    RMWOp = _enums().RMWOp
     elt = val.type.scalar
     if kind == "add":
         op = RMWOp.FADD if elt.is_floating() else RMWOp.ADD
@@ -1221,7 +1229,7 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
             a, b = cast(a, ret), cast(b, ret)
     if input_precision is None:
         input_precision = "tf32" if allow_tf32 in (None, True) else "ieee"
-    precision = _keyword(InputPrecision, input_precision, "input_precision")
+    precision = _keyword(_enums().InputPrecision, input_precision, "input_precision")
     if a.type.scalar.is_int():
         ret_scalar = tl.int32
     else:
