@@ -715,20 +715,22 @@ def _is_ptr_val(x):
     return isinstance(x, tensor) and x.type.scalar.is_ptr()
 
 
-def maximum(a, b, propagate_nan=0):
+def _extremum(kind: str, a, b, propagate_nan):
+    """The elementwise ``kind`` ("max" / "min") of ``a`` and ``b``: floats by ``arith.<kind>imumf`` (a NaN operand
+    gives NaN) when ``propagate_nan``, else ``arith.<kind>numf``; integers by their signedness."""
     a, b = binary_op_type_checking(a, b)
     st = a.type.scalar
     if st.is_floating():
-        return _op2("arith.maximumf" if _unwrap(propagate_nan) else "arith.maxnumf", a, b)
-    return _op2("arith.maxsi" if st.is_int_signed() else "arith.maxui", a, b)
+        return _op2(f"arith.{kind}imumf" if _unwrap(propagate_nan) else f"arith.{kind}numf", a, b)
+    return _op2(f"arith.{kind}{'si' if st.is_int_signed() else 'ui'}", a, b)
+
+
+def maximum(a, b, propagate_nan=0):
+    return _extremum("max", a, b, propagate_nan)
 
 
 def minimum(a, b, propagate_nan=0):
-    a, b = binary_op_type_checking(a, b)
-    st = a.type.scalar
-    if st.is_floating():
-        return _op2("arith.minimumf" if _unwrap(propagate_nan) else "arith.minnumf", a, b)
-    return _op2("arith.minsi" if st.is_int_signed() else "arith.minui", a, b)
+    return _extremum("min", a, b, propagate_nan)
 
 
 def clamp(x, lo, hi, propagate_nan=0):
