@@ -36,7 +36,6 @@ from enum import IntEnum
 from functools import lru_cache
 from typing import Callable, Mapping, Optional
 
-from . import enums
 from .enums import (CacheModifier, EvictionPolicy, InputPrecision, MemSemantic, MemSyncScope, PaddingOption,
                     ProgramIDDim, PropagateNan, RMWOp, RoundingMode)
 from ..errors import VerificationError  # noqa: F401  (defined with every other error; re-exported here)
@@ -104,7 +103,6 @@ class TypeConstraint:
 
 
 ANY = TypeConstraint("any")
-I1 = TypeConstraint("i1", "irdl.is i1")
 I32_TYPE = TypeConstraint("i32", "irdl.is i32")
 I64_TYPE = TypeConstraint("i64", "irdl.is i64")
 TENSOR = TypeConstraint("tensor", 'irdl.base "!builtin.tensor"')
