@@ -38,9 +38,10 @@ module {
   }
 }
 """
-    from tritium_interpreter.compiler import make_npy
+    from tritium.compiler.stages import Handoff
+    from tritium_interpreter.compiler import InterpreterCompiler
     with pytest.raises(CompilationError) as ei:
-        make_npy(src, {})
+        InterpreterCompiler.make_npy(src, {}, None, Handoff())
     assert "arith.addui_extended" in str(ei.value) and "src.py:4" in str(ei.value)
 
 

@@ -167,7 +167,8 @@ func.func public @k(%p: !tt.ptr<f32>) {{
 }}
 }}
 """
-    from tritium_nvidia.compiler import make_llir
+    from tritium.compiler.stages import Handoff
+    from tritium_nvidia.compiler import CUDACompiler
 
     class Opt:
         num_warps = 4
@@ -177,7 +178,7 @@ func.func public @k(%p: !tt.ptr<f32>) {{
     md = {"target": {"backend": "cuda", "arch": 90}}
     with make_context():
         text = ir.Module.parse(src).operation.get_asm()
-    llir = make_llir(text, md, Opt())
+    llir = CUDACompiler.make_llir(text, md, Opt(), Handoff())
     assert "getelementptr i8, ptr addrspace(3) @global_smem, i32 256" in llir \
         or "getelementptr inbounds i8, ptr addrspace(3) @global_smem, i32 256" in llir \
         or "i64 256" in llir, llir

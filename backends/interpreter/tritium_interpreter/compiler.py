@@ -50,7 +50,3 @@ class InterpreterCompiler(BaseCompiler):
         """Nothing outside tritium's own code (which the cache key hashes) shapes the program."""
         return "interpreter"
 
-
-def make_npy(src, metadata: dict) -> str:
-    """TTIR text -> the source of the NumPy program, outside a compile (tests, tools)."""
-    return InterpreterCompiler.make_npy(src, metadata, None, Handoff())

@@ -108,8 +108,32 @@ class CUDACompiler(BaseCompiler):
 
     @staticmethod
     def make_llir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
-        """TTGIR -> LLVM IR (the LLVM dialect through the lowering rules, then ``translate_module_to_llvmir``)."""
-        return make_llir(src, metadata, options)
+        """TTGIR -> LLVM IR: the LLVM dialect through the lowering rules (``lower_module(module, CUDATargetInfo,
+        CUDA_RULES)``), then ``translate_module_to_llvmir``; the launch metadata (kernel symbol, shared memory,
+        warps, parameter types) into ``metadata``."""
+        from mlir.dialects import llvm as llvm_d
+
+        from tritium.dialects import ttg
+        from tritium.lowering import lower_module
+        from tritium.passes.analysis.axis_info import AxisInfoAnalysis
+
+        from .lowering import CUDA_RULES, CUDATargetInfo
+
+        module = handoff.module_for(src)
+        with module.context:
+            info = AxisInfoAnalysis(module.operation)
+            num_warps = ttg.module_int(module, ttg.NUM_WARPS, options.num_warps)
+            shared = ttg.module_int(module, "ttg.shared", 0)
+            lowered = lower_module(module, CUDATargetInfo(_arch(metadata)), CUDA_RULES,
+                                   kernel_attrs=kernel_attrs(num_warps), options=options, axis_info=info)
+            llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))
+        metadata["name"] = lowered.kernel or metadata.get("name")
+        # the allocation's total; the lowering's need is larger only for ops placed without it (offset 0, bracketed)
+        metadata["shared"] = max(shared, lowered.shared)
+        metadata["shared_dynamic"] = metadata["shared"]
+        metadata["num_warps"] = num_warps
+        metadata["arg_types"] = [_short(t) for t in lowered.arg_types]
+        return llir
 
     @staticmethod
     def make_ptx(src: str, metadata: dict, options: CUDAOptions) -> str:
@@ -148,35 +172,6 @@ def kernel_attrs(num_warps: int):
                 "nvvm.maxntid": ir.DenseI32ArrayAttr.get([num_warps * 32, 1, 1])}
 
     return attrs
-
-
-def make_llir(src: str, metadata: dict, options) -> str:
-    """TTGIR text -> LLVM IR text (LLVM dialect via the lowering rules, then translate_module_to_llvmir)."""
-    from mlir import ir
-    from mlir.dialects import llvm as llvm_d
-
-    from tritium.dialects import make_context, ttg
-    from tritium.lowering import lower_module
-    from tritium.passes.analysis.axis_info import AxisInfoAnalysis
-
-    from .lowering import CUDA_RULES, CUDATargetInfo
-
-    ctx = make_context()
-    with ctx:
-        module = ir.Module.parse(src)
-        info = AxisInfoAnalysis(module.operation)
-        num_warps = ttg.module_int(module, ttg.NUM_WARPS, options.num_warps)
-        shared = ttg.module_int(module, "ttg.shared", 0)
-        lowered = lower_module(module, CUDATargetInfo(_arch(metadata)), CUDA_RULES,
-                               kernel_attrs=kernel_attrs(num_warps), options=options, axis_info=info)
-        llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))
-    metadata["name"] = lowered.kernel or metadata.get("name")
-    # the allocation's total; the lowering's need is larger only for ops placed without it (offset 0, bracketed)
-    metadata["shared"] = max(shared, lowered.shared)
-    metadata["shared_dynamic"] = metadata["shared"]
-    metadata["num_warps"] = num_warps
-    metadata["arg_types"] = [_short(t) for t in lowered.arg_types]
-    return llir
 
 
 def _short(t: str) -> str:

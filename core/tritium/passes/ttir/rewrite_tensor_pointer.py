@@ -59,11 +59,6 @@ def _flat_types(ty) -> list:
     return [tt.ptr_type(elem)] + [i64] * r + [i64] * r + [i32] * r
 
 
-def _loc_str(op) -> str:
-    s = str(op.location)
-    return s[4:-1] if s.startswith("loc(") else s
-
-
 class _Rewriter:
     def __init__(self):
         self.bp: dict = {}
@@ -75,7 +70,7 @@ class _Rewriter:
         try:
             return self.bp[v]
         except KeyError:
-            raise RewriteError(f"'{op.name}' at {_loc_str(op)}: a block pointer whose origin is unknown "
+            raise RewriteError(f"'{op.name}' at {tt.loc_str(op)}: a block pointer whose origin is unknown "
                                "(a function argument or an unsupported op)") from None
 
     # ------------------------------------------------------------------ emitting helpers
@@ -174,7 +169,7 @@ class _Rewriter:
             op.erase()
         else:
             if any(is_block_ptr(x.type) for x in op.operands) or any(is_block_ptr(x.type) for x in op.results):
-                raise RewriteError(f"'{name}' at {_loc_str(op)} uses a block pointer, which the rewrite of block "
+                raise RewriteError(f"'{name}' at {tt.loc_str(op)} uses a block pointer, which the rewrite of block "
                                    "pointers (tt.make_tensor_ptr) into tensors of pointers does not support")
             for reg in op.regions:
                 for blk in reg.blocks:
@@ -302,7 +297,7 @@ def rewrite_tensor_pointer(root) -> int:
                 op.erase()
         if len(left) == len(pending):
             op = left[0]
-            raise RewriteError(f"'{op.name}' at {_loc_str(op)}: a block pointer is still used after the rewrite")
+            raise RewriteError(f"'{op.name}' at {tt.loc_str(op)}: a block pointer is still used after the rewrite")
         pending = left
     return rw.count
 
