@@ -152,3 +152,18 @@ def test_arg_types_from_cached_metadata():
     assert arg_types(CompiledKernel({}, md1)) == (["i32", "*fp16"], ["n", "x"])
     md2 = {"signature": [], "arg_types": ["ptr", "f32", "i64"]}
     assert arg_types(CompiledKernel({}, md2)) == (["*i8", "fp32", "i64"], [])
+
+
+def test_param_count_unknown_when_the_driver_lacks_the_entry_point(monkeypatch):
+    """cuda-python raises RuntimeError for an entry point the installed driver does not export (seen on an H100
+    with driver 580): the launcher then trusts the metadata's argument list instead of failing every launch."""
+    import types
+
+    from tritium_nvidia import driver as D
+
+    class NoEntry:
+        def cuFuncGetParamCount(self, f):
+            raise RuntimeError('Function "cuFuncGetParamCount" not found')
+
+    monkeypatch.setattr(D, "cu", lambda: NoEntry())
+    assert D.LoadedKernel._param_count(types.SimpleNamespace(function=object())) is None

@@ -238,7 +238,10 @@ class LoadedKernel:
                 err, n = c.cuFuncGetParamCount(self.function)
                 if int(err) == 0:
                     return int(n)
-            except TypeError:  # bindings whose cuFuncGetParamCount has another signature: count unknown
+            except (TypeError, RuntimeError):
+                # bindings whose cuFuncGetParamCount has another signature (TypeError), or a driver without the
+                # entry point (cuda-python raises RuntimeError 'Function "cuFuncGetParamCount" not found', seen
+                # with driver 580 on an H100): the count is unknown, the metadata's argument list is used as is
                 pass
         return None
 
