@@ -40,8 +40,8 @@ class CUDAOptions(BaseOptions):
     extern_libs: Optional[tuple] = None
 
 
-#: the backend's own TTIR passes, run first in the TTIR pipeline (the interpreter keeps block pointers)
 def _ttir_passes() -> tuple:
+    """The backend's own TTIR passes, run first in the TTIR pipeline (the interpreter keeps block pointers)."""
     from tritium.passes.ttir.rewrite_tensor_pointer import rewrite_tensor_pointer_pass
 
     return (("tritium-rewrite-tensor-pointer", rewrite_tensor_pointer_pass),)

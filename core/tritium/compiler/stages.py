@@ -43,11 +43,16 @@ class Handoff:
         self._text = self._module = None
         if module is not None and src is text:
             return module
-        from mlir import ir
+        return parse(src)
 
-        from ..dialects import make_context
 
-        return ir.Module.parse(src if isinstance(src, str) else str(src), make_context())
+def parse(text: Any) -> Any:
+    """A stage's text parsed into a module, in a new context with tritium's dialects."""
+    from mlir import ir
+
+    from ..dialects import make_context
+
+    return ir.Module.parse(text if isinstance(text, str) else str(text), make_context())
 
 
 def asm(module: Any) -> str:
@@ -68,7 +73,7 @@ def make_ttir(src: Any, metadata: dict, options: Any, handoff: Optional[Handoff]
     if isinstance(src, str):
         if not backend_passes:
             return src
-        module = Handoff().module_for(src)
+        module = parse(src)
         with module.context:
             run_ttir_pipeline(module, backend_passes=backend_passes)
             return handoff.put(asm(module), module) if handoff else asm(module)
@@ -86,4 +91,4 @@ def make_ttir(src: Any, metadata: dict, options: Any, handoff: Optional[Handoff]
     return handoff.put(text, module) if handoff else text
 
 
-__all__ = ["Handoff", "asm", "make_ttir"]
+__all__ = ["Handoff", "asm", "make_ttir", "parse"]
