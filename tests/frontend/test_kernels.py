@@ -502,3 +502,42 @@ def test_reduce_with_jit_combine_and_noinline_cache():
     # the noinline callee is generated once per argument types / constexpr values (1.0 is a constexpr)
     assert len(re.findall(r"func.func private @_noinline_add", t)) == 2
     assert len(re.findall(r"call @_noinline_add", t)) == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# tensors passed to tl.constexpr parameters of an inner @jit function (fused-attention tutorial style)
+# ---------------------------------------------------------------------------------------------
+
+@tritium.jit
+def _shift_rows(acc, offs_m: tl.constexpr, offs_n: tl.constexpr, SCALE: tl.constexpr, CAUSAL: tl.constexpr):
+    if CAUSAL:  # a real constexpr still folds
+        acc = tl.where(offs_m[:, None] >= offs_n[None, :], acc, 0.0)
+    return acc * SCALE + offs_m[:, None].to(tl.float32)
+
+
+@tritium.jit(noinline=True)
+def _shift_rows_noinline(acc, offs_m: tl.constexpr, SCALE: tl.constexpr):
+    return acc * SCALE + offs_m[:, None].to(tl.float32)
+
+
+@tritium.jit
+def constexpr_tensor_args_kernel(X, Y, Z, M: tl.constexpr, N: tl.constexpr, CAUSAL: tl.constexpr):
+    offs_m = tl.arange(0, M)
+    offs_n = tl.arange(0, N)
+    x = tl.load(X + offs_m[:, None] * N + offs_n[None, :])
+    tl.store(Y + offs_m[:, None] * N + offs_n[None, :], _shift_rows(x, offs_m, offs_n, 2.0, CAUSAL))
+    tl.store(Z + offs_m[:, None] * N + offs_n[None, :], _shift_rows_noinline(x, offs_m, 3.0))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_tensor_to_constexpr_parameter_of_inner_jit(causal, monkeypatch):
+    np = pytest.importorskip("numpy")
+    monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 32)).astype(np.float32)
+    y, z = np.empty_like(x), np.empty_like(x)
+    constexpr_tensor_args_kernel[(1,)](x, y, z, M=16, N=32, CAUSAL=causal)
+    rows = np.arange(16, dtype=np.float32)[:, None]
+    ref = np.where(rows >= np.arange(32)[None, :], x, 0.0) if causal else x
+    np.testing.assert_allclose(y, ref * 2.0 + rows, rtol=1e-6)
+    np.testing.assert_allclose(z, x * 3.0 + rows, rtol=1e-6)

@@ -624,10 +624,9 @@ class CodeGenerator(ast.NodeVisitor):
         scope = {}
         for p in fn.params:
             v = bound.arguments[p.name]
-            if p.is_constexpr:
-                if isinstance(v, tensor):
-                    raise SemanticError(f"argument '{p.name}' of '{fn.__name__}' is tl.constexpr but got a tensor "
-                                        "(a value only known at run time)")
+            if p.is_constexpr and not isinstance(v, tensor):
+                # as in Triton, the annotation binds compile-time values as constexprs; a tensor passed there
+                # (the fused-attention tutorial's ``offs_m``) stays a tensor of the inlined body
                 v = constexpr(v) if not isinstance(v, _Lambda) else v
             else:
                 v = _wrap(v) if not isinstance(v, _Lambda) else v
