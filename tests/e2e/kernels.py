@@ -287,3 +287,287 @@ def atomic_kernel(X, HIST, SUM, MX, n, NBINS: tl.constexpr, BLOCK: tl.constexpr)
     tl.atomic_add(HIST + (x % NBINS), 1, mask=m)
     tl.atomic_add(SUM, tl.sum(tl.where(m, x, 0), axis=0))
     tl.atomic_max(MX, tl.max(tl.where(m, x, -1), axis=0))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# tl.dot: the matmul tutorial, batched dots, dot options, the fused-attention forward
+# ------------------------------------------------------------------------------------------------------------
+# The matmul tutorial's CUDA autotune configs, as plain lists so that a caller (bench/gpu.py) wraps
+# ``matmul_kernel`` with ``triton.autotune(configs=..., key=["M", "N", "K"])`` on tritium or on Triton.
+MATMUL_CONFIGS_FP16 = [
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 64, 'GROUP_SIZE_M': 8}, num_stages=3,
+                  num_warps=8),
+    triton.Config({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 64, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 32, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 32, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=5,
+                  num_warps=2),
+    triton.Config({'BLOCK_SIZE_M': 32, 'BLOCK_SIZE_N': 64, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=5,
+                  num_warps=2),
+]
+# the tutorial's "good configs for fp8 inputs" (larger K blocks)
+MATMUL_CONFIGS_FP8 = [
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 128, 'GROUP_SIZE_M': 8}, num_stages=3,
+                  num_warps=8),
+    triton.Config({'BLOCK_SIZE_M': 256, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 128, 'GROUP_SIZE_M': 8}, num_stages=3,
+                  num_warps=8),
+    triton.Config({'BLOCK_SIZE_M': 256, 'BLOCK_SIZE_N': 64, 'BLOCK_SIZE_K': 128, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 128, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 128, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 64, 'BLOCK_SIZE_K': 64, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 64, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+    triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 32, 'BLOCK_SIZE_K': 64, 'GROUP_SIZE_M': 8}, num_stages=4,
+                  num_warps=4),
+]
+
+
+@triton.jit
+def leaky_relu(x):
+    # fused into the matmul epilogue while the accumulator is still fp32
+    return tl.where(x >= 0, x, 0.01 * x)
+
+
+@triton.jit
+def matmul_kernel(
+        # pointers to the matrices: C (M x N) = A (M x K) @ B (K x N)
+        a_ptr, b_ptr, c_ptr,
+        # sizes: need not be multiples of the blocks
+        M, N, K,
+        # elements to step over to move one row / column in each matrix: a transposed operand is a stride swap
+        stride_am, stride_ak,
+        stride_bk, stride_bn,
+        stride_cm, stride_cn,
+        # meta-parameters
+        BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+        GROUP_SIZE_M: tl.constexpr,
+        ACTIVATION: tl.constexpr = "",
+        INPUT_PRECISION: tl.constexpr = None,
+):
+    # which block of C this program computes: programs are grouped GROUP_SIZE_M block-rows at a time and walk
+    # the group column-major, so consecutive programs share the rows of A and columns of B they load (L2 reuse)
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)  # the last group may be shorter
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    # the first [BLOCK_SIZE_M, BLOCK_SIZE_K] block of A and [BLOCK_SIZE_K, BLOCK_SIZE_N] block of B; rows of A
+    # and columns of B past M / N wrap around (they are loaded but never stored), K is masked
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+
+    # accumulate in fp32 (int32 for integer inputs), advancing both blocks along K
+    acc_dtype = tl.int32 if a_ptr.dtype.element_ty.is_int() else tl.float32
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=acc_dtype)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        # the tail block of K reads zeros
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        accumulator = tl.dot(a, b, accumulator, input_precision=INPUT_PRECISION, out_dtype=acc_dtype)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    if ACTIVATION == "leaky_relu":
+        accumulator = leaky_relu(accumulator)
+    c = accumulator.to(c_ptr.dtype.element_ty)
+
+    # write the block of C, masked to M x N
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptrs, c, mask=c_mask)
+
+
+@triton.jit
+def dot_kernel(X, Y, C, Z, M, N, K,
+               stride_xm, stride_xk, stride_yk, stride_yn, stride_cm, stride_cn, stride_zm, stride_zn,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               ADD_ACC: tl.constexpr, INPUT_PRECISION: tl.constexpr, OUT_DTYPE: tl.constexpr):
+    # one tl.dot per program (K <= BLOCK_K): Z = X @ Y (+ C as the accumulator), in OUT_DTYPE
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    x = tl.load(X + rm[:, None] * stride_xm + rk[None, :] * stride_xk, mask=(rm[:, None] < M) & (rk[None, :] < K),
+                other=0)
+    y = tl.load(Y + rk[:, None] * stride_yk + rn[None, :] * stride_yn, mask=(rk[:, None] < K) & (rn[None, :] < N),
+                other=0)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    if ADD_ACC:
+        c = tl.load(C + rm[:, None] * stride_cm + rn[None, :] * stride_cn, mask=mask, other=0).to(OUT_DTYPE)
+        z = tl.dot(x, y, acc=c, input_precision=INPUT_PRECISION, out_dtype=OUT_DTYPE)
+    else:
+        z = tl.dot(x, y, input_precision=INPUT_PRECISION, out_dtype=OUT_DTYPE)
+    tl.store(Z + rm[:, None] * stride_zm + rn[None, :] * stride_zn, z.to(Z.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def batched_matmul_kernel(A, B, C, M, N, K,
+                          stride_az, stride_am, stride_ak,
+                          stride_bz, stride_bk, stride_bn,
+                          stride_cz, stride_cm, stride_cn,
+                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # one matrix of the batch per program_id(2); 2-D dots along K, every dimension masked
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    pid_z = tl.program_id(2)
+    A += pid_z.to(tl.int64) * stride_az
+    B += pid_z.to(tl.int64) * stride_bz
+    C += pid_z.to(tl.int64) * stride_cz
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(A + rm[:, None] * stride_am + (k + rk)[None, :] * stride_ak,
+                    mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(B + (k + rk)[:, None] * stride_bk + rn[None, :] * stride_bn,
+                    mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(C + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc.to(C.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def dot3d_kernel(A, B, C, BATCH, M, N, K,
+                 stride_az, stride_am, stride_ak,
+                 stride_bz, stride_bk, stride_bn,
+                 stride_cz, stride_cm, stride_cn,
+                 BLOCK_B: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # a batched (3-D) tl.dot: BLOCK_B matrices per program, each one [BLOCK_M, BLOCK_K] @ [BLOCK_K, BLOCK_N]
+    rb = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rm = tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    b3 = rb[:, None, None]
+    a = tl.load(A + b3 * stride_az + rm[None, :, None] * stride_am + rk[None, None, :] * stride_ak,
+                mask=(b3 < BATCH) & (rm[None, :, None] < M) & (rk[None, None, :] < K), other=0)
+    b = tl.load(B + b3 * stride_bz + rk[None, :, None] * stride_bk + rn[None, None, :] * stride_bn,
+                mask=(b3 < BATCH) & (rk[None, :, None] < K) & (rn[None, None, :] < N), other=0)
+    c = tl.dot(a, b)
+    tl.store(C + b3 * stride_cz + rm[None, :, None] * stride_cm + rn[None, None, :] * stride_cn,
+             c.to(C.dtype.element_ty), mask=(b3 < BATCH) & (rm[None, :, None] < M) & (rn[None, None, :] < N))
+
+
+@triton.jit
+def _attn_fwd_inner(acc, l_i, m_i, q,
+                    K_block_ptr, V_block_ptr,
+                    start_m, qk_scale,
+                    BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr,
+                    STAGE: tl.constexpr, offs_m: tl.constexpr, offs_n: tl.constexpr,
+                    N_CTX: tl.constexpr):
+    # the key / value blocks this stage visits: 1 = left of the diagonal block (causal), 2 = the diagonal block
+    # (masked), 3 = all of them (not causal)
+    if STAGE == 1:
+        lo, hi = 0, start_m * BLOCK_M
+    elif STAGE == 2:
+        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
+        lo = tl.multiple_of(lo, BLOCK_M)
+    else:
+        lo, hi = 0, N_CTX
+    K_block_ptr = tl.advance(K_block_ptr, (0, lo))
+    V_block_ptr = tl.advance(V_block_ptr, (lo, 0))
+    for start_n in range(lo, hi, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        # scores of this block, in log2 units (qk_scale includes log2(e))
+        k = tl.load(K_block_ptr)
+        qk = tl.dot(q, k)
+        if STAGE == 2:
+            causal = offs_m[:, None] >= (start_n + offs_n[None, :])
+            qk = qk * qk_scale + tl.where(causal, 0, -1.0e6)
+            m_ij = tl.maximum(m_i, tl.max(qk, 1))
+            qk -= m_ij[:, None]
+        else:
+            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            qk = qk * qk_scale - m_ij[:, None]
+        p = tl.math.exp2(qk)
+        l_ij = tl.sum(p, 1)
+        # online softmax: rescale what was accumulated under the old running max
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + l_ij
+        acc = acc * alpha[:, None]
+        v = tl.load(V_block_ptr)
+        p = p.to(v.dtype)
+        acc = tl.dot(p, v, acc)
+        m_i = m_ij
+        V_block_ptr = tl.advance(V_block_ptr, (BLOCK_N, 0))
+        K_block_ptr = tl.advance(K_block_ptr, (0, BLOCK_N))
+    return acc, l_i, m_i
+
+
+@triton.jit
+def _attn_fwd(Q, K, V, sm_scale, M, Out,
+              stride_qz, stride_qh, stride_qm, stride_qk,
+              stride_kz, stride_kh, stride_kn, stride_kk,
+              stride_vz, stride_vh, stride_vk, stride_vn,
+              stride_oz, stride_oh, stride_om, stride_on,
+              Z, H, N_CTX,
+              HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
+    # the fused-attention forward (Flash Attention v2), grid (N_CTX / BLOCK_M, Z * H): one block of queries
+    # of one head per program; N_CTX a multiple of BLOCK_M and BLOCK_N; STAGE 3 causal, 1 not
+    tl.static_assert(BLOCK_N <= HEAD_DIM)
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    off_z = off_hz // H
+    off_h = off_hz % H
+    q_offset = off_z.to(tl.int64) * stride_qz + off_h.to(tl.int64) * stride_qh
+    k_offset = off_z.to(tl.int64) * stride_kz + off_h.to(tl.int64) * stride_kh
+    v_offset = off_z.to(tl.int64) * stride_vz + off_h.to(tl.int64) * stride_vh
+    o_offset = off_z.to(tl.int64) * stride_oz + off_h.to(tl.int64) * stride_oh
+
+    Q_block_ptr = tl.make_block_ptr(base=Q + q_offset, shape=(N_CTX, HEAD_DIM), strides=(stride_qm, stride_qk),
+                                    offsets=(start_m * BLOCK_M, 0), block_shape=(BLOCK_M, HEAD_DIM), order=(1, 0))
+    V_block_ptr = tl.make_block_ptr(base=V + v_offset, shape=(N_CTX, HEAD_DIM), strides=(stride_vk, stride_vn),
+                                    offsets=(0, 0), block_shape=(BLOCK_N, HEAD_DIM), order=(1, 0))
+    # K read transposed: a [HEAD_DIM, BLOCK_N] block
+    K_block_ptr = tl.make_block_ptr(base=K + k_offset, shape=(HEAD_DIM, N_CTX), strides=(stride_kk, stride_kn),
+                                    offsets=(0, 0), block_shape=(HEAD_DIM, BLOCK_N), order=(0, 1))
+    O_block_ptr = tl.make_block_ptr(base=Out + o_offset, shape=(N_CTX, HEAD_DIM), strides=(stride_om, stride_on),
+                                    offsets=(start_m * BLOCK_M, 0), block_shape=(BLOCK_M, HEAD_DIM), order=(1, 0))
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    # running max, running sum and the output accumulator, in fp32
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale
+    qk_scale *= 1.44269504  # 1 / ln(2): exp(x) = exp2(x * log2(e))
+    q = tl.load(Q_block_ptr)
+    # causal: the blocks left of the diagonal without a mask (stage 1), then the diagonal block (stage 2);
+    # not causal: every block (stage 3)
+    if STAGE & 1:
+        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, K_block_ptr, V_block_ptr,
+                                        start_m, qk_scale,
+                                        BLOCK_M, HEAD_DIM, BLOCK_N,
+                                        4 - STAGE, offs_m, offs_n, N_CTX)
+    if STAGE & 2:
+        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, K_block_ptr, V_block_ptr,
+                                        start_m, qk_scale,
+                                        BLOCK_M, HEAD_DIM, BLOCK_N,
+                                        2, offs_m, offs_n, N_CTX)
+    # epilogue: M = the row's log-sum-exp (log2 units), O = acc / l
+    m_i += tl.math.log2(l_i)
+    acc = acc / l_i[:, None]
+    m_ptrs = M + off_hz * N_CTX + offs_m
+    tl.store(m_ptrs, m_i)
+    tl.store(O_block_ptr, acc.to(Out.type.element_ty))
