@@ -21,7 +21,8 @@ Conventions (they follow from what IRDL ops can express, see docs/ARCHITECTURE.m
 * ``tt.reduce`` / ``tt.scan`` name their combine function with a symbol reference attribute
   ``combine = @fn`` to a private ``func.func`` (IRDL ops cannot hold a region with a terminator of ours);
 * pointers are ``!tt.ptr<T>``; a tensor of pointers is ``tensor<128x!tt.ptr<f32>>``; a block pointer is
-  ``!tt.ptr<tensor<64x64xf16>>``.
+  ``!tt.ptr<tensor<64x64xf16>>``; a tensor descriptor is ``!tt.tensordesc<tensor<64x64xf16>>`` (the block it
+  loads and stores).
 
 What IRDL (MLIR 22) can check, and so the table declares as constraints: a type equal to one type
 (``irdl.is i32``), a type of one kind (``irdl.base "!builtin.tensor"``, ``irdl.base @tt::@ptr``), several groups
@@ -107,6 +108,7 @@ I32_TYPE = TypeConstraint("i32", "irdl.is i32")
 I64_TYPE = TypeConstraint("i64", "irdl.is i64")
 TENSOR = TypeConstraint("tensor", 'irdl.base "!builtin.tensor"')
 PTR = TypeConstraint("!tt.ptr", "irdl.base @tt::@ptr")
+DESC = TypeConstraint("!tt.tensordesc", "irdl.base @tt::@tensordesc")
 
 
 def same(var: str, of: TypeConstraint = ANY) -> TypeConstraint:
@@ -250,6 +252,25 @@ def ptr_type(elem):
     from mlir import ir
 
     return ir.Type.parse(f"!tt.ptr<{elem}>", elem.context)
+
+
+def is_tensordesc(ty) -> bool:
+    """A tensor descriptor type ``!tt.tensordesc<tensor<64x64xf16>>`` (``tl.make_tensor_descriptor``)."""
+    return str(ty).startswith("!tt.tensordesc<")
+
+
+def desc_block_type(ty):
+    """The block type (``tensor<64x64xf16>``) a ``!tt.tensordesc<...>`` loads and stores."""
+    from mlir import ir
+
+    return ir.Type.parse(str(ty)[len("!tt.tensordesc<"):-1], ty.context)
+
+
+def tensordesc_type(block):
+    """``!tt.tensordesc<block>`` of a ranked tensor type ``block``."""
+    from mlir import ir
+
+    return ir.Type.parse(f"!tt.tensordesc<{block}>", block.context)
 
 
 def is_tensor(ty) -> bool:
@@ -647,6 +668,43 @@ def _v_advance(op, g):
         return f"needs one offset per dimension ({rank}), got {len(g['offsets'])}"
 
 
+def _v_make_tensor_descriptor(op, g):
+    base, res = op.operands[0].type, op.results[0].type
+    if is_tensor(pointee(base)):
+        return f"base must be a scalar pointer, got {base}"
+    if not is_tensordesc(res):
+        return f"result must be a !tt.tensordesc<tensor<...>>, got {res}"
+    block = desc_block_type(res)
+    if not is_tensor(block):
+        return f"a descriptor's block type must be a ranked tensor, got {block}"
+    rank = len(shape_of(block))
+    if len(g["shape"]) != rank or len(g["strides"]) != rank:
+        return f"needs one shape and one stride per dimension of the block ({rank}), got {len(g['shape'])} and " \
+               f"{len(g['strides'])}"
+    if elem_of(block) != pointee(base):
+        return f"the block's element type {elem_of(block)} differs from the base's {pointee(base)}"
+
+
+def _v_descriptor_access(op, g, block_of_value):
+    """The checks descriptor_load and descriptor_store share: one i32 index per dimension of the descriptor's
+    block, and the loaded / stored value of the block's type."""
+    (desc,) = g["desc"]
+    block = desc_block_type(desc.type)
+    rank = len(shape_of(block))
+    if len(g["indices"]) != rank:
+        return f"needs one index per dimension of the block ({rank}), got {len(g['indices'])}"
+    if block_of_value != block:
+        return f"the descriptor's block is {block}, not {block_of_value}"
+
+
+def _v_descriptor_load(op, g):
+    return _v_descriptor_access(op, g, op.results[0].type)
+
+
+def _v_descriptor_store(op, g):
+    return _v_descriptor_access(op, g, g["src"][0].type)
+
+
 def _v_int_to_ptr(op, g):
     src, res = op.operands[0].type, op.results[0].type
     if str(elem_of(src)) != "i64" or not is_ptr(elem_of(res)) or not _same_shape(src, res):
@@ -824,6 +882,22 @@ OPS: tuple[OpDef, ...] = (
     OpDef("advance", (("ptr", _S), ("offsets", _V)),
           types={"ptr": same("P", PTR), "offsets": I32_TYPE, "result": same("P")}, verify=_v_advance,
           doc="a block pointer moved by offsets (elements per dimension)"),
+    # tensor descriptors (tl.make_tensor_descriptor, Triton's TMA abstraction): out-of-shape elements of a load
+    # read the padding (0, or NaN for padding = 2), those of a store are dropped.  The cuda backend rewrites them
+    # into block pointers (passes/ttir/rewrite_tensor_descriptor.py) before rewrite_tensor_pointer; a TMA
+    # lowering (sm_90 cp.async.bulk.tensor) would take these ops before that rewrite.
+    OpDef("make_tensor_descriptor", (("base", _S), ("shape", _V), ("strides", _V)), attrs={"padding": PaddingOption},
+          types={"base": PTR, "shape": I32_TYPE, "strides": I64_TYPE, "result": DESC},
+          verify=_v_make_tensor_descriptor,
+          doc="a tensor descriptor: a strided tensor (shape, strides) in global memory, accessed by blocks"),
+    OpDef("descriptor_load", (("desc", _S), ("indices", _V)), attrs={"cache": CacheModifier, "evict": EvictionPolicy},
+          types={"desc": DESC, "indices": I32_TYPE, "result": TENSOR}, pure=False, effects=frozenset({READ}),
+          verify=_v_descriptor_load,
+          doc="the block of a descriptor at element indices; elements outside its shape read the padding"),
+    OpDef("descriptor_store", (("desc", _S), ("src", _S), ("indices", _V)), results=_NONE,
+          types={"desc": DESC, "src": TENSOR, "indices": I32_TYPE}, pure=False, effects=frozenset({WRITE}),
+          verify=_v_descriptor_store,
+          doc="write a block through a descriptor at element indices; elements outside its shape are dropped"),
     OpDef("int_to_ptr", (("src", _S),), elementwise=True, verify=_v_int_to_ptr,
           doc="i64 address(es) as pointer(s)"),
     OpDef("ptr_to_int", (("src", _S),), elementwise=True, verify=_v_ptr_to_int,
@@ -937,7 +1011,8 @@ def irdl_operation_lines(ops) -> list:
 
 def irdl_source() -> str:
     """The IRDL module that defines the dialect (generated from the table)."""
-    lines = ["irdl.dialect @tt {", *irdl_parametric_lines("type", "ptr", ["pointee"]), *irdl_operation_lines(OPS), "}"]
+    lines = ["irdl.dialect @tt {", *irdl_parametric_lines("type", "ptr", ["pointee"]),
+             *irdl_parametric_lines("type", "tensordesc", ["block_type"]), *irdl_operation_lines(OPS), "}"]
     return "\n".join(lines)
 
 
