@@ -2,16 +2,17 @@
 from .core import (SemanticError, block_type, builtin, constexpr, dtype, function_type, is_builtin,  # noqa: F401
                    pointer_type, tensor, str_to_ty, void, int1, int8, int16, int32, int64, uint8, uint16, uint32,
                    uint64, float8e5, float8e5b16, float8e4nv, float8e4b8, float8e4b15, float16, bfloat16, float32,
-                   float64, pi32_t)
+                   float64, pi32_t, tensor_descriptor, tensor_descriptor_type)
 from .functions import *  # noqa: F401,F403
 from .functions import (abs, advance, arange, argmax, argmin, associative_scan, assume,  # noqa: F401
                         atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                         atomic_xor, broadcast, broadcast_to, cast, cat, cdiv, ceil, clamp, cos, cumprod, cumsum,
                         debug_barrier, device_assert, device_print, div_rn, dot, erf, exp, exp2, expand_dims, fdiv,
                         floor, fma, full, full_like, gather, histogram, inline_asm_elementwise, interleave, join,
-                        load, log, log2, make_block_ptr, max, max_constancy, max_contiguous, maximum, min, minimum,
-                        multiple_of, num_programs, permute, program_id, range, ravel, reduce, reshape, rsqrt, sigmoid,
-                        sin, softmax, split, sqrt, sqrt_rn, static_assert, static_print, static_range, store, sum,
+                        load, load_tensor_descriptor, log, log2, make_block_ptr, make_tensor_descriptor, max,
+                        max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs, permute,
+                        program_id, range, ravel, reduce, reshape, rsqrt, sigmoid, sin, softmax, split, sqrt,
+                        sqrt_rn, static_assert, static_print, static_range, store, store_tensor_descriptor, sum,
                         trans, umulhi, view, where, xor_sum, zeros, zeros_like)
 from . import extra  # noqa: F401
 from . import math  # noqa: F401

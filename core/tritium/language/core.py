@@ -247,6 +247,49 @@ class block_type(dtype):
     __str__ = __repr__
 
 
+class tensor_descriptor_type(dtype):
+    """The type of a tensor descriptor (``tl.make_tensor_descriptor``): the block it loads and stores
+    (``block_type``); in TTIR ``!tt.tensordesc<tensor<64x64xf16>>``."""
+
+    def __init__(self, block_type: "block_type"):
+        block_type = _unwrap(block_type)
+        if not isinstance(block_type, globals()["block_type"]):
+            raise SemanticError(f"a tensor descriptor's block type must be a block_type, got {block_type!r}")
+        self.block_type = block_type
+        self.name = f"tensordesc<{block_type}>"
+        self.primitive_bitwidth = 64
+
+    def is_ptr(self): return False
+    def is_block(self): return False
+
+    @property
+    def scalar(self):
+        return self
+
+    @property
+    def cache_key_part(self) -> str:
+        return self.name
+
+    def mlir_str(self):
+        return f"!tt.tensordesc<{self.block_type.mlir_str()}>"
+
+    def to_ir(self, builder=None):
+        from mlir import ir
+        return ir.Type.parse(self.mlir_str())
+
+    def __eq__(self, other):
+        other = _unwrap(other)
+        return isinstance(other, tensor_descriptor_type) and self.block_type == other.block_type
+
+    def __hash__(self):
+        return hash(("tensordesc", self.block_type))
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
 class function_type(dtype):
     def __init__(self, ret_types, param_types):
         self.ret_types, self.param_types = ret_types, param_types
@@ -466,7 +509,15 @@ def _sem():
 
 
 class tensor:
-    """A value in a kernel: an MLIR value and its tl type (a scalar dtype, pointer_type or block_type)."""
+    """A value in a kernel: an MLIR value and its tl type (a scalar dtype, pointer_type or block_type).
+
+    ``tensor(handle, tensor_descriptor_type)`` makes a :class:`tensor_descriptor`, so values the frontend
+    rebuilds from their type (loop-carried values, ``if`` results, call results) keep their methods."""
+
+    def __new__(cls, handle=None, type=None, *args, **kwargs):
+        if cls is tensor and isinstance(type, tensor_descriptor_type):
+            cls = tensor_descriptor
+        return object.__new__(cls)
 
     def __init__(self, handle, type: dtype):
         self.handle = handle
@@ -542,6 +593,67 @@ class tensor:
     def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
         return _sem().cast(self, _unwrap(dtype), bitcast=_unwrap(bitcast),
                            fp_downcast_rounding=_unwrap(fp_downcast_rounding))
+
+
+class tensor_descriptor(tensor):
+    """A descriptor of a strided tensor in global memory, read and written by blocks (Triton 3.6's
+    ``tl.tensor_descriptor``, from :func:`tritium.language.make_tensor_descriptor`).  Not made by user code.
+
+    ``block_type`` / ``block_shape`` / ``dtype``: the block ``load`` returns and ``store`` takes; ``shape`` /
+    ``strides``: the tensor's run-time shape (int32 scalars) and strides (int64 scalars)."""
+
+    def __init__(self, handle, type: tensor_descriptor_type, shape=None, strides=None):
+        self.handle = handle
+        self.type = type
+        self.dtype = type.block_type.element_ty
+        self._shape = None if shape is None else tuple(shape)
+        self._strides = None if strides is None else tuple(strides)
+
+    @property
+    def block_type(self):
+        return self.type.block_type
+
+    @property
+    def block_shape(self):
+        return list(self.type.block_type.shape)
+
+    def _operands(self, group: str, ty: dtype) -> tuple:
+        """The ``shape`` / ``strides`` operands of the ``tt.make_tensor_descriptor`` this value comes from."""
+        from ..dialects import tt
+
+        owner = getattr(self.handle, "owner", None)
+        op = getattr(owner, "operation", owner)
+        if getattr(op, "name", None) != tt.MAKE_TENSOR_DESCRIPTOR:
+            raise SemanticError(f"the {group} of this tensor descriptor is not known here (it was passed through "
+                                "control flow or a call); read it where the descriptor is made")
+        return tuple(tensor(v, ty) for v in tt.operand_groups(op)[group])
+
+    @property
+    def shape(self):
+        if self._shape is None:
+            self._shape = self._operands("shape", int32)
+        return self._shape
+
+    @property
+    def strides(self):
+        if self._strides is None:
+            self._strides = self._operands("strides", int64)
+        return self._strides
+
+    def __str__(self):
+        return f"tensor_descriptor<{self.type.block_type}>"
+
+    __repr__ = __str__
+
+    def load(self, offsets):
+        """The block at element ``offsets`` (one per dimension); elements outside the tensor read the padding
+        (zero, or NaN for ``padding_option="nan"``)."""
+        return _sem().descriptor_load(self, offsets)
+
+    def store(self, offsets, value):
+        """Write ``value`` (a tensor of the block's shape, cast to the descriptor's dtype) at element ``offsets``;
+        elements outside the tensor are dropped."""
+        return _sem().descriptor_store(self, value, offsets)
 
 
 def _tensor_member_fn(fn):

@@ -304,6 +304,27 @@ def advance(base, offsets):
     return _s.advance(base, offsets)
 
 
+@builtin
+def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):
+    """A :class:`tensor_descriptor` of the tensor at ``base`` with ``shape`` and ``strides`` (the last one the
+    constant 1), loaded and stored by blocks of the compile-time ``block_shape`` (powers of two, at least 16
+    bytes along the last dimension).  Elements outside ``shape`` read ``padding_option`` ("zero" or "nan") and
+    are not written."""
+    return _s.make_tensor_descriptor(base, shape, strides, block_shape, padding_option)
+
+
+@builtin
+def load_tensor_descriptor(desc, offsets):
+    """``desc.load(offsets)``."""
+    return _s.descriptor_load(desc, offsets)
+
+
+@builtin
+def store_tensor_descriptor(desc, offsets, value):
+    """``desc.store(offsets, value)``."""
+    return _s.descriptor_store(desc, value, offsets)
+
+
 # ----------------------------------------------------------------------------------------------
 # dot
 # ----------------------------------------------------------------------------------------------

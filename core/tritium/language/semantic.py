@@ -1106,6 +1106,150 @@ def advance(ptr, offsets) -> tensor:
 
 
 # ----------------------------------------------------------------------------------------------
+# tensor descriptors (Triton 3.6's tl.make_tensor_descriptor; TMA semantics: out-of-shape elements of a load
+# read the padding, those of a store are dropped)
+# ----------------------------------------------------------------------------------------------
+
+_MAX_TENSOR_NUMEL = 1048576  # tl.TRITON_MAX_TENSOR_NUMEL
+
+
+def _sequence(x, what: str) -> list:
+    x = _unwrap(x)
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    raise SemanticError(f"{what} must be a list or tuple, got {x!r}")
+
+
+def _descriptor_scalar(x, ty: dtype, what: str) -> tensor:
+    """One entry of a descriptor's shape (int32) or strides (int64): an integer scalar, as ``ty``."""
+    x = _unwrap(x)
+    if isinstance(x, tensor):
+        if x.type.is_block() or not x.type.scalar.is_int():
+            raise SemanticError(f"{what} must be integer scalars, got a value of type {x.type}")
+        return cast(x, ty)
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise SemanticError(f"{what} must be integer scalars, got {x!r}")
+    return constant(x, ty)
+
+
+def _descriptor_block_shape(block_shape, ndim: int) -> list:
+    """The block shape of a descriptor: ``ndim`` compile-time powers of two (Triton's validate_block_shape)."""
+    shape = _sequence(block_shape, "block_shape")
+    if len(shape) != ndim:
+        raise SemanticError(f"Expected block_shape to have {ndim} dimensions but got {len(shape)}")
+    out = []
+    for i, d in enumerate(shape):
+        if isinstance(d, tensor):
+            raise SemanticError(f"block_shape must be known at compile time (tl.constexpr): element {i} is a "
+                                "run-time value")
+        d = _unwrap(d)
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise SemanticError(f"Shape element {i} must have type `constexpr[int]`, got "
+                                f"`constexpr[{type(d).__name__}]`")
+        if d <= 0 or d & (d - 1):
+            raise SemanticError(f"Shape element {i} must be a power of 2, got {d}")
+        out.append(d)
+    numel = 1
+    for d in out:
+        numel *= d
+    if numel > _MAX_TENSOR_NUMEL:
+        raise SemanticError(f"numel ({numel}) exceeds triton maximum tensor numel ({_MAX_TENSOR_NUMEL})")
+    return out
+
+
+def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero") -> tensor:
+    """``tt.make_tensor_descriptor``: the checks of Triton 3.6's ``tl.make_tensor_descriptor``."""
+    if not isinstance(base, tensor) or not base.type.is_ptr() or base.type.element_ty.is_block():
+        got = base.type if isinstance(base, tensor) else repr(_unwrap(base))
+        raise SemanticError(f"make_tensor_descriptor: base must be a pointer to the tensor's elements, got {got}")
+    shape, strides = _sequence(shape, "shape"), _sequence(strides, "strides")
+    ndim = len(shape)
+    if not 1 <= ndim <= 5:
+        raise SemanticError(f"Expected 1 <= ndim <= 5 but got {ndim} dimensions")
+    if len(strides) != ndim:
+        raise SemanticError(f"Expected {ndim} strides but got {len(strides)}")
+    block = _descriptor_block_shape(block_shape, ndim)
+    elem = base.type.element_ty
+    elem_size = elem.primitive_bitwidth // 8
+    if block[-1] * elem_size < 16:
+        raise SemanticError(f"Descriptor block shape must have at least 16 bytes in the last dimension, but got "
+                            f"{block[-1]} * {elem_size} = {block[-1] * elem_size} bytes")
+    last = strides[-1]
+    if isinstance(last, tensor):
+        raise SemanticError("Tensor descriptor last dim must be 1 but got a run-time stride (it must be the "
+                            "compile-time constant 1)")
+    if _unwrap(last) != 1:
+        raise SemanticError(f"Tensor descriptor last dim must be 1 but got {_unwrap(last)}")
+    enums = _enums()
+    padding = _keyword(enums.PaddingOption, padding_option, "padding option")
+    if padding == enums.PaddingOption.PAD_NAN and not elem.is_floating():
+        raise SemanticError("Padding option `nan` is not supported for integer blocks")
+    shape_v = [_descriptor_scalar(x, tl.int32, "shape") for x in shape]
+    strides_v = [_descriptor_scalar(x, tl.int64, "strides") for x in strides]
+    ty = tl.tensor_descriptor_type(block_type(elem, block))
+    b = _b()
+    attrs = {"padding": b.i32_attr(padding), "operandSegmentSizes": b.i32_array([1, ndim, ndim])}
+    op = b.create("tt.make_tensor_descriptor", [base] + shape_v + strides_v, [b.ty(ty)], attrs)
+    return tl.tensor_descriptor(op.result, ty, shape_v, strides_v)
+
+
+def _check_descriptor(desc, what: str):
+    if not isinstance(desc, tl.tensor_descriptor):
+        got = desc.type if isinstance(desc, tensor) else repr(_unwrap(desc))
+        raise SemanticError(f"{what} needs a tensor descriptor (from tl.make_tensor_descriptor), got {got}")
+
+
+def _descriptor_offsets(desc, offsets) -> list:
+    """One int32 scalar per dimension of the descriptor's block (Triton: 32-bit offsets only)."""
+    offsets = _sequence(offsets, "offsets")
+    ndim = len(desc.block_shape)
+    if len(offsets) != ndim:
+        raise SemanticError(f"expected {ndim} offsets, but got {len(offsets)}")
+    out = []
+    for x in offsets:
+        x = _unwrap(x)
+        if isinstance(x, tensor):
+            if x.type.is_block() or not x.type.scalar.is_int():
+                raise SemanticError(f"descriptor offsets must be integer scalars, got a value of type {x.type}")
+            if x.type.scalar.primitive_bitwidth > 32:
+                raise SemanticError("descriptor offsets must be 32-bit integers, got a 64-bit one: add a "
+                                    ".to(tl.int32)")
+            out.append(cast(x, tl.int32))
+        elif isinstance(x, int) and not isinstance(x, bool):
+            if not -2 ** 31 <= x < 2 ** 31:
+                raise SemanticError(f"descriptor offsets must fit 32 bits, got {x}")
+            out.append(constant(x, tl.int32))
+        else:
+            raise SemanticError(f"descriptor offsets must be integer scalars, got {x!r}")
+    return out
+
+
+def descriptor_load(desc, offsets, cache_modifier="", eviction_policy="") -> tensor:
+    """``tt.descriptor_load``: the block at ``offsets``."""
+    _check_descriptor(desc, "descriptor load")
+    offs = _descriptor_offsets(desc, offsets)
+    b = _b()
+    bty = desc.block_type
+    attrs = _cache_attrs(cache_modifier, eviction_policy)
+    return _result(b.create("tt.descriptor_load", [desc] + offs, [b.ty(bty)], attrs), bty)
+
+
+def descriptor_store(desc, value, offsets):
+    """``tt.descriptor_store``: ``value`` (of the block's shape, cast to its dtype) written at ``offsets``."""
+    _check_descriptor(desc, "descriptor store")
+    value = to_tensor(value) if not isinstance(value, tensor) else value
+    want = list(desc.block_shape)
+    got = [int(_unwrap(d)) for d in value.shape] if value.type.is_block() else []
+    if got != want:
+        raise SemanticError(f"descriptor store: the value's shape {got} differs from the descriptor's block shape "
+                            f"{want}")
+    offs = _descriptor_offsets(desc, offsets)
+    value = cast(value, desc.dtype)
+    _b().create("tt.descriptor_store", [desc, value] + offs, [])
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
 # reductions and scans
 # ----------------------------------------------------------------------------------------------
 
