@@ -70,6 +70,15 @@ def _is_block_ptr(ty) -> bool:
     return s.startswith("!tt.ptr<tensor<")
 
 
+def _is_tensordesc(ty) -> bool:
+    return str(ty).startswith("!tt.tensordesc<")
+
+
+def _is_object(ty) -> bool:
+    """Values the generated program holds as runtime objects, not arrays: block pointers, tensor descriptors."""
+    return _is_block_ptr(ty) or _is_tensordesc(ty)
+
+
 def _pointee_str(s: str) -> str:
     return s[len("!tt.ptr<"):-1]
 
@@ -454,7 +463,7 @@ def _h_cmpf(g, op, out, pad):
 def _h_select(g, op, out, pad):
     c, a, b = (g.get(v) for v in op.operands)
     r = op.results[0]
-    if _is_block_ptr(r.type):
+    if _is_object(r.type):
         out.append(f"{pad}{g.define(r)} = _rt.select({c}, {a}, {b})")
         return
     _, cs = _split_type(op.operands[0].type)
@@ -747,6 +756,40 @@ def _h_advance(g, op, out, pad):
     out.append(f"{pad}{g.define(op.results[0])} = _rt.advance({p}, [{', '.join(offs)}])")
 
 
+def _h_make_tensor_descriptor(g, op, out, pad):
+    base, shape, strides = tt.split_operands(op)
+    r = op.results[0]
+    et, block = _split_type_str(str(r.type)[len("!tt.tensordesc<"):-1])
+    e = g.elem(op, et)
+    nan = tt.decode_attributes(op).get("padding") == PaddingOption.PAD_NAN
+    padexpr = g.const(f"np.array(float('nan'), {e.vdt})") if nan else "None"
+    out.append(f"{pad}{g.define(r)} = _rt.make_tensor_desc(_ctx, {g.get(base)}, [{', '.join(map(g.get, shape))}], "
+               f"[{', '.join(map(g.get, strides))}], {block!r}, {e.size}, {padexpr}, _active, {g.loc(op)})")
+
+
+def _desc_addrs(g, op, desc, indices, out, pad):
+    """(name of the (addresses, mask, padding) tuple, ElemInfo) of a descriptor load / store."""
+    et, _ = _split_type_str(str(desc.type)[len("!tt.tensordesc<"):-1])
+    t = g.fresh("_td")
+    out.append(f"{pad}{t} = _rt.desc_addrs(_ctx, {g.get(desc)}, [{', '.join(map(g.get, indices))}], _active, "
+               f"{g.loc(op)})")
+    return t, g.elem(op, et)
+
+
+def _h_descriptor_load(g, op, out, pad):
+    desc, indices = tt.split_operands(op)
+    addr, e = _desc_addrs(g, op, desc, indices, out, pad)
+    out.append(f"{pad}{g.define(op.results[0])} = _rt.load(_ctx, {addr}, None, None, _active, {e.sdt}, {e.size}, "
+               f"{e.kind!r}, {g.loc(op)}, {e.name!r})")
+
+
+def _h_descriptor_store(g, op, out, pad):
+    desc, src, indices = tt.split_operands(op)
+    addr, e = _desc_addrs(g, op, desc, indices, out, pad)
+    out.append(f"{pad}_rt.store(_ctx, {addr}, {g.get(src)}, None, _active, {e.sdt}, {e.size}, {e.kind!r}, "
+               f"{g.loc(op)}, {e.name!r})")
+
+
 def _h_identity_i64(g, op, out, pad):
     out.append(f"{pad}{g.define(op.results[0])} = {g.get(op.operands[0])}.astype(np.int64)")
 
@@ -886,7 +929,9 @@ _HANDLERS = {
     "tt.reshape": _h_reshape, "tt.trans": _h_trans, "tt.cat": _h_cat, "tt.join": _h_join, "tt.split": _h_split,
     "tt.gather": _h_gather, "tt.addptr": _h_addptr, "tt.load": _h_load, "tt.store": _h_store,
     "tt.atomic_rmw": _h_atomic_rmw, "tt.atomic_cas": _h_atomic_cas, "tt.make_tensor_ptr": _h_make_tensor_ptr,
-    "tt.advance": _h_advance, "tt.int_to_ptr": _h_identity_i64, "tt.ptr_to_int": _h_identity_i64,
+    "tt.advance": _h_advance, "tt.make_tensor_descriptor": _h_make_tensor_descriptor,
+    "tt.descriptor_load": _h_descriptor_load, "tt.descriptor_store": _h_descriptor_store,
+    "tt.int_to_ptr": _h_identity_i64, "tt.ptr_to_int": _h_identity_i64,
     "tt.dot": _h_dot, "tt.bitcast": _cast("bitcast"), "tt.fp_to_fp": _cast("fp_to_fp"), "tt.clampf": _h_clampf,
     "tt.histogram": _h_histogram, "tt.extern_elementwise": _h_extern,
     "tt.elementwise_inline_asm": _h_inline_asm, "tt.reduce": _along_axis("reduce"), "tt.scan": _along_axis("scan"),
@@ -912,7 +957,7 @@ def _only_elementwise_uses(value) -> bool:
         o = getattr(o, "operation", o)
         if o.name not in _ELEMENTWISE or len(o.results) != 1:
             return False
-        if _is_block_ptr(o.results[0].type) or not _split_type(o.results[0].type)[1]:
+        if _is_object(o.results[0].type) or not _split_type(o.results[0].type)[1]:
             return False
     return True
 

@@ -16,6 +16,7 @@ One module per concept:
 * :mod:`.reduce`: reductions, scans and ``histogram``;
 * :mod:`.arith`: integer, float and bf16 helpers;
 * :mod:`.block_ptr`: block pointers;
+* :mod:`.tensor_desc`: tensor descriptors (TMA semantics, alignment checks);
 * :mod:`.debug`: ``device_print`` / ``device_assert``.
 
 The names are imported into this module's namespace (no wrappers), so ``_rt.load`` costs one attribute lookup
@@ -34,6 +35,7 @@ from .debug import device_assert, device_print
 from .memory import SHIFT, Memory, atomic, load, store
 from .reduce import histogram, reduce_generic, reduce_ufunc, scan_generic, scan_ufunc
 from .shapes import addptr, bcast, bmask, cat, gather, join, lane_mask, reshape, same_lead, select, splat
+from .tensor_desc import TensorDesc, desc_addrs, make_tensor_desc
 
 __all__ = [
     # context and memory
@@ -47,6 +49,7 @@ __all__ = [
     "ctpop", "cttz", "divsi", "divui", "erf", "extsi", "extui", "f32_to_bf16_bits", "fma", "fptosi", "fptoui",
     "mulhiui", "mulsi_ext", "mului_ext", "remsi", "remui", "round_bf16", "round_half_away", "rsqrt", "s", "shli",
     "shrsi", "shrui", "sitofp", "trunci", "u", "uitofp",
-    # block pointers, debugging
-    "BlockPtr", "advance", "block_addrs", "make_block_ptr", "device_assert", "device_print",
+    # block pointers, tensor descriptors, debugging
+    "BlockPtr", "advance", "block_addrs", "make_block_ptr", "TensorDesc", "desc_addrs", "make_tensor_desc",
+    "device_assert", "device_print",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .block_ptr import BlockPtr
+from .tensor_desc import TensorDesc
 
 
 def bmask(m, ndim):
@@ -16,11 +17,15 @@ def bmask(m, ndim):
 
 
 def select(c, a, b):
-    """np.where with a condition of leading shape broadcast over trailing tensor axes; handles block ptrs."""
+    """np.where with a condition of leading shape broadcast over trailing tensor axes; handles block pointers and
+    tensor descriptors (per-program choice of each field)."""
     if isinstance(a, BlockPtr):
         return BlockPtr(select(c, a.base, b.base), [select(c, x, y) for x, y in zip(a.shape, b.shape)],
                         [select(c, x, y) for x, y in zip(a.strides, b.strides)],
                         [select(c, x, y) for x, y in zip(a.offsets, b.offsets)], a.order, a.block, a.esize)
+    if isinstance(a, TensorDesc):
+        return TensorDesc(select(c, a.base, b.base), [select(c, x, y) for x, y in zip(a.shape, b.shape)],
+                          [select(c, x, y) for x, y in zip(a.strides, b.strides)], a.block, a.esize, a.pad)
     nd = max(a.ndim, b.ndim)
     return np.where(bmask(c, nd), a, b)
 
