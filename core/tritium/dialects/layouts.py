@@ -285,6 +285,276 @@ def _contig_regs(ll: LinearLayout, d: int) -> int:
     return n
 
 
+def _dim_bases(rank: int, d: int, size: int, counts) -> list:
+    """Bases along dim ``d`` (of extent ``size``) for consecutive levels of ``counts`` bits each: level ``i``'s
+    bases are the next powers of two along ``d``; bits beyond the extent are zero bases (replication)."""
+    lg = _log2(size)
+    pos, out = 0, []
+    for n in counts:
+        lv = []
+        for _ in range(n):
+            lv.append(_unit(rank, d, 1 << pos) if pos < lg else _unit(rank, d, 0))
+            pos += 1
+        out.append(lv)
+    out.append([_unit(rank, d, 1 << p) for p in range(pos, lg)])  # the rest: repetitions
+    return out
+
+
+def _zero(rank: int) -> tuple:
+    return (0,) * rank
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= int(x)
+    return n
+
+
+@dataclass(frozen=True)
+class NvidiaMmaLayout(_Distributed):
+    """The accumulator layout of NVIDIA tensor-core instructions (Triton's ``#ttg.nvidia_mma``).
+
+    ``version`` 2: ``mma.sync`` (Ampere+), ``instr_shape`` ``(16, 8)`` (m, n; a leading 1 for a batched dot);
+    each warp owns 16x8 tiles, lane ``l`` holds row ``l // 4`` (and ``+ 8``) and columns ``2 * (l % 4)`` (and
+    ``+ 1``).  Warp ids run along N first, then M, then the batch dim.
+
+    ``version`` 3: Hopper ``wgmma.mma_async``, ``instr_shape`` ``(16, n, 16)``: four consecutive warps (a
+    warpgroup) own 64 rows, 16 each, of an ``m64nNk16`` tile; within a warp the 16-row block is the version-2
+    fragment repeated along N every 8 columns.  Warp ids run along M first (the warpgroup), then N.
+
+    Register order: the instruction fragment (column +1, row +8, then column +8, +16, ... for version 3), then
+    tile repetitions along N, then M, then the batch dim.
+    """
+
+    version: int
+    warps_per_cta: tuple
+    instr_shape: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "warps_per_cta", tuple(int(x) for x in self.warps_per_cta))
+        object.__setattr__(self, "instr_shape", tuple(int(x) for x in self.instr_shape))
+        if self.version not in (2, 3):
+            raise ValueError(f"nvidia_mma version must be 2 or 3, got {self.version}")
+        if len(self.warps_per_cta) not in (2, 3):
+            raise ValueError(f"nvidia_mma of rank {len(self.warps_per_cta)}: only 2-D and batched 3-D dots")
+        if self.version == 3 and (len(self.warps_per_cta) != 2 or self.warps_per_cta[0] % 4):
+            raise ValueError(f"nvidia_mma v3 needs 2-D warpsPerCTA with a multiple of 4 warps along M, got "
+                             f"{self.warps_per_cta}")
+
+    @property
+    def rank(self) -> int:
+        return len(self.warps_per_cta)
+
+    @property
+    def num_warps(self) -> int:
+        return _prod(self.warps_per_cta)
+
+    @property
+    def order(self) -> tuple:
+        return tuple(range(self.rank - 1, -1, -1))
+
+    @property
+    def instr_n(self) -> int:
+        return self.instr_shape[-2] if self.version == 3 else self.instr_shape[-1]
+
+    def shape_per_cta_tile(self) -> tuple:
+        wm, wn = self.warps_per_cta[-2:]
+        if self.version == 2:
+            tile = (16 * wm, 8 * wn)
+        else:
+            tile = (16 * wm, self.instr_n * wn)
+        return ((self.warps_per_cta[0],) if self.rank == 3 else ()) + tile
+
+    def warp_bases(self, shape, dims_bits) -> list:
+        """The warp bases: ``dims_bits`` maps a dim to its list of warp bases; the bit order is this layout's
+        (version 2: N, M, batch; version 3: M, N)."""
+        r = self.rank
+        seq = ((r - 1, r - 2) + ((0,) if r == 3 else ())) if self.version == 2 else (r - 2, r - 1)
+        return [b for d in seq for b in dims_bits[d]]
+
+    def linear(self, shape) -> LinearLayout:
+        return _mma_linear(self, tuple(shape))
+
+    def to_str(self) -> str:
+        return f"#ttg.nvidia_mma<{self.version} : i32, {_arr(self.warps_per_cta)}, {_arr(self.instr_shape)}>"
+
+
+def _warp_counts(lay) -> dict:
+    return {d: _log2(w) for d, w in enumerate(lay.warps_per_cta)}
+
+
+@lru_cache(maxsize=4096)
+def _mma_linear(lay: NvidiaMmaLayout, shape: tuple) -> LinearLayout:
+    r = len(shape)
+    if r != lay.rank:
+        raise ValueError(f"layout of rank {lay.rank} for a tensor of shape {shape}")
+    m, n = r - 2, r - 1
+    wc = _warp_counts(lay)
+    # dim M: lanes (3 bits: row l // 4), register (row + 8), warps, repetitions
+    m_lane, m_reg, m_warp, m_rep = _dim_bases(r, m, shape[m], (3, 1, wc[m]))
+    if lay.version == 2:
+        # dim N: register (col + 1), lanes (2 bits: 2 * (l % 4)), warps, repetitions
+        n_reg, n_lane, n_warp, n_rep = _dim_bases(r, n, shape[n], (1, 2, wc[n]))
+        n_hi = []
+    else:
+        # dim N: register (col + 1), lanes, register (col + 8, +16, ... up to the instruction's N), warps, reps
+        n_reg, n_lane, n_hi, n_warp, n_rep = _dim_bases(r, n, shape[n], (1, 2, _log2(lay.instr_n) - 3, wc[n]))
+    warp = {m: m_warp, n: n_warp}
+    b_rep = []
+    if r == 3:
+        b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
+        warp[0] = b_warp
+    reg = n_reg + m_reg + n_hi + n_rep + m_rep + b_rep
+    lane = n_lane + m_lane
+    return LinearLayout(shape, tuple(reg), tuple(lane), tuple(lay.warp_bases(shape, warp)))
+
+
+@dataclass(frozen=True)
+class DotOperandLayout(_Distributed):
+    """The layout of a ``tt.dot`` operand (Triton's ``#ttg.dot_op``): operand ``op_idx`` (0: A, ``[.., M, K]``;
+    1: B, ``[.., K, N]``) of a dot whose result has layout ``parent``.
+
+    * parent ``nvidia_mma``: the ``mma.sync`` fragments; ``k_width`` consecutive K elements per register group
+      (32 bits: 2 for 16-bit types, 4 for 8-bit, 1 for tf32).  A: lane ``l`` holds row ``l // 4`` (+ 8) and K
+      ``k_width * (l % 4)`` (+ ``4 * k_width``); B: K likewise, column ``l // 4``.  Warps along the other
+      operand's dim hold copies.  Register order: the fragment (``k_width`` K elements, row + 8 (A only), K +
+      ``4 k_width``), then repetitions along K, then along M (A) / N (B), then the batch dim.
+    * parent ``blocked`` (the FMA path): each thread holds the whole K extent for the rows (A) / columns (B) the
+      parent gives it; lanes and warps along the other dim hold copies.  Registers: K fastest.
+    """
+
+    op_idx: int
+    parent: object
+    k_width: int = 0
+
+    @property
+    def rank(self) -> int:
+        return self.parent.rank
+
+    @property
+    def num_warps(self) -> int:
+        return self.parent.num_warps
+
+    @property
+    def order(self) -> tuple:
+        r = self.rank
+        # K fastest: A is [.., M, K], B is [.., K, N]
+        return tuple(range(r - 1, -1, -1)) if self.op_idx == 0 else \
+            (r - 2, r - 1) + tuple(range(r - 3, -1, -1))
+
+    def linear(self, shape) -> LinearLayout:
+        return _dot_operand_linear(self, tuple(shape))
+
+    def to_str(self) -> str:
+        return f"#ttg.dot_op<{self.op_idx} : i32, {self.parent.to_str()}, {self.k_width} : i32>"
+
+    def fragment_regs(self) -> int:
+        """Registers of one ``mma.sync`` fragment (parent nvidia_mma v2): A ``4 * k_width``, B ``2 * k_width``."""
+        return (4 if self.op_idx == 0 else 2) * self.k_width
+
+
+@lru_cache(maxsize=4096)
+def _dot_operand_linear(lay: DotOperandLayout, shape: tuple) -> LinearLayout:
+    r = len(shape)
+    p = lay.parent
+    if r != p.rank:
+        raise ValueError(f"layout of rank {p.rank} for a tensor of shape {shape}")
+    k = r - 1 if lay.op_idx == 0 else r - 2
+    other = r - 2 if lay.op_idx == 0 else r - 1  # M for A, N for B
+    if isinstance(p, BlockedLayout):
+        pl = p.linear(tuple(shape[d] if d != k else 1 for d in range(r)))
+        # the parent's bases along the non-K dims, at the operand's shape (K of extent 1 gives zero bases)
+        k_bases = [_unit(r, k, 1 << i) for i in range(_log2(shape[k]))]
+        zero = _zero(r)
+        reg = k_bases + [b for b in pl.reg if b != zero]
+        return LinearLayout(shape, tuple(reg), pl.lane, pl.warp)
+    if not isinstance(p, NvidiaMmaLayout):
+        raise ValueError(f"dot_op of a {type(p).__name__} parent is not supported")
+    kw = lay.k_width
+    if kw <= 0:
+        raise ValueError(f"dot_op of an nvidia_mma parent needs k_width > 0, got {kw}")
+    wc = _warp_counts(p)
+    if p.version == 3 and lay.op_idx == 1:
+        raise ValueError("wgmma reads B from shared memory: no dot_op<1> layout of an nvidia_mma v3 parent")
+    # K: k_width registers, 2 lane bits, 1 register bit (+ 4 k_width), repetitions
+    k_reg, k_lane, k_hi, k_rep = _dim_bases(r, k, shape[k], (_log2(kw), 2, 1))
+    if lay.op_idx == 0:
+        o_lane, o_reg, o_warp, o_rep = _dim_bases(r, other, shape[other], (3, 1, wc[other]))
+        reg_frag = k_reg + o_reg + k_hi
+    else:
+        o_lane, o_warp, o_rep = _dim_bases(r, other, shape[other], (3, wc[other]))
+        reg_frag = k_reg + k_hi
+    # warps of the other operand's dim hold copies (zero bases)
+    bcast = r - 1 if lay.op_idx == 0 else r - 2
+    warp = {other: o_warp, bcast: [_zero(r)] * wc[bcast]}
+    b_rep = []
+    if r == 3:
+        b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
+        warp[0] = b_warp
+    lane = k_lane + o_lane  # lane = 4 * (row or column) + K group
+    reg = reg_frag + k_rep + o_rep + b_rep
+    return LinearLayout(shape, tuple(reg), tuple(lane), tuple(p.warp_bases(shape, warp)))
+
+
+@dataclass(frozen=True)
+class NVMMASharedLayout:
+    """Shared memory laid out for tensor-core reads (Triton's ``#ttg.nvmma_shared``): the contiguous dim is cut
+    into slabs ``swizzle_bytes`` wide (16 bytes when unswizzled), stored one after the other, each slab row
+    major; within a slab the 16-byte chunks of a row are XORed with the row's phase (byte address bits 4.. ^=
+    bits 7..), as the hardware's 32/64/128-byte swizzle modes (TMA, ``wgmma`` descriptors) expect and as
+    ``ldmatrix`` reads without bank conflicts.
+
+    ``transposed`` 0: the last dim is contiguous (row major); 1: the second to last.  ``element_bits``: the
+    element size the swizzle was chosen for."""
+
+    swizzle_bytes: int = 128
+    transposed: int = 0
+    element_bits: int = 16
+
+    def __post_init__(self):
+        if self.swizzle_bytes not in (0, 32, 64, 128):
+            raise ValueError(f"swizzle must be 0, 32, 64 or 128 bytes, got {self.swizzle_bytes}")
+
+    @property
+    def order(self) -> tuple:
+        return (0, 1) if self.transposed else (1, 0)
+
+    def to_str(self) -> str:
+        return f"#ttg.nvmma_shared<{self.swizzle_bytes} : i32, {self.transposed} : i32, {self.element_bits} : i32>"
+
+    def to_attr(self, context=None):
+        from mlir import ir
+
+        return ir.Attribute.parse(self.to_str(), context)
+
+    def row_elems(self) -> int:
+        """Elements of the contiguous dim in one swizzle row (one slab's width)."""
+        return max(1, (self.swizzle_bytes or 16) * 8 // self.element_bits)
+
+    def offset(self, index, shape) -> int:
+        """Element offset of ``index`` in a buffer of ``shape`` (2-D, or with leading batch dims stacked)."""
+        r = len(shape)
+        fast, slow = (r - 2, r - 1) if self.transposed else (r - 1, r - 2)
+        w = min(self.row_elems(), shape[fast])
+        rows = shape[slow]
+        c, row = index[fast], index[slow]
+        off = (c // w) * rows * w + row * w + (c % w)
+        if self.swizzle_bytes:
+            byte = off * self.element_bits // 8
+            span = self.swizzle_bytes // 16  # chunks per swizzle row: 2, 4 or 8
+            chunk = (byte >> 4) & (span - 1)
+            phase = (byte >> 7) & (span - 1)
+            byte = (byte & ~((span - 1) << 4)) | ((chunk ^ phase) << 4)
+            off = byte * 8 // self.element_bits
+        lead = 0
+        stride = shape[fast] * shape[slow]
+        for d in range(r - 3, -1, -1):
+            lead += index[d] * stride
+            stride *= shape[d]
+        return lead + off
+
+
 @dataclass(frozen=True)
 class SharedLayout:
     """Swizzled shared memory (Triton's ``#shared``): ``vec`` elements stay together, rows are XOR-swizzled
@@ -424,6 +694,15 @@ def _parse(s: str):
         elif kind == "shared":
             v = number(); expect(","); pp = number(); expect(","); mp = number(); expect(","); o = array()
             out = SharedLayout(v, pp, mp, o)
+        elif kind == "nvidia_mma":
+            v = number(); expect(","); w = array(); expect(","); ins = array()
+            out = NvidiaMmaLayout(v, w, ins)
+        elif kind == "dot_op":
+            i = number(); expect(","); parent = value(); expect(","); kw = number()
+            out = DotOperandLayout(i, parent, kw)
+        elif kind == "nvmma_shared":
+            sw = number(); expect(","); tr = number(); expect(","); eb = number()
+            out = NVMMASharedLayout(sw, tr, eb)
         else:
             raise ValueError(f"unknown ttg layout #{kind} in {s!r}")
         expect(">")
@@ -500,5 +779,6 @@ def picture(layout, shape, path) -> str:
     return str(path)
 
 
-__all__ = ["LinearLayout", "BlockedLayout", "SliceLayout", "SharedLayout", "default_blocked", "from_attr",
+__all__ = ["LinearLayout", "BlockedLayout", "SliceLayout", "SharedLayout", "NvidiaMmaLayout", "DotOperandLayout",
+           "NVMMASharedLayout", "default_blocked", "from_attr",
            "parse_layout", "picture", "ownership_grid"]

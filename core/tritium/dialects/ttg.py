@@ -8,6 +8,9 @@ sit on tensor types; their Python mirror (the math) is :mod:`tritium.dialects.la
                  array<i32: order..>>
     #ttg.slice<dim : i32, #parent>
     #ttg.shared<vec : i32, perPhase : i32, maxPhase : i32, array<i32: order..>>      (swizzled)
+    #ttg.nvidia_mma<version : i32, array<i32: warpsPerCTA..>, array<i32: instrShape..>>   (tensor-core results)
+    #ttg.dot_op<opIdx : i32, #parent, kWidth : i32>                                  (tt.dot operands)
+    #ttg.nvmma_shared<swizzleBytes : i32, transposed : i32, elementBits : i32>       (tensor-core shared memory)
     !ttg.memdesc<array<i64: shape..>, elementType, #ttg.shared<...>>
 
 IRDL parameter names must be lower case, so the printed form is positional (as above).
@@ -45,6 +48,9 @@ ATTRIBUTES = (
     ("blocked", ("size_per_thread", "threads_per_warp", "warps_per_cta", "order")),
     ("slice", ("dim", "parent")),
     ("shared", ("vec", "per_phase", "max_phase", "order")),
+    ("nvidia_mma", ("version", "warps_per_cta", "instr_shape")),
+    ("dot_op", ("op_idx", "parent", "k_width")),
+    ("nvmma_shared", ("swizzle_bytes", "transposed", "element_bits")),
 )
 TYPES = (
     ("memdesc", ("shape", "element", "encoding")),

@@ -2,7 +2,8 @@
 
 Order (Triton's ``make_ttgir`` for what we have, then the analyses its ``make_llir`` runs first)::
 
-    tritium-coalesce, tritium-remove-layout-conversions, tritium-cse, tritium-dce,
+    tritium-coalesce, tritium-remove-layout-conversions, tritium-accelerate-matmul,
+    tritium-remove-layout-conversions, tritium-cse, tritium-dce,
     tritium-remove-layout-conversions, tritium-reorder-instructions, canonicalize, tritium-ttg-dce,
     tritium-allocation, tritium-membar
 
@@ -20,6 +21,7 @@ from tritium.passes.ttir.dce import dce_pass
 
 from ..pass_manager import add_passes, run_passes
 from .coalesce import as_op, erase_dead
+from .accelerate_matmul import accelerate_matmul_pass
 from .coalesce import coalesce_pass
 from .remove_layout_conversions import remove_layout_conversions_pass
 from .reorder_instructions import reorder_instructions_pass
@@ -35,6 +37,8 @@ ttg_dce_pass.__name__ = "tritium-ttg-dce"
 
 PIPELINE = (
     ("tritium-coalesce", coalesce_pass),
+    ("tritium-remove-layout-conversions", remove_layout_conversions_pass),
+    ("tritium-accelerate-matmul", accelerate_matmul_pass),
     ("tritium-remove-layout-conversions", remove_layout_conversions_pass),
     ("tritium-cse", cse_pass),
     ("tritium-dce", dce_pass),

@@ -1,0 +1,165 @@
+"""Accelerate matmul: give every ``tt.dot`` the layouts of the instruction that will compute it (Triton's
+``AccelerateMatmul``).
+
+For each ``tt.dot %a, %b, %c`` (result ``[.., M, N]`` in a blocked layout), :func:`choose` decides:
+
+* **MMA** (tensor cores) on CUDA targets from sm_80, when the element types have an ``mma.sync`` shape (see
+  :data:`MMA_K`): fp16 / bf16 (fp32 or, for fp16, fp16 accumulators), fp32 with ``input_precision`` tf32 or
+  tf32x3, int8 (int32 accumulator), fp8 e4m3 / e5m2 from sm_89 (fp32 accumulator); and M >= 16, N >= 8, K a
+  multiple of the instruction's K.  The result becomes ``#ttg.nvidia_mma<2, warpsPerCTA, [16, 8]>``, A and B
+  ``#ttg.dot_op<0|1, #mma, kWidth>`` (``kWidth`` = elements per 32 bits), the accumulator is converted to the
+  MMA layout and the result back to the old layout (remove_layout_conversions then carries loop accumulators in
+  the MMA layout and moves the conversion to the epilogue).
+* **FMA** otherwise (fp32 ``ieee``, fp64, tiny shapes, integer or fp8 dots the target cannot do on tensor
+  cores): A and B become ``#ttg.dot_op<0|1, #blocked, 0>`` of the result's blocked layout; fp8 operands are
+  first converted to fp32 (``tt.fp_to_fp``), so the FMA lowering multiplies ordinary floats.
+
+Warps per tile (:func:`warps_per_tile`): doubled along M while the per-warp tile is at least as tall (in 16-row
+units) as it is wide (in 16-column units) and M has room, else along N; what neither dim can take goes to the
+batch dim of a 3-D dot (or stays replicated).
+
+``tritium-accelerate-matmul`` reads the target from the module's ``ttg.target`` (``"cuda:80"``); other targets
+keep the FMA path.
+"""
+from __future__ import annotations
+
+import logging
+
+from mlir import ir
+
+from tritium.dialects import layouts, tt, ttg
+from tritium.dialects.enums import InputPrecision
+
+from .coalesce import as_op, create_convert, layout_of, module_int, retype_results, walk
+
+log = logging.getLogger(__name__)
+
+#: instruction K of ``mma.sync`` by operand element bits (tf32: 8, 16-bit: 16, 8-bit: 32)
+MMA_K = {32: 8, 16: 16, 8: 32}
+
+
+def _bits(ty) -> int:
+    e = tt.elem_of(ty)
+    if tt.is_fp8(e):
+        return 8
+    if isinstance(e, ir.IntegerType):
+        return ir.IntegerType(e).width
+    return ir.FloatType(e).width
+
+
+def _kind(ty) -> str:
+    """``f16``, ``bf16``, ``f32``, ``f64``, ``i8``, ``fp8`` or another element name."""
+    e = tt.elem_of(ty)
+    if tt.is_fp8(e):
+        return "fp8"
+    s = str(e)
+    return {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64", "i8": "i8"}.get(s, s)
+
+
+def target_arch(module) -> tuple:
+    """``(backend, arch)`` of the module's ``ttg.target`` (``("cuda", 90)``); arch None when not a number."""
+    s = ttg.module_str(module, ttg.TARGET, "") or ""
+    backend, _, arch = s.partition(":")
+    return backend, int(arch) if arch.isdigit() else None
+
+
+def mma_version(backend: str, arch, a_ty, b_ty, c_ty, precision) -> int:
+    """0 (FMA), or the MMA version that computes this dot on ``backend:arch``."""
+    if backend != "cuda" or arch is None or arch < 80:
+        return 0
+    ka, kb, kc = _kind(a_ty), _kind(b_ty), _kind(c_ty)
+    if ka in ("f16", "bf16") and kb == ka and (kc == "f32" or (kc == "f16" and ka == "f16")):
+        return 2
+    if ka == kb == "f32" and kc == "f32" and precision in (InputPrecision.TF32, InputPrecision.TF32x3):
+        return 2
+    if ka == kb == "i8" and kc == "i32":
+        return 2
+    if ka == kb == "fp8" and kc == "f32" and arch >= 89:
+        return 2
+    return 0
+
+
+def warps_per_tile(shape, num_warps: int) -> tuple:
+    """warpsPerCTA of an ``mma.sync`` tile (16x8 per warp) for a dot result of ``shape`` (2-D or 3-D)."""
+    m, n = shape[-2], shape[-1]
+    wm = wn = 1
+    while wm * wn < num_warps:
+        room_m, room_n = m // (16 * wm) > 1, n // (8 * wn) > 1
+        if not room_m and not room_n:
+            break
+        if room_m and (m // 16 // wm >= n // 16 // wn or not room_n):
+            wm *= 2
+        else:
+            wn *= 2
+    rest = num_warps // (wm * wn)
+    if len(shape) == 3:
+        wb = 1
+        while wb < rest and wb * 2 <= shape[0]:
+            wb *= 2
+        wm *= rest // wb
+        return (wb, wm, wn)
+    return (wm * rest, wn)
+
+
+def choose(op, backend: str, arch, num_warps: int):
+    """``(result layout, A layout, B layout)`` for ``tt.dot`` ``op`` (A/B None: keep FMA's blocked parent)."""
+    a, b, c = op.operands[0], op.operands[1], op.operands[2]
+    shape = tt.shape_of(c.type)
+    precision = tt.decode_attributes(op).get("inputPrecision", InputPrecision.IEEE)
+    version = mma_version(backend, arch, a.type, b.type, c.type, precision)
+    k = tt.shape_of(a.type)[-1]
+    if version:
+        ik = MMA_K[_bits(a.type)]
+        if shape[-2] < 16 or shape[-1] < 8 or k % ik:
+            log.debug("tt.dot at %s of shape %s, K %d: too small for mma (16x8x%d): FMA", tt.loc_str(op), shape, k,
+                      ik)
+            version = 0
+    if not version:
+        parent = layout_of(c.type)
+        return parent, layouts.DotOperandLayout(0, parent, 0), layouts.DotOperandLayout(1, parent, 0)
+    warps = warps_per_tile(shape, num_warps)
+    instr = ((1,) if len(shape) == 3 else ()) + (16, 8)
+    mma = layouts.NvidiaMmaLayout(2, warps, instr)
+    kw = 32 // _bits(a.type)
+    return mma, layouts.DotOperandLayout(0, mma, kw), layouts.DotOperandLayout(1, mma, kw)
+
+
+def _fp8_to_f32(value, op):
+    """``tt.fp_to_fp`` of an fp8 tensor to fp32 (for the FMA path), before ``op``."""
+    ty = ir.RankedTensorType(value.type)
+    f32 = ir.RankedTensorType.get(list(ty.shape), ir.F32Type.get(), ty.encoding, loc=op.location)
+    with op.location, ir.InsertionPoint(op):
+        return ir.Operation.create(tt.FP_TO_FP, results=[f32], operands=[value]).results[0]
+
+
+def accelerate_matmul(root) -> int:
+    """Rewrite every ``tt.dot`` under ``root`` (a module); returns how many got tensor-core layouts."""
+    mod = as_op(root)
+    num_warps = module_int(mod, ttg.NUM_WARPS, 4)
+    backend, arch = target_arch(mod)
+    count = 0
+    for op in walk(mod):
+        if op.name != tt.DOT:
+            continue
+        a, b, c = op.operands[0], op.operands[1], op.operands[2]
+        old = layout_of(c.type)
+        res_layout, a_layout, b_layout = choose(op, backend, arch, num_warps)
+        if isinstance(res_layout, layouts.NvidiaMmaLayout):
+            count += 1
+        elif tt.is_fp8(tt.elem_of(a.type)):
+            a, b = _fp8_to_f32(a, op), _fp8_to_f32(b, op)
+        with op.location:
+            op.operands[0] = create_convert(a, a_layout, before=op)
+            op.operands[1] = create_convert(b, b_layout, before=op)
+            if res_layout != old:
+                op.operands[2] = create_convert(c, res_layout, before=op)
+                retype_results(op, res_layout)
+    return count
+
+
+def accelerate_matmul_pass(op, pass_=None) -> None:
+    with as_op(op).context:
+        accelerate_matmul(op)
+
+
+accelerate_matmul_pass.__name__ = "tritium-accelerate-matmul"
