@@ -8,6 +8,7 @@ import importlib as _importlib
 from .compiler.compiler import ASTSource, CompiledKernel, compile
 from .errors import BackendUnavailable, CompilationError, OutOfResources
 from .runtime import driver as _driver  # noqa: F401  (tritium.runtime.driver.active)
+from .runtime._allocation import set_allocator
 from .runtime.autotuner import Autotuner, Heuristics, autotune, heuristics
 from .runtime.config import Config
 from .runtime.jit import JITFunction, KernelInterface, jit
@@ -38,6 +39,6 @@ def __getattr__(name):
 
 
 __all__ = ["jit", "JITFunction", "KernelInterface", "compile", "ASTSource", "CompiledKernel", "Config",
-           "autotune", "heuristics", "Autotuner", "Heuristics",
+           "autotune", "heuristics", "Autotuner", "Heuristics", "set_allocator",
            "CompilationError", "OutOfResources", "BackendUnavailable", "cdiv", "next_power_of_2", "language",
            "testing", "runtime", "__version__"]
