@@ -615,7 +615,7 @@ class tensor_descriptor(tensor):
 
     @property
     def block_shape(self):
-        return list(self.type.block_type.shape)
+        return tuple(self.type.block_type.shape)
 
     def _operands(self, group: str, ty: dtype) -> tuple:
         """The ``shape`` / ``strides`` operands of the ``tt.make_tensor_descriptor`` this value comes from."""

@@ -10,8 +10,9 @@ elements of a load read the padding, those of a store are dropped).  So this pas
   padding}`` (the padding of the descriptor the value comes from; cache / evict kept);
 * ``tt.descriptor_store(desc, src, indices)`` -> ``tt.store(tt.advance(bp, indices), src) {boundaryCheck =
   every dim}``;
-* retypes every other descriptor value (``scf.for`` iter args and results, ``scf.if`` results, ``arith.select``)
-  to the block pointer type, in place,
+* ``arith.select`` of descriptors -> an ``scf.if`` yielding one or the other;
+* retypes every other descriptor value (``scf.for`` iter args and results, ``scf.if`` results) to the block
+  pointer type, in place,
 
 and :mod:`.rewrite_tensor_pointer`, which runs next, turns the block pointers into tensors of pointers and masks.
 Descriptors passed to or returned from calls raise a :class:`RewriteError` naming the op and its location (as
@@ -31,7 +32,7 @@ from ...errors import RewriteError
 from . import _util as u
 
 # ops a descriptor value may flow through: rewrite_tensor_pointer handles them once they carry block pointers
-_CARRIERS = frozenset({"scf.for", "scf.if", "scf.yield", "arith.select"})
+_CARRIERS = frozenset({"scf.for", "scf.if", "scf.yield"})
 
 
 def _block_ptr_type(desc_ty):
@@ -105,6 +106,22 @@ def _load(op, padding) -> None:
     u.replace_op(op, new.results)
 
 
+def _select(op) -> None:
+    """``arith.select %c, %a, %b`` of (retyped) descriptors -> ``scf.if %c { yield %a } else { yield %b }``, which
+    rewrite_tensor_pointer expands (it has no rule for a select of block pointers)."""
+    c, a, b = op.operands
+    if tt.is_tensor(c.type):
+        raise _unsupported(op, "selects tensor descriptors elementwise")
+    ty = _block_ptr_type(op.results[0].type)
+    with ir.InsertionPoint(op):
+        new = ir.Operation.create("scf.if", results=[ty], operands=[c], regions=2, loc=op.location)
+    for region, value in zip(new.regions, (a, b)):
+        block = region.blocks.append()
+        with ir.InsertionPoint(block):
+            ir.Operation.create("scf.yield", operands=[value], loc=op.location)
+    u.replace_op(op, new.results)
+
+
 def _store(op) -> None:
     desc, src, indices = tt.split_operands(op)
     ptr = _advance(op, desc, indices)
@@ -148,6 +165,8 @@ def rewrite_tensor_descriptor(root) -> int:
             elif name == tt.DESCRIPTOR_STORE:
                 _store(op)
                 count += 1
+            elif name == "arith.select" and tt.is_tensordesc(op.results[0].type):
+                _select(op)
             else:
                 touches = any(tt.is_tensordesc(x.type) for x in op.operands) or \
                     any(tt.is_tensordesc(x.type) for x in op.results)
