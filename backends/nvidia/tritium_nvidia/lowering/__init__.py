@@ -1,13 +1,14 @@
 """The CUDA lowering: :class:`CUDATargetInfo` and :data:`CUDA_RULES`, the generic rule table updated with the
 CUDA rules (memory accesses as predicated PTX, libdevice math, float conversions, inline asm, tt.dot on
-mma.sync), which win.
+mma.sync, ldmatrix), which win.
 
 Importing this package imports MLIR."""
 from tritium.lowering import GENERIC_RULES, merge
 
-from . import conversions, dot, inline_asm, math, memory
+from . import conversions, dot, inline_asm, math, memory, shared
 from .target_info import CUDATargetInfo
 
-CUDA_RULES = {**GENERIC_RULES, **merge(memory.RULES, math.RULES, conversions.RULES, inline_asm.RULES, dot.RULES)}
+CUDA_RULES = {**GENERIC_RULES, **merge(memory.RULES, math.RULES, conversions.RULES, inline_asm.RULES, dot.RULES,
+                                    shared.RULES)}
 
 __all__ = ["CUDA_RULES", "CUDATargetInfo"]

@@ -1,0 +1,326 @@
+"""Explicit shared-memory buffers: ``ttg.local_alloc`` / ``local_store`` / ``local_load`` / ``local_dealloc``.
+
+A ``!ttg.memdesc`` lowers to one value: the ``!llvm.ptr<3>`` of its first byte (``@global_smem`` + the
+allocation analysis's ``allocation.offset`` of the ``ttg.local_alloc``).  Elements sit where the memdesc's shared
+layout puts them (:meth:`tritium.dialects.layouts.NVMMASharedLayout.offset`, :meth:`SharedLayout.offset`).
+
+Addresses (:class:`Addresser`): a thread's element in register ``r`` is ``reg(r) (+) thread(lane, warp)``.  The
+byte offset of the thread's own part is computed once (``base``); for each register (run) the rule checks, over
+every thread of the CTA in Python, that ``offset(reg (+) thread) == (base(thread) ^ X) + Y`` for constants X (the
+swizzle bits of ``offset(reg)``) and Y, and emits just that; where no such pair exists it emits the whole offset
+computation for that register.  Stores and loads move the widest run of registers that is contiguous in the
+buffer and in the layout (up to 16 bytes), as vector ``llvm.store`` / ``llvm.load``.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from mlir import ir
+
+from ...dialects import layouts, tt, ttg
+from ...errors import LoweringError
+from ..table import Rules
+from ..utils import smem_elem
+
+RULES = Rules()
+
+
+# ------------------------------------------------------------------------------------------------
+# Offsets as emitted arithmetic
+# ------------------------------------------------------------------------------------------------
+
+def _layout_fast_slow(lay, rank):
+    if isinstance(lay, layouts.NVMMASharedLayout):
+        return (rank - 2, rank - 1) if lay.transposed else (rank - 1, rank - 2)
+    return lay.order[0], (lay.order[1] if rank >= 2 else None)
+
+
+def emit_byte_offset(ctx, lay, shape, idx, eb: int):
+    """The i32 byte offset of element ``idx`` (i32 values / ints) in a buffer of ``shape`` with shared layout
+    ``lay`` (element bytes ``eb``)."""
+    i32 = ctx.i32()
+
+    def c(v):
+        return v if not isinstance(v, int) else ctx.c32(v)
+
+    def mul(v, k):
+        if k == 1:
+            return v
+        if k & (k - 1) == 0:
+            return ctx.emit("arith.shli", [c(v), ctx.c32(k.bit_length() - 1)], i32)
+        return ctx.emit("arith.muli", [c(v), ctx.c32(k)], i32)
+
+    def add(a, b):
+        if a is None:
+            return b
+        return ctx.emit("arith.addi", [c(a), c(b)], i32)
+
+    rank = len(shape)
+    fast, slow = _layout_fast_slow(lay, rank)
+    if isinstance(lay, layouts.NVMMASharedLayout):
+        w = min(lay.row_elems(), shape[fast])
+        lw = w.bit_length() - 1
+        col = c(idx[fast])
+        slab = ctx.emit("arith.shrui", [col, ctx.c32(lw)], i32)
+        within = ctx.emit("arith.andi", [col, ctx.c32(w - 1)], i32)
+        off = add(add(mul(slab, shape[slow] * w), mul(idx[slow], w)), within)
+        byte = mul(off, eb)
+        if lay.swizzle_bytes:
+            span = lay.swizzle_bytes // 16
+            phase = ctx.emit("arith.andi", [ctx.emit("arith.shrui", [byte, ctx.c32(7)], i32), ctx.c32(span - 1)], i32)
+            byte = ctx.emit("arith.xori", [byte, ctx.emit("arith.shli", [phase, ctx.c32(4)], i32)], i32)
+        stride = shape[fast] * shape[slow]
+        for d in range(rank - 3, -1, -1):
+            byte = add(byte, mul(idx[d], stride * eb))
+            stride *= shape[d]
+        return byte
+    if isinstance(lay, layouts.SharedLayout):
+        strides = [0] * rank
+        s = 1
+        for d in lay.order:
+            strides[d] = s
+            s *= shape[d]
+        col = c(idx[fast])
+        if rank >= 2 and lay.max_phase > 1:
+            row = c(idx[slow])
+            phase = ctx.emit("arith.andi", [ctx.emit("arith.divui", [row, ctx.c32(lay.per_phase)], i32),
+                                            ctx.c32(lay.max_phase - 1)], i32)
+            vec = ctx.emit("arith.divui", [col, ctx.c32(lay.vec)], i32)
+            col = add(mul(ctx.emit("arith.xori", [vec, phase], i32), lay.vec),
+                      ctx.emit("arith.remui", [col, ctx.c32(lay.vec)], i32))
+        off = col
+        for d in range(rank):
+            if d != fast:
+                off = add(off, mul(idx[d], strides[d]))
+        return mul(off, eb)
+    raise LoweringError(f"no shared-memory addressing for layout {lay}")
+
+
+def py_byte_offset(lay, shape, idx, eb: int) -> int:
+    return lay.offset(tuple(idx), tuple(shape)) * eb
+
+
+def _swizzle_mask(lay, eb: int) -> int:
+    if isinstance(lay, layouts.NVMMASharedLayout) and lay.swizzle_bytes:
+        return ((lay.swizzle_bytes // 16) - 1) << 4
+    if isinstance(lay, layouts.SharedLayout) and lay.max_phase > 1:
+        return ((lay.max_phase - 1) * lay.vec * eb)  # conservative: the vec-group bits
+    return 0
+
+
+class Addresser:
+    """Byte offsets into one buffer for elements ``thread(t) (+) const``: ``thread_py(t)`` gives, for each thread
+    ``t`` of the CTA, its index tuple; ``thread_vals`` the same index as i32 values for the running thread;
+    ``combine`` how a constant index joins it (``"xor"`` for layout registers, ``"add"`` for explicit offsets)."""
+
+    def __init__(self, ctx, lay, shape, eb: int, thread_py: Callable, nthreads: int, thread_vals: Sequence,
+                 combine: str = "xor"):
+        self.ctx, self.lay, self.shape, self.eb = ctx, lay, tuple(shape), eb
+        self.threads = [tuple(thread_py(t)) for t in range(nthreads)]
+        self.thread_vals = tuple(thread_vals)
+        self.combine = combine
+        self.base_py = [py_byte_offset(lay, shape, ix, eb) for ix in self.threads]
+        self._base = None
+        self.mask = _swizzle_mask(lay, eb)
+
+    def _join(self, a, b):
+        if self.combine == "xor":
+            return tuple(x ^ y for x, y in zip(a, b))
+        return tuple(x + y for x, y in zip(a, b))
+
+    def base(self):
+        if self._base is None:
+            self._base = emit_byte_offset(self.ctx, self.lay, self.shape, self.thread_vals, self.eb)
+        return self._base
+
+    def split(self, const) -> tuple:
+        """``(X, Y)`` with ``offset(thread (+) const) == (base ^ X) + Y`` for every thread, or None."""
+        offs = [py_byte_offset(self.lay, self.shape, self._join(ix, const), self.eb) for ix in self.threads]
+        for x in ((offs[0] ^ self.base_py[0]) & self.mask, 0):
+            y = offs[0] - (self.base_py[0] ^ x)
+            if all(o == ((b ^ x) + y) for o, b in zip(offs, self.base_py)):
+                return x, y
+        return None
+
+    def offset(self, const):
+        """The i32 byte offset of ``thread (+) const`` for the running thread."""
+        ctx = self.ctx
+        xy = self.split(const)
+        if xy is None:
+            vals = []
+            for v, k in zip(self.thread_vals, const):
+                if not k:
+                    vals.append(v)
+                else:
+                    vals.append(ctx.emit("arith.xori" if self.combine == "xor" else "arith.addi", [v, ctx.c32(k)],
+                                         ctx.i32()))
+            return emit_byte_offset(ctx, self.lay, self.shape, vals, self.eb)
+        x, y = xy
+        v = self.base()
+        if x:
+            v = ctx.emit("arith.xori", [v, ctx.c32(x)], ctx.i32())
+        if y:
+            v = ctx.emit("arith.addi", [v, ctx.c32(y)], ctx.i32())
+        return v
+
+    def contiguous(self, const, fast: int, n: int) -> bool:
+        """Elements ``const .. const + n - 1`` along ``fast`` are consecutive in the buffer for every thread."""
+        first = [py_byte_offset(self.lay, self.shape, self._join(ix, const), self.eb) for ix in self.threads]
+        if any(f % (n * self.eb) for f in first):
+            return False
+        for i in range(1, n):
+            c = list(const)
+            c[fast] += i
+            if c[fast] >= self.shape[fast]:
+                return False
+            offs = [py_byte_offset(self.lay, self.shape, self._join(ix, tuple(c)), self.eb) for ix in self.threads]
+            if any(o != f + i * self.eb for o, f in zip(offs, first)):
+                return False
+        return True
+
+
+def thread_part(ll, t: int, threads_per_warp: int) -> tuple:
+    return ll.index(0, t % threads_per_warp, t // threads_per_warp)
+
+
+def layout_addresser(ctx, ll, lay, shape, eb, ty) -> Addresser:
+    """An :class:`Addresser` for the registers of a distributed tensor of type ``ty`` (linear layout ``ll``)."""
+    tpw = ctx.threads_per_warp
+    return Addresser(ctx, lay, shape, eb, lambda t: thread_part(ll, t, tpw), ctx.num_warps * tpw,
+                     ctx.indices(ty)[0], "xor")
+
+
+def _runs(ll, fast: int, max_elems: int) -> list:
+    """Register runs ``(first, n)``: ``n`` (a power of two <= ``max_elems``) consecutive registers holding
+    consecutive elements along ``fast``."""
+    out, r = [], 0
+    while r < ll.num_regs:
+        n = 1
+        while n < max_elems and r % (2 * n) == 0 and r + 2 * n <= ll.num_regs and all(
+                ll.index(r + i)[fast] == ll.index(r)[fast] + i and
+                all(ll.index(r + i)[d] == ll.index(r)[d] for d in range(ll.rank) if d != fast)
+                for i in range(2 * n)):
+            n *= 2
+        out.append((r, n))
+        r += n
+    return out
+
+
+def memdesc_layout(ty):
+    """``(shape, element type, shared layout)`` of a memdesc type."""
+    shape, elem = ttg.memdesc_shape_and_element(ty)
+    s = str(ty)
+    enc = s[s.index("#ttg."):-1]
+    return shape, elem, layouts.parse_layout(enc)
+
+
+def memdesc_ptr(ctx, op):
+    """The ``!llvm.ptr<3>`` of the buffer ``op`` (a ``ttg.local_alloc``) allocates."""
+    if "allocation.offset" not in op.attributes:
+        raise LoweringError(f"ttg.local_alloc at {tt.loc_str(op)} has no allocation.offset: run the allocation "
+                            "analysis (tritium-allocation) first")
+    off = int(op.attributes["allocation.offset"].value)
+    size = int(op.attributes["allocation.size"].value) if "allocation.size" in op.attributes else 0
+    ctx.need_shared(off + size)
+    base = ctx.smem_base()
+    if not off:
+        return base
+    return ctx.emit("llvm.getelementptr", [base], base.type,
+                    {"rawConstantIndices": ir.DenseI32ArrayAttr.get([off]),
+                     "elem_type": ir.TypeAttr.get(ctx.int_ty(8))})
+
+
+def byte_ptr(ctx, base, off):
+    return ctx.emit("llvm.getelementptr", [base, off], base.type,
+                    {"rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
+                     "elem_type": ir.TypeAttr.get(ctx.int_ty(8))})
+
+
+def _vec_type(sty, n):
+    return sty if n == 1 else ir.VectorType.get([n], sty)
+
+
+def _chunks(ll, addr, fast: int, eb: int):
+    """``(register, n)``: runs of registers split until each is contiguous (and aligned) in the buffer."""
+    def split(r, n):
+        if n == 1 or addr.contiguous(ll.index(r), fast, n):
+            yield r, n
+        else:
+            yield from split(r, n // 2)
+            yield from split(r + n // 2, n // 2)
+
+    for r, n in _runs(ll, fast, max(1, 16 // eb)):
+        yield from split(r, n)
+
+
+def store_tensor(ctx, base, vals, ty, mem_ty) -> None:
+    """Store the registers of a distributed tensor (``vals`` of type ``ty``) into the buffer at ``base``."""
+    shape, _, lay = memdesc_layout(mem_ty)
+    sty, to_s, _, eb = smem_elem(ctx, ty)
+    ll = ctx.linear(ty)
+    fast, _ = _layout_fast_slow(lay, len(shape))
+    addr = layout_addresser(ctx, ll, lay, shape, eb, ty)
+    seen = set()
+    for r, n in _chunks(ll, addr, fast, eb):
+        if ll.index(r) in seen:  # replicated registers: stored once
+            continue
+        seen.update(ll.index(r + i) for i in range(n))
+        ptr = byte_ptr(ctx, base, addr.offset(ll.index(r)))
+        if n == 1:
+            v = to_s(vals[r])
+        else:
+            vt = _vec_type(sty, n)
+            v = ctx.emit("llvm.mlir.undef", [], vt)
+            for i in range(n):
+                v = ctx.emit("llvm.insertelement", [v, to_s(vals[r + i]), ctx.c32(i)], vt)
+        ctx.emit_op("llvm.store", [v, ptr], [], {"alignment": ir.IntegerAttr.get(ctx.int_ty(64), n * eb)})
+
+
+def load_tensor(ctx, base, ty, mem_ty) -> list:
+    """The registers of a distributed tensor of type ``ty`` read from the buffer at ``base``."""
+    shape, _, lay = memdesc_layout(mem_ty)
+    sty, _, from_s, eb = smem_elem(ctx, ty)
+    ll = ctx.linear(ty)
+    fast, _ = _layout_fast_slow(lay, len(shape))
+    addr = layout_addresser(ctx, ll, lay, shape, eb, ty)
+    out = [None] * ll.num_regs
+    first = {}  # element -> the register that loaded it
+    for r, n in _chunks(ll, addr, fast, eb):
+        if ll.index(r) in first:
+            for i in range(n):
+                out[r + i] = out[first[ll.index(r + i)]]
+            continue
+        ptr = byte_ptr(ctx, base, addr.offset(ll.index(r)))
+        v = ctx.emit("llvm.load", [ptr], _vec_type(sty, n), {"alignment": ir.IntegerAttr.get(ctx.int_ty(64), n * eb)})
+        for i in range(n):
+            out[r + i] = from_s(v if n == 1 else ctx.emit("llvm.extractelement", [v, ctx.c32(i)], sty))
+            first.setdefault(ll.index(r + i), r + i)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Rules
+# ------------------------------------------------------------------------------------------------
+
+@RULES.register("ttg.local_alloc")
+def _local_alloc(ctx, src):
+    base = memdesc_ptr(ctx, ctx.op)
+    if src is not None:
+        store_tensor(ctx, base, src, ctx.op.operands[0].type, ctx.op.results[0].type)
+    return [[base]]
+
+
+@RULES.register("ttg.local_store")
+def _local_store(ctx, src, dst):
+    store_tensor(ctx, dst[0], src, ctx.op.operands[0].type, ctx.op.operands[1].type)
+    return []
+
+
+@RULES.register("ttg.local_load")
+def _local_load(ctx, src):
+    return [load_tensor(ctx, src[0], ctx.op.results[0].type, ctx.op.operands[0].type)]
+
+
+@RULES.register("ttg.local_dealloc")
+def _local_dealloc(ctx, src):
+    return []
