@@ -525,3 +525,173 @@ def test_cuda_persistent_matmul():
             raise
         pytest.skip(f"the cuda lowering of tt.dot is not there yet: {e}")
     assert ".entry matmul_kernel_descriptor_persistent" in k.asm["ptx"]
+
+
+# ---------------------------------------------------------------------------------------------
+# host-side descriptors (triton.tools.tensor_descriptor.TensorDescriptor) as kernel arguments
+# ---------------------------------------------------------------------------------------------
+
+from tritium.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
+
+
+@triton.jit
+def host_scale(x_desc, y_desc, ALPHA: tl.constexpr):
+    BM: tl.constexpr = x_desc.block_shape[0]
+    BN: tl.constexpr = x_desc.block_shape[1]
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * BN
+    y_desc.store([om, on], x_desc.load([om, on]) * ALPHA)
+
+
+@triton.jit
+def host_mixed(X, n, y_desc, BLOCK: tl.constexpr):
+    """A host descriptor among ordinary arguments: y[i, :] = x[i] (1-D block rows of a 2-D descriptor)."""
+    i = tl.program_id(0)
+    v = tl.load(X + i, mask=i < n, other=0.0)
+    y_desc.store([i, 0], tl.full((1, BLOCK), v, tl.float32))
+
+
+@pytest.mark.parametrize("dt,M,N,BM,BN", [("fp32", 37, 52, 16, 16), ("fp16", 50, 40, 32, 16), ("int8", 45, 80, 16, 32)])
+def test_host_descriptor(dt, M, N, BM, BN):
+    rng = np.random.default_rng(M + N)
+    x = _random(rng, (M, N), dt)
+    y = np.zeros((M, N), NP[dt])
+    grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+    k = host_scale[grid](TensorDescriptor.from_tensor(x, [BM, BN]), TensorDescriptor.from_tensor(y, [BM, BN]), ALPHA=3)
+    np.testing.assert_array_equal(y, _ref_scale(x, 3, dt))
+    ty = {"fp32": "fp32", "fp16": "fp16", "int8": "i8"}[dt]
+    assert [t for _, t in k.signature] == [f"tensordesc<{ty}[{BM}, {BN}]>"] * 2
+    # a relaunch with other arrays of another shape: the same kernel (shapes are run-time values), fast path
+    x2 = _random(rng, (M + 16, N), dt)
+    y2 = np.zeros_like(x2)
+    count = host_scale.compile_count
+    host_scale[(triton.cdiv(M + 16, BM), grid[1])](TensorDescriptor.from_tensor(x2, [BM, BN]),
+                                                   TensorDescriptor.from_tensor(y2, [BM, BN]), ALPHA=3)
+    np.testing.assert_array_equal(y2, _ref_scale(x2, 3, dt))
+    assert host_scale.compile_count == count
+
+
+def test_host_descriptor_of_a_sub_matrix_and_nan_padding():
+    rng = np.random.default_rng(5)
+    big = rng.standard_normal((40, 64)).astype(np.float32)
+    x = TensorDescriptor(big, [30, 36], [64, 1], [16, 16], padding="nan")  # the top-left 30 x 36 of big
+    out = np.zeros((32, 48), np.float32)
+    host_scale[(2, 3)](x, TensorDescriptor.from_tensor(out, [16, 16]), ALPHA=1.0)
+    ref = np.full((32, 48), np.nan, np.float32)
+    ref[:30, :36] = big[:30, :36]
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_host_descriptor_mixed_with_other_arguments():
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros((12, 8), np.float32)
+    host_mixed[(12,)](x, 10, TensorDescriptor.from_tensor(y, [1, 8]), BLOCK=8)
+    ref = np.zeros((12, 8), np.float32)
+    ref[:10] = x[:, None]
+    np.testing.assert_array_equal(y, ref)
+
+
+def test_host_descriptor_torch_cpu():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(33, 48)
+    y = torch.zeros(33, 48)
+    host_scale[(3, 3)](TensorDescriptor.from_tensor(x, [16, 16]), TensorDescriptor.from_tensor(y, [16, 16]), ALPHA=2.0)
+    assert torch.equal(y, x * 2)
+
+
+def test_host_descriptor_warmup_with_type_strings():
+    k = host_scale.warmup("tensordesc<fp16[32, 64]>", "tensordesc<fp16[32, 64]>", ALPHA=2.0, grid=(1,))
+    assert "!tt.tensordesc<tensor<32x64xf16>>" in k.asm["ttir"]
+    assert "ARG_TYPES = ('!tt.ptr<f16>', 'i32', 'i32', 'i64', 'i64', '!tt.ptr<f16>'" in k.asm["npy"]
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda a: TensorDescriptor(a, [8, 10], [10, 1], [8, 16]), "strides must be 16-byte aligned"),
+    (lambda a: TensorDescriptor(a, [8, 16], [16, 1], [8, 12]), "must be a power of 2"),
+    (lambda a: TensorDescriptor(a, [8, 16], [16, 1], [8]), "rank mismatch"),
+    (lambda a: TensorDescriptor(a, [16, 8], [1, 16], [8, 8]), "last dimension must be contiguous"),
+    (lambda a: TensorDescriptor(a, [8, 16], [16, 1], [8, 16], padding="one"), "padding must be 'zero' or 'nan'"),
+    (lambda a: TensorDescriptor.from_tensor(a.reshape(-1)[1:], [16]), "base must be 16-byte aligned"),
+])
+def test_host_descriptor_checks(make, message):
+    a = np.zeros((8, 16), np.float32)
+    with pytest.raises(ValueError, match=message):
+        make(a)
+
+
+@triton.jit
+def matmul_kernel_tma_persistent(a_desc, b_desc, c_desc,  #
+                                 M, N, K,  #
+                                 BLOCK_SIZE_M: tl.constexpr,  #
+                                 BLOCK_SIZE_N: tl.constexpr,  #
+                                 BLOCK_SIZE_K: tl.constexpr,  #
+                                 GROUP_SIZE_M: tl.constexpr,  #
+                                 EPILOGUE_SUBTILE: tl.constexpr,  #
+                                 NUM_SMS: tl.constexpr,  #
+                                 WARP_SPECIALIZE: tl.constexpr,  #
+                                 ):
+    # the tutorial's host-descriptor version: the descriptors come from the host
+    dtype = tl.float16
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_tiles = num_pid_m * num_pid_n
+
+    tile_id_c = start_pid - NUM_SMS
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True, warp_specialize=WARP_SPECIALIZE):
+        pid_m, pid_n = _compute_pid(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M, NUM_SMS)
+        offs_am = pid_m * BLOCK_SIZE_M
+        offs_bn = pid_n * BLOCK_SIZE_N
+
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_SIZE_K
+            a = a_desc.load([offs_am, offs_k])
+            b = b_desc.load([offs_bn, offs_k])
+            accumulator = tl.dot(a, b.T, accumulator)
+
+        tile_id_c += NUM_SMS
+        pid_m, pid_n = _compute_pid(tile_id_c, num_pid_in_group, num_pid_m, GROUP_SIZE_M, NUM_SMS)
+        offs_am_c = pid_m * BLOCK_SIZE_M
+        offs_bn_c = pid_n * BLOCK_SIZE_N
+
+        if EPILOGUE_SUBTILE:
+            acc = tl.reshape(accumulator, (BLOCK_SIZE_M, 2, BLOCK_SIZE_N // 2))
+            acc = tl.permute(acc, (0, 2, 1))
+            acc0, acc1 = tl.split(acc)
+            c0 = acc0.to(dtype)
+            c_desc.store([offs_am_c, offs_bn_c], c0)
+            c1 = acc1.to(dtype)
+            c_desc.store([offs_am_c, offs_bn_c + BLOCK_SIZE_N // 2], c1)
+        else:
+            accumulator = accumulator.to(dtype)
+            c_desc.store([offs_am_c, offs_bn_c], accumulator)
+
+
+@pytest.mark.parametrize("subtile", [False, True])
+def test_persistent_matmul_host_descriptors(subtile):
+    rng = np.random.default_rng(11)
+    M, N, K = 72, 40, 48
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N, K)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    BM, BN, BK, NUM_SMS = 32, 32, 16, 3
+    a_desc = TensorDescriptor.from_tensor(a, [BM, BK])
+    b_desc = TensorDescriptor.from_tensor(b, [BN, BK])
+    c_desc = TensorDescriptor.from_tensor(c, [BM, BN // 2 if subtile else BN])
+    grid = (min(NUM_SMS, triton.cdiv(M, BM) * triton.cdiv(N, BN)),)
+    matmul_kernel_tma_persistent[grid](a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN,
+                                       BLOCK_SIZE_K=BK, GROUP_SIZE_M=2, EPILOGUE_SUBTILE=subtile, NUM_SMS=NUM_SMS,
+                                       WARP_SPECIALIZE=False)
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_allclose(c.astype(np.float32), ref, rtol=1e-2, atol=5e-2)
+
+
+def test_cuda_host_descriptors_compile_to_ptx():
+    sig = {"x_desc": "tensordesc<fp16[32, 64]>", "y_desc": "tensordesc<fp16[32, 64],nan>"}
+    k = _cuda(host_scale, sig, "ptx", ALPHA=2.0)
+    assert k.metadata["arg_types"] == ["ptr", "i32", "i32", "i64", "i64"] * 2
+    assert ".entry host_scale" in k.asm["ptx"] and "!tt.tensordesc" not in k.asm["ttgir"]

@@ -185,3 +185,70 @@ def test_loop_and_branch_carried_matches_interpreter(M, N):
     for i in range(2, N // 8, 2):
         ref[:, 8 * i:8 * i + 8] = 1.0
     np.testing.assert_array_equal(outs[1], ref)
+
+
+# ---------------------------------------------------------------------------------------------
+# host-side descriptors: the kernel's descriptor parameters expanded into base, shape and strides
+# ---------------------------------------------------------------------------------------------
+
+def test_descriptor_parameters_are_expanded():
+    from tritium.passes.ttir.expand_tensor_descriptor_args import expand_tensor_descriptor_args_pass
+
+    out = check_pass(expand_tensor_descriptor_args_pass, """
+func.func public @k(%n: i32, %d: !tt.tensordesc<tensor<16x32xf16>> {tt.divisibility = 16 : i32, tt.padding = 2 : i32}, %e: !tt.tensordesc<tensor<64xi8>>, %i: i32) {
+  %x = "tt.descriptor_load"(%d, %i, %n) : (!tt.tensordesc<tensor<16x32xf16>>, i32, i32) -> tensor<16x32xf16>
+  "tt.descriptor_store"(%d, %x, %n, %i) : (!tt.tensordesc<tensor<16x32xf16>>, tensor<16x32xf16>, i32, i32) -> ()
+  %y = "tt.descriptor_load"(%e, %i) : (!tt.tensordesc<tensor<64xi8>>, i32) -> tensor<64xi8>
+  return
+}
+func.func private @f(%d: !tt.tensordesc<tensor<64xi8>>) {
+  return
+}
+// CHECK: func.func public @k(%arg0: i32, %arg1: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg2: i32 {tt.divisibility = 16 : i32}, %arg3: i32 {tt.divisibility = 16 : i32}, %arg4: i64 {tt.divisibility = 8 : i32}, %arg5: i64, %arg6: !tt.ptr<i8> {tt.divisibility = 16 : i32}, %arg7: i32, %arg8: i64, %arg9: i32)
+// CHECK-DAG: %[[D:.+]] = "tt.make_tensor_descriptor"(%arg1, %arg2, %arg3, %arg4, %{{.+}}) {operandSegmentSizes = array<i32: 1, 2, 2>, padding = 2 : i32}
+// CHECK-DAG: %[[E:.+]] = "tt.make_tensor_descriptor"(%arg6, %arg7, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1>, padding = 1 : i32}
+// CHECK: "tt.descriptor_load"(%[[D]], %arg9, %arg0)
+// CHECK: "tt.descriptor_load"(%[[E]], %arg9)
+// CHECK: func.func private @f(%arg0: !tt.tensordesc<tensor<64xi8>>)
+""")
+    assert out.count("arith.constant 1 : i64") == 2
+
+
+def test_host_descriptor_kernel_through_cuda_ttir_matches_interpreter():
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+    from tritium.runtime.specialization import descriptor_args
+
+    ref_k, new_k, new = _both(host_copy, {"xd": "tensordesc<fp32[8, 16]>", "yd": "tensordesc<fp32[8, 16]>"})
+    head = new[new.index("func.func public"):].split("{\n")[0]
+    assert [t.split(" ")[0] for t in head.split("%arg")[1:]] == \
+        ["0:", "1:", "2:", "3:", "4:", "5:", "6:", "7:", "8:", "9:"]
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((21, 36)).astype(np.float32)
+    outs = []
+    for k in (ref_k, new_k):
+        y = np.zeros((21, 36), np.float32)
+        args = [*descriptor_args(TensorDescriptor.from_tensor(x, [8, 16])),
+                *descriptor_args(TensorDescriptor.from_tensor(y, [8, 16]))]
+        _launch(k, (3, 3), *args)
+        outs.append(y)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[1], x + 1.0)
+
+
+@triton.jit
+def host_copy(xd, yd):
+    om = tl.program_id(0) * 8
+    on = tl.program_id(1) * 16
+    yd.store([om, on], xd.load([om, on]) + 1.0)
+
+
+def test_specialisation_of_host_descriptors():
+    from tritium.runtime.specialization import Specialization, describe_fn
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+
+    a = np.zeros((32, 64), np.float16)
+    d = describe_fn(True, True)(TensorDescriptor.from_tensor(a, [16, 32]))
+    assert d == Specialization("tensordesc<fp16[16, 32]>", True)
+    d = describe_fn(True, True)(TensorDescriptor(a, [30, 64], [64, 1], [16, 32], padding="nan"))
+    assert d == Specialization("tensordesc<fp16[16, 32],nan>", False)
+    assert describe_fn(False, False)(TensorDescriptor.from_tensor(a, [16, 32])).divisible is False

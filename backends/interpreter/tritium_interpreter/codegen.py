@@ -963,6 +963,20 @@ def _only_elementwise_uses(value) -> bool:
 
 
 def ttir_to_python(module) -> str:
-    """Translate a parsed TTIR ``mlir.ir.Module`` into the source of a NumPy program (see module doc)."""
+    """Translate a parsed TTIR ``mlir.ir.Module`` into the source of a NumPy program (see module doc).  A kernel's
+    tensor descriptor parameters (host-side descriptors) are expanded first into the base, shape and strides
+    the launch passes (:mod:`tritium.passes.ttir.expand_tensor_descriptor_args`; the module is changed)."""
     with module.context:
+        if _has_descriptor_params(module):
+            from tritium.passes.ttir.expand_tensor_descriptor_args import expand_tensor_descriptor_args
+
+            expand_tensor_descriptor_args(module.operation)
         return _Gen(module).run()
+
+
+def _has_descriptor_params(module) -> bool:
+    for op in module.body.operations:
+        o = op.operation
+        if o.name == "func.func" and "!tt.tensordesc" in str(o.attributes["function_type"]):
+            return True
+    return False

@@ -327,9 +327,28 @@ _TYPE_STR = {"i1": "int1", "u1": "int1", "i8": "int8", "i16": "int16", "i32": "i
              "void": "void", "B": "int1"}
 
 
+def _tensordesc_from_str(s: str) -> "tensor_descriptor_type":
+    """``tensordesc<fp16[64, 64]>`` (a host-side tensor descriptor; ``,nan`` may follow the block shape: the
+    padding reaches the kernel as the parameter's ``tt.padding`` attribute) as a tensor_descriptor_type."""
+    import re
+
+    m = re.fullmatch(r"tensordesc<\s*([A-Za-z0-9_]+)\s*\[([0-9,\s]*)\]\s*(,\s*(zero|nan)\s*)?>", s)
+    if m is None:
+        raise SemanticError(f"malformed tensor descriptor type {s!r} in the signature (expected like "
+                            "'tensordesc<fp16[64, 64]>')")
+    elem = str_to_ty(m.group(1))
+    shape = [int(x) for x in m.group(2).split(",") if x.strip()]
+    if elem.is_ptr() or not shape:
+        raise SemanticError(f"malformed tensor descriptor type {s!r} in the signature")
+    return tensor_descriptor_type(block_type(elem, shape))
+
+
 def str_to_ty(s: str) -> dtype:
-    """A Triton signature type string (``*fp32``, ``*kfp16``, ``i32``, ``u64``, ``fp32``) as a tl dtype."""
+    """A Triton signature type string (``*fp32``, ``*kfp16``, ``i32``, ``u64``, ``fp32``,
+    ``tensordesc<fp16[64, 64]>``) as a tl dtype."""
     s = s.strip()
+    if s.startswith("tensordesc<") and s.endswith(">"):
+        return _tensordesc_from_str(s)
     if s.startswith("*"):
         rest = s[1:]
         const = False

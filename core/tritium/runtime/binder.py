@@ -5,8 +5,8 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from .specialization import (DIVISIBILITY, Specialization, decode, describe_fn, hashable_key, is_type_string,
-                             unwrap_constexpr)
+from .specialization import (DIVISIBILITY, Specialization, decode, describe_fn, descriptor_args, hashable_key,
+                             is_tensordesc_type, is_type_string, unwrap_constexpr)
 
 _MISSING = object()
 
@@ -21,7 +21,8 @@ class Bound:
     signature: dict = field(default_factory=dict)  # non-constexpr parameter -> type string, in parameter order
     constexprs: dict = field(default_factory=dict)
     attrs: dict = field(default_factory=dict)
-    runtime_args: list = field(default_factory=list)  # in parameter order, non-constexpr only
+    runtime_args: list = field(default_factory=list)  # in parameter order, non-constexpr only; a host-side
+    # tensor descriptor contributes its kernel arguments (base, shape..., strides...)
 
     @property
     def cache_key(self) -> tuple:
@@ -77,14 +78,15 @@ class Binder:
         return vals, options
 
     def bind(self, args: tuple, kwargs: dict, warmup: bool = False) -> Bound:
-        """Bind and specialise; with ``warmup``, type strings (``"*fp32"``) stand for arguments of that type."""
+        """Bind and specialise; with ``warmup``, type strings (``"*fp32"``, ``"tensordesc<fp16[64, 64]>"``) stand
+        for arguments of that type."""
         vals, options = self.bind_values(args, kwargs)
         values, signature, constexprs, attrs, runtime, key = {}, {}, {}, {}, [], []
         for p, v, describe in zip(self.params, vals, self.describe):
             name = p.name
             if describe is None:
                 spec = Specialization(None, False, unwrap_constexpr(v))
-            elif warmup and is_type_string(v):
+            elif warmup and (is_type_string(v) or is_tensordesc_type(v)):
                 spec = Specialization(v)
             else:
                 d = describe(v)
@@ -100,7 +102,12 @@ class Binder:
             signature[name] = spec.type
             if spec.divisible:
                 attrs[name] = {"tt.divisibility": DIVISIBILITY}
-            runtime.append(v)
+            if is_tensordesc_type(spec.type):
+                if spec.type.endswith(",nan>"):  # PaddingOption.PAD_NAN, read by the kernel's descriptor
+                    attrs[name] = {**attrs.get(name, {}), "tt.padding": 2}
+                runtime.extend(descriptor_args(v) if not isinstance(v, str) else ())
+            else:
+                runtime.append(v)
             key.append((spec.type, spec.divisible))
         return Bound(values, options, tuple(key), signature, constexprs, attrs, runtime)
 

@@ -14,6 +14,7 @@ from ..compiler.registry import current_target, get_compiler, launch_context
 from . import dependencies
 from .binder import Binder, Bound
 from .launch import FastLaunch, KernelCache, arg_getter, grid3, make_launcher
+from .specialization import is_tensordesc_type
 
 
 class KernelParam:
@@ -212,9 +213,10 @@ class JITFunction(KernelInterface):
             launch(kernel, g, bound.runtime_args)  # checks the backend's deps and device
         if key is not None:  # launched once: later launches with these descriptors take the fast path
             pos = tuple(i for i, n in enumerate(self.arg_names) if n in bound.signature)
+            descs = frozenset(i for i in pos if is_tensordesc_type(bound.signature[self.arg_names[i]]))
             drv, fn = bound_launch(kernel, dev_key[2])
             if drv is ctx.driver:
-                cache.fast[(*dev_key, key)] = FastLaunch(kernel, arg_getter(pos), fn, drv)
+                cache.fast[(*dev_key, key)] = FastLaunch(kernel, arg_getter(pos, descs), fn, drv)
         return kernel
 
     def _compile(self, bound: Bound):

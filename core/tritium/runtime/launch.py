@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..compiler.launch import launch_with_hooks
 from ..compiler.registry import launch_context
-from .specialization import constexpr_source, describe_namespace, describe_source
+from .specialization import constexpr_source, describe_namespace, describe_source, descriptor_args
 
 
 class KernelCache(dict):
@@ -42,8 +42,21 @@ class FastLaunch:
         self.kernel, self.args, self.launch, self.driver = kernel, args, launch, driver
 
 
-def arg_getter(pos: tuple) -> Callable[[tuple], tuple]:
-    """``values -> runtime arguments`` (a tuple) for the positions ``pos``."""
+def arg_getter(pos: tuple, tensordescs: frozenset = frozenset()) -> Callable[[tuple], tuple]:
+    """``values -> runtime arguments`` (a tuple) for the positions ``pos``; the values at positions in
+    ``tensordescs`` are host-side tensor descriptors, which stand for their kernel arguments (base, shape...,
+    strides...)."""
+    if tensordescs:
+        def get(vals):
+            out = []
+            for i in pos:
+                if i in tensordescs:
+                    out.extend(descriptor_args(vals[i]))
+                else:
+                    out.append(vals[i])
+            return tuple(out)
+
+        return get
     if len(pos) >= 2:
         return operator.itemgetter(*pos)
     if len(pos) == 1:

@@ -9,6 +9,10 @@ For a non-constexpr parameter:
   ``"*"`` + its element type (``"*fp32"``); a data address aligned to 16 bytes gets ``tt.divisibility = 16``
   unless the parameter is in ``do_not_specialize`` or ``do_not_specialize_on_alignment``;
 * a ``float`` is ``"fp32"``, a ``bool`` ``"i1"``, numpy scalars go by their dtype;
+* a host-side tensor descriptor (:class:`tritium.tools.tensor_descriptor.TensorDescriptor`) is
+  ``"tensordesc<fp16[64, 64]>"`` (its base's element type and block shape; ``",nan"`` before the ``>`` with NaN
+  padding): the kernel receives it as base, shape and strides (:func:`descriptor_args`); when every dim of its
+  shape is a multiple of 16 (unless in ``do_not_specialize``) the shape arguments get ``tt.divisibility = 16``;
 * ``None`` and ``tl.constexpr`` values become constexprs.
 
 The rule runs in two steps.  A parameter's *describe* function maps the argument to its **descriptor**, a
@@ -91,6 +95,29 @@ def int_type_string(v: int) -> str:
     if 2 ** 63 <= v < 2 ** 64:
         return "u64"
     raise OverflowError(f"integer argument {v} does not fit in 64 bits")
+
+
+def is_tensordesc_type(s: Any) -> bool:
+    """A host-side tensor descriptor's type string (``"tensordesc<fp16[64, 64]>"``)."""
+    return isinstance(s, str) and s.startswith("tensordesc<")
+
+
+def is_tensor_descriptor(v: Any) -> bool:
+    """A host-side tensor descriptor (tritium's or Triton's ``TensorDescriptor``: base, shape, strides,
+    block_shape)."""
+    return type(v).__name__ == "TensorDescriptor" and hasattr(v, "block_shape") and hasattr(v, "base")
+
+
+def tensordesc_type_string(v: Any) -> str:
+    """``"tensordesc<fp16[64, 64]>"`` of a host-side tensor descriptor (``",nan"`` added for NaN padding)."""
+    elem = dtype_type_string(v.base.dtype)
+    nan = ",nan" if getattr(v, "padding", "zero") == "nan" else ""
+    return f"tensordesc<{elem}{[int(b) for b in v.block_shape]}{nan}>"
+
+
+def descriptor_args(v: Any) -> tuple:
+    """The kernel arguments a host-side tensor descriptor stands for: base, shape..., strides..."""
+    return (v.base, *(int(s) for s in v.shape), *(int(s) for s in v.strides))
 
 
 def is_constexpr_value(v: Any) -> bool:
@@ -251,6 +278,8 @@ def _describe_other(v: Any, specialize: bool, align: bool) -> Any:
         return describe_fn(specialize, align)(int(v))
     if isinstance(v, float):  # numpy float64 scalars included, as in Triton
         return _FP32
+    if is_tensor_descriptor(v):  # divisible: every dim of its shape is a multiple of 16 (unless do_not_specialize)
+        return Specialization(tensordesc_type_string(v), specialize and not any(int(d) & _MASK for d in v.shape))
     if hasattr(v, "dtype") and hasattr(v, "data_ptr"):
         DATA_PTR_TYPES.add(type(v))  # a tensor type: inline from now on
         return describe_fn(specialize, align)(v)
@@ -299,4 +328,5 @@ def ndarray_reader() -> Any:
 __all__ = ["DIVISIBILITY", "Specialization", "decode", "describe_fn", "describe_source", "describe_namespace",
            "constexpr_source",
            "dtype_type_string", "pointer_type", "int_type_string", "is_type_string", "is_constexpr_value",
-           "unwrap_constexpr", "hashable_key", "data_pointer", "ndarray_reader", "DTYPE_NAMES", "SCALAR_TYPES"]
+           "unwrap_constexpr", "hashable_key", "data_pointer", "ndarray_reader", "DTYPE_NAMES", "SCALAR_TYPES",
+           "is_tensordesc_type", "is_tensor_descriptor", "tensordesc_type_string", "descriptor_args"]

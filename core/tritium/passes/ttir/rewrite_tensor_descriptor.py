@@ -2,7 +2,8 @@
 
 A tensor descriptor (``tt.make_tensor_descriptor``, ``!tt.tensordesc<tensor<BxT>>``) is a block pointer whose
 offsets are given at each access and whose every dimension is boundary-checked (TMA semantics: out-of-shape
-elements of a load read the padding, those of a store are dropped).  So this pass
+elements of a load read the padding, those of a store are dropped).  So this pass, after expanding the kernel's
+descriptor parameters (host-side descriptors, :mod:`.expand_tensor_descriptor_args`),
 
 * ``tt.make_tensor_descriptor(base, shape : i32, strides : i64) {padding}`` -> ``tt.make_tensor_ptr(base,
   extsi(shape), strides, offsets = 0)`` (row-major ``order``);
@@ -30,6 +31,7 @@ from ...dialects import tt
 from ...dialects.enums import PaddingOption
 from ...errors import RewriteError
 from . import _util as u
+from .expand_tensor_descriptor_args import expand_tensor_descriptor_args
 
 # ops a descriptor value may flow through: rewrite_tensor_pointer handles them once they carry block pointers
 _CARRIERS = frozenset({"scf.for", "scf.if", "scf.yield"})
@@ -135,6 +137,7 @@ def _store(op) -> None:
 def rewrite_tensor_descriptor(root) -> int:
     """Rewrite every tensor descriptor under ``root`` (a module or function) into block pointers; returns the
     number of descriptor loads / stores rewritten."""
+    expand_tensor_descriptor_args(root)
     ops = u.walk(root)
     # the paddings first: they are read from the make ops this pass replaces
     paddings = {}

@@ -1,0 +1,1 @@
+"""``triton.tools`` counterparts: :mod:`.tensor_descriptor` (host-side tensor descriptors)."""
