@@ -5,17 +5,29 @@
 
 The kernels are the tests' tutorial kernels (tests/e2e/kernels.py), one source imported twice: once against
 ``triton`` and once against ``tritium`` (``BENCH_IMPL``).  Device times are ``triton.testing.do_bench`` medians (CUDA events) for all three;
-bandwidths count each input read once and each output written once.  Ratios are time(tritium) / time(other):
+bandwidths count each input read once and each output written once; TFLOP/s count 2*M*N*K per matmul and, for
+attention, 4*Z*H*N_CTX^2*D (half of it causal), as Triton's tutorials do.  Ratios are time(tritium) / time(other):
 below 1 is faster.
+
+Tensor-core entries: the matmul tutorial's kernel autotuned over the tutorial's config lists (MATMUL_CONFIGS_FP16
+for fp16 / bf16, MATMUL_CONFIGS_FP8 for fp8 e4m3 with B pre-transposed, as the tutorial does) on both tritium and
+Triton, against ``torch.matmul`` (fp8: ``torch._scaled_mm`` with unit scales and fast accumulation); the
+fused-attention forward (block pointers, fp16, Z=4 H=32 N_CTX=4096 D=64, causal and not) autotuned over
+ATTN_FWD_CONFIGS, against ``torch.nn.functional.scaled_dot_product_attention``.  tritium's autotuner compiles
+nothing on the GPU machine: ``--compile-only`` runs the same autotuned launches with CPU stand-ins, and as
+nothing launches there the autotuner "benchmarks" (so compiles) every config into the carried cache.
 
 * ``--compile-only`` (TRITIUM_COMPILE_ONLY=1, TRITIUM_TARGET=cuda:90; scripts/gpu_prepare.sh runs it): compiles
   every tritium kernel the benchmark launches into TRITIUM_CACHE_DIR (CPU tensors stand in: specialisation
   only sees dtypes, alignment and integer values), and measures tritium's cold compile time of vector add here,
   on the CPU machine, where tritium compiles (a fresh cache directory; the first compile of the process
   includes importing MLIR/llvmlite, the second does not).
+  Also tritium's cold compile of one matmul config (the tutorial's first fp16 config) and of the attention
+  forward (not causal, 128x64 blocks), each with a fresh cache directory in a process that has compiled before.
 * on the GPU: Triton's cold compile of vector add is measured with a fresh TRITON_CACHE_DIR (it includes
-  building Triton's C launcher); host launch overhead is the wall time of many launches of a cached kernel on a
-  one-program grid, per launch, for ``kernel[grid](...)`` and for the lower layers.
+  building Triton's C launcher), then of the same matmul and attention configs as tritium's above; host launch
+  overhead is the wall time of many launches of a cached kernel on a one-program grid, per launch, for
+  ``kernel[grid](...)`` and for the lower layers.
 """
 from __future__ import annotations
 
@@ -37,6 +49,10 @@ VECTOR_SIZES = [1 << 24, 1 << 27]
 SOFTMAX_N = [1024, 4096, 16384]
 LAYERNORM_N = [1024, 4096, 8192]
 ROWS = 4096
+MATMUL_SIZES = [4096, 8192]        # square M = N = K, fp16 and bf16
+MATMUL_FP8_SIZES = [8192]          # fp8 e4m3
+ATTN_SHAPE = (4, 32, 4096, 64)     # Z, H, N_CTX, HEAD_DIM (fp16)
+ATTN_SM_SCALE = 0.5
 
 
 def load_kernels(impl: str):
@@ -90,6 +106,56 @@ def layer_norm(K, x, y, w, b, mean, rstd, n_rows, n_cols):
                                        num_warps=warps)
 
 
+def matmul_tuners(K):
+    """``matmul_kernel`` autotuned over the tutorial's configs (one autotuner per list: the key holds M, N, K and
+    the tensors' dtypes, so fp16 and bf16 are tuned apart), for the module ``K`` (tritium's or Triton's)."""
+    at = K.triton.autotune
+    return {"fp16": at(configs=K.MATMUL_CONFIGS_FP16, key=["M", "N", "K"])(K.matmul_kernel),
+            "fp8": at(configs=K.MATMUL_CONFIGS_FP8, key=["M", "N", "K"])(K.matmul_kernel)}
+
+
+def attn_tuner(K):
+    return K.triton.autotune(configs=K.ATTN_FWD_CONFIGS, key=["N_CTX", "HEAD_DIM", "STAGE"])(K._attn_fwd)
+
+
+def matmul_strides(M, N, Kd, b_kmajor=False):
+    """Strides of row-major A [M, K], B [K, N] (``b_kmajor``: B = (a row-major [N, K]).T) and C [M, N]."""
+    return (Kd, 1), ((1, Kd) if b_kmajor else (N, 1)), (N, 1)
+
+
+def matmul(kernel, a, b, c, M, N, Kd, b_kmajor=False, **meta):
+    sa, sb, sc = matmul_strides(M, N, Kd, b_kmajor)
+    grid = lambda META: (cdiv(M, META["BLOCK_SIZE_M"]) * cdiv(N, META["BLOCK_SIZE_N"]),)  # noqa: E731
+    kernel[grid](a, b, c, M, N, Kd, *sa, *sb, *sc, **meta)
+
+
+def attn_strides(Z, H, N_CTX, D):
+    return (H * N_CTX * D, N_CTX * D, D, 1)
+
+
+def attention(kernel, q, k, v, o, m, causal, shape=ATTN_SHAPE, **meta):
+    Z, H, N_CTX, D = shape
+    st = attn_strides(Z, H, N_CTX, D)
+    grid = lambda META: (cdiv(N_CTX, META["BLOCK_M"]), Z * H, 1)  # noqa: E731
+    kernel[grid](q, k, v, ATTN_SM_SCALE, m, o, *st, *st, *st, *st, Z, H, N_CTX, HEAD_DIM=D,
+                 STAGE=3 if causal else 1, **meta)
+
+
+def matmul_flops(n):
+    return 2.0 * n * n * n
+
+
+def attn_flops(causal, shape=ATTN_SHAPE):
+    Z, H, N_CTX, D = shape
+    f = 4.0 * Z * H * N_CTX * N_CTX * D  # two matmuls of 2*N_CTX^2*D per head
+    return f * 0.5 if causal else f
+
+
+# one config of each, compiled cold (tritium here, Triton on the GPU machine)
+MATMUL_COLD = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, num_stages=3, num_warps=8)
+ATTN_COLD = dict(BLOCK_M=128, BLOCK_N=64, num_stages=3, num_warps=8)
+
+
 # ------------------------------------------------------------------------------------------- compile only
 def compile_only(args) -> dict:
     os.environ["TRITIUM_COMPILE_ONLY"] = "1"
@@ -113,6 +179,21 @@ def compile_only(args) -> dict:
             report["tritium_cold_compile_s"] = {"first_in_process": t1 - t0, "warm_process": t2 - t1}
         except Exception as e:  # noqa: BLE001
             report["errors"]["cold_compile"] = f"{type(e).__name__}: {e}"
+    # cold compiles of one matmul and one attention config: fresh cache dirs, a process that has compiled before
+    h = lambda: t(dt=torch.float16)  # noqa: E731
+    n = MATMUL_SIZES[0]
+    cold = {"matmul_fp16": lambda: matmul(R.matmul_kernel, h(), h(), h(), n, n, n, **MATMUL_COLD),
+            "attention_fwd_fp16": lambda: attention(R._attn_fwd, h(), h(), h(), h(), t(), False, **ATTN_COLD)}
+    for name, job in cold.items():
+        with tempfile.TemporaryDirectory() as fresh:
+            os.environ["TRITIUM_CACHE_DIR"] = fresh
+            try:
+                t0 = time.perf_counter()
+                job()
+                report.setdefault("tritium_cold_compile_s", {})[name] = time.perf_counter() - t0
+            except Exception as e:  # noqa: BLE001
+                msg = str(e).splitlines()[0] if str(e) else ""
+                report["errors"][f"cold_compile {name}"] = f"{type(e).__name__}: {msg}"
     if cache:
         os.environ["TRITIUM_CACHE_DIR"] = cache
     else:
@@ -130,18 +211,36 @@ def compile_only(args) -> dict:
         jobs.append((f"layer_norm_{n}", lambda n=n: R._layer_norm_fwd_fused[(ROWS,)](
             h(), h(), h(), h(), t(), t(), n, n, 1e-5, BLOCK_SIZE=layernorm_cfg(n)[0],
             num_warps=layernorm_cfg(n)[1])))
+    # the autotuned tensor-core entries, exactly as run_gpu launches them: every config gets compiled
+    tuners = matmul_tuners(R)
+    for n in MATMUL_SIZES:
+        for dt in (torch.float16, torch.bfloat16):
+            jobs.append((f"matmul_{str(dt)[6:]}_{n}", lambda n=n, dt=dt: matmul(
+                tuners["fp16"], t(dt=dt), t(dt=dt), t(dt=dt), n, n, n)))
+    for n in MATMUL_FP8_SIZES:
+        f8, f16 = torch.float8_e4m3fn, torch.float16
+        jobs.append((f"matmul_fp8e4m3_{n}", lambda n=n: matmul(
+            tuners["fp8"], t(dt=f8), t(dt=f8), t(dt=f16), n, n, n, b_kmajor=True)))
+    attn = attn_tuner(R)
+    h = lambda: t(dt=torch.float16)  # noqa: E731
+    for causal in (False, True):
+        jobs.append((f"attention_fwd_{'causal' if causal else 'full'}", lambda causal=causal: attention(
+            attn, h(), h(), h(), h(), t(), causal)))
     for name, job in jobs:
         t0 = time.perf_counter()
         try:
             job()
-            print(f"compiled {name:<18} {time.perf_counter() - t0:7.2f} s")
+            print(f"compiled {name:<22} {time.perf_counter() - t0:7.2f} s")
         except Exception as e:  # noqa: BLE001
             report["errors"][name] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-            print(f"FAILED   {name:<18} {report['errors'][name]}")
-    if "tritium_cold_compile_s" in report:
-        c = report["tritium_cold_compile_s"]
+            print(f"FAILED   {name:<22} {report['errors'][name]}")
+    c = report.get("tritium_cold_compile_s", {})
+    if "first_in_process" in c:
         print(f"tritium cold compile of vector add (here, CPU machine): {c['first_in_process']:.2f} s first in "
               f"process, {c['warm_process']:.2f} s in a warm process")
+    for name in ("matmul_fp16", "attention_fwd_fp16"):
+        if name in c:
+            print(f"tritium cold compile of {name} (here, CPU machine, warm process): {c[name]:.2f} s")
     return report
 
 
@@ -183,17 +282,38 @@ def run_gpu(args) -> dict:
     vector_add(T, x, y, out, n)
     torch.cuda.synchronize()
     report["triton_cold_compile_s"] = time.perf_counter() - t0
+    # ... and of one matmul and one attention config (the ones tritium's --compile-only times on the CPU machine)
+    nm = MATMUL_SIZES[0]
+    zq = ATTN_SHAPE
+    cold = {"matmul_fp16": lambda: matmul(T.matmul_kernel, *(torch.randn(nm, nm, device=dev, dtype=torch.float16)
+                                                             for _ in range(3)), nm, nm, nm, **MATMUL_COLD),
+            "attention_fwd_fp16": lambda: attention(
+                T._attn_fwd, *(torch.randn(zq, device=dev, dtype=torch.float16) for _ in range(4)),
+                torch.empty(zq[:3], device=dev), False, **ATTN_COLD)}
+    for name, job in cold.items():
+        try:
+            t0 = time.perf_counter()
+            job()
+            torch.cuda.synchronize()
+            report.setdefault("triton_cold_compile_more_s", {})[name] = time.perf_counter() - t0
+        except Exception as e:  # noqa: BLE001
+            report["errors"][f"triton cold compile {name}"] = f"{type(e).__name__}: {e}"
 
-    def add_row(workload, size, nbytes, fns, ref, check):
+    def add_row(workload, size, nbytes, fns, ref, check, flops=None):
         row = {"workload": workload, "size": size, "bytes": nbytes}
+        if flops:
+            row["flops"] = flops
         for impl, fn in fns.items():
             try:
                 fn()
                 torch.cuda.synchronize()
-                check(ref)
+                if impl != "torch":  # torch computed the reference (and may not write the checked buffer)
+                    check(ref)
                 ms = bench(fn)
                 row[impl + "_ms"] = ms
                 row[impl + "_GBps"] = nbytes / ms / 1e6
+                if flops:
+                    row[impl + "_TFLOPs"] = flops / ms / 1e9
             except Exception as e:  # noqa: BLE001
                 msg = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 report["errors"][f"{workload} {size} {impl}"] = msg
@@ -243,9 +363,78 @@ def run_gpu(args) -> dict:
             torch.testing.assert_close(yb, ref, atol=1e-2, rtol=1e-2)
             yb.fill_(float("nan"))
         add_row("layer_norm fwd fp16", f"{ROWS}x{ncol}", 2 * x.numel() * 2 + 2 * ncol * 2, fns, ref, check)
+    del x, yb, w, b, mean, rstd, ref
+
+    print(header(flops=True), flush=True)
+    tensor_cores(impls, add_row)
 
     launch_overhead(report, impls, args)
     return report
+
+
+def _rel_err(out, ref):
+    """Relative Frobenius error of ``out`` against ``ref`` (no NaN allowed: unwritten elements are NaN)."""
+    import torch
+
+    o, r = out.float(), ref.float()
+    assert not bool(torch.isnan(o).any()), "NaN in the output (elements left unwritten?)"
+    return ((o - r).norm() / r.norm()).item()
+
+
+def tensor_cores(impls, add_row):
+    """The matmul and fused-attention rows (TFLOP/s): autotuned tritium and Triton, torch."""
+    import torch
+
+    dev = torch.device("cuda")
+    tuners = {k: matmul_tuners(K) for k, K in impls.items()}
+
+    def check_rel(out, tol):
+        def check(ref):
+            err = _rel_err(out, ref)
+            assert err < tol, f"relative error {err:.2e} >= {tol:.0e}"
+            out.fill_(float("nan"))
+        return check
+
+    for n in MATMUL_SIZES:
+        for dt, name in ((torch.float16, "fp16"), (torch.bfloat16, "bf16")):
+            a = torch.randn(n, n, device=dev, dtype=dt)
+            b = torch.randn(n, n, device=dev, dtype=dt)
+            c = torch.full((n, n), float("nan"), device=dev, dtype=dt)
+            fns = {k: (lambda k=k: matmul(tuners[k]["fp16"], a, b, c, n, n, n)) for k in impls}
+            fns["torch"] = lambda: torch.matmul(a, b)
+            ref = torch.matmul(a, b)
+            add_row(f"matmul {name}", f"{n}^3", 3 * n * n * dt.itemsize, fns, ref, check_rel(c, 1e-2),
+                    flops=matmul_flops(n))
+            del a, b, c, ref
+    for n in MATMUL_FP8_SIZES:
+        f8 = torch.float8_e4m3fn
+        a = torch.randn(n, n, device=dev).to(f8)
+        b = torch.randn(n, n, device=dev).to(f8).t()  # pre-transposed (K-major), as the tutorial
+        c = torch.full((n, n), float("nan"), device=dev, dtype=torch.float16)
+        fns = {k: (lambda k=k: matmul(tuners[k]["fp8"], a, b, c, n, n, n, b_kmajor=True)) for k in impls}
+        one = torch.ones((), device=dev)
+        fns["torch"] = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.float16,
+                                                use_fast_accum=True)
+        ref = torch.matmul(a.to(torch.float16), b.to(torch.float16))
+        add_row("matmul fp8e4m3", f"{n}^3", 2 * n * n + 2 * n * n, fns, ref, check_rel(c, 5e-2),
+                flops=matmul_flops(n))
+        del a, b, c, ref
+    attn = {k: attn_tuner(K) for k, K in impls.items()}
+    Z, H, N_CTX, D = ATTN_SHAPE
+    q, k, v = (torch.randn(ATTN_SHAPE, device=dev, dtype=torch.float16) * 0.5 for _ in range(3))
+    o = torch.full(ATTN_SHAPE, float("nan"), device=dev, dtype=torch.float16)
+    m = torch.empty((Z, H, N_CTX), device=dev)
+    for causal in (False, True):
+        fns = {i: (lambda i=i: attention(attn[i], q, k, v, o, m, causal)) for i in impls}
+        fns["torch"] = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                                 scale=ATTN_SM_SCALE)
+        ref = fns["torch"]()
+
+        def check(ref):
+            torch.testing.assert_close(o, ref, atol=1e-2, rtol=0)
+            o.fill_(float("nan"))
+        add_row(f"attn fwd fp16{' causal' if causal else ''}", f"{Z}x{H}x{N_CTX}x{D}", 4 * q.numel() * 2, fns, ref,
+                check, flops=attn_flops(causal))
 
 
 def _per_launch_us(fn, n):
@@ -367,32 +556,43 @@ def ptx_kernel():
 
 
 # ------------------------------------------------------------------------------------------- output
-def header():
-    return (f"{'workload':<20} {'size':<10} {'tritium ms':>10} {'triton ms':>10} {'torch ms':>9} "
-            f"{'tritium GB/s':>12} {'triton GB/s':>11} {'torch GB/s':>10} {'/triton':>8} {'/torch':>7}")
+def header(flops=False):
+    u = "TFLOP/s" if flops else "GB/s"
+    return (f"{'workload':<20} {'size':<14} {'tritium ms':>10} {'triton ms':>10} {'torch ms':>9} "
+            f"{'tritium ' + u:>16} {'triton ' + u:>15} {'torch ' + u:>14} {'/triton':>8} {'/torch':>7}")
 
 
 def fmt_row(r):
     def f(v, w, p=3):
         return f"{v:>{w}.{p}f}" if isinstance(v, (int, float)) and v is not None else f"{'-':>{w}}"
-    return (f"{r['workload']:<20} {r['size']:<10} {f(r.get('tritium_ms'), 10)} {f(r.get('triton_ms'), 10)} "
-            f"{f(r.get('torch_ms'), 9)} {f(r.get('tritium_GBps'), 12, 0)} {f(r.get('triton_GBps'), 11, 0)} "
-            f"{f(r.get('torch_GBps'), 10, 0)} {f(r.get('tritium/triton'), 8, 2)} {f(r.get('tritium/torch'), 7, 2)}")
+    u, p = ("TFLOPs", 1) if r.get("flops") else ("GBps", 0)
+    return (f"{r['workload']:<20} {r['size']:<14} {f(r.get('tritium_ms'), 10)} {f(r.get('triton_ms'), 10)} "
+            f"{f(r.get('torch_ms'), 9)} {f(r.get('tritium_' + u), 16, p)} {f(r.get('triton_' + u), 15, p)} "
+            f"{f(r.get('torch_' + u), 14, p)} {f(r.get('tritium/triton'), 8, 2)} {f(r.get('tritium/torch'), 7, 2)}")
 
 
 def summary(report):
     lines = [f"device: {report.get('device')}  torch {report.get('torch')}  triton {report.get('triton')}  "
              f"tritium target {report.get('tritium_target')}", header()]
-    lines += [fmt_row(r) for r in report.get("rows", [])]
+    rows = report.get("rows", [])
+    lines += [fmt_row(r) for r in rows if not r.get("flops")]
+    if any(r.get("flops") for r in rows):
+        lines += [header(flops=True)] + [fmt_row(r) for r in rows if r.get("flops")]
     for k, v in report.get("launch_us", {}).items():
         lines.append(f"launch overhead {k:<46} {v:7.2f} us")
     if "triton_cold_compile_s" in report:
         lines.append(f"triton cold compile of vector add (on the GPU machine, fresh TRITON_CACHE_DIR): "
                      f"{report['triton_cold_compile_s']:.2f} s")
+    for k, v in report.get("triton_cold_compile_more_s", {}).items():
+        lines.append(f"triton cold compile of {k} (on the GPU machine, fresh TRITON_CACHE_DIR): {v:.2f} s")
     cc = (report.get("compile_here") or {}).get("tritium_cold_compile_s")
-    if cc:
+    if cc and "first_in_process" in cc:
         lines.append(f"tritium cold compile of vector add (measured on the CPU machine, where tritium compiles): "
                      f"{cc['first_in_process']:.2f} s first in process, {cc['warm_process']:.2f} s warm process")
+    for k in ("matmul_fp16", "attention_fwd_fp16"):
+        if cc and k in cc:
+            lines.append(f"tritium cold compile of {k} (measured on the CPU machine, warm process, fresh cache "
+                         f"dir): {cc[k]:.2f} s")
     for k, v in report.get("errors", {}).items():
         lines.append(f"error: {k}: {v}")
     return "\n".join(lines)

@@ -571,3 +571,13 @@ def _attn_fwd(Q, K, V, sm_scale, M, Out,
     m_ptrs = M + off_hz * N_CTX + offs_m
     tl.store(m_ptrs, m_i)
     tl.store(O_block_ptr, acc.to(Out.type.element_ty))
+
+
+# autotune configs for _attn_fwd (bench/gpu.py): a subset of the fused-attention tutorial's search space
+# (BLOCK_M in 64 / 128, BLOCK_N in 32 / 64, 3 stages with 4 warps or 4 stages with 8 warps)
+ATTN_FWD_CONFIGS = [
+    triton.Config({'BLOCK_M': BM, 'BLOCK_N': BN}, num_stages=s, num_warps=w)
+    for BM in [64, 128]
+    for BN in [32, 64]
+    for s, w in [(3, 4), (4, 8)]
+]
