@@ -29,7 +29,7 @@ def next_power_of_2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-_LAZY = ("language", "testing", "plugins", "cli", "frontend", "passes", "dialects")
+_LAZY = ("language", "testing", "plugins", "cli", "frontend", "passes", "dialects", "tools")
 
 
 def __getattr__(name):
@@ -41,4 +41,4 @@ def __getattr__(name):
 __all__ = ["jit", "JITFunction", "KernelInterface", "compile", "ASTSource", "CompiledKernel", "Config",
            "autotune", "heuristics", "Autotuner", "Heuristics", "set_allocator",
            "CompilationError", "OutOfResources", "BackendUnavailable", "cdiv", "next_power_of_2", "language",
-           "testing", "runtime", "__version__"]
+           "testing", "runtime", "tools", "__version__"]

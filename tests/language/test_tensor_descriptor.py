@@ -695,3 +695,16 @@ def test_cuda_host_descriptors_compile_to_ptx():
     k = _cuda(host_scale, sig, "ptx", ALPHA=2.0)
     assert k.metadata["arg_types"] == ["ptr", "i32", "i32", "i64", "i64"] * 2
     assert ".entry host_scale" in k.asm["ptx"] and "!tt.tensordesc" not in k.asm["ttgir"]
+
+
+def test_host_descriptor_precompile_stub_specialises_alike():
+    import pickle
+
+    from tritium.runtime.precompile import _stub_args
+    from tritium.runtime.specialization import describe_fn
+
+    a = np.zeros((32, 64), np.float16)
+    for d in (TensorDescriptor.from_tensor(a, [16, 32]), TensorDescriptor(a, [30, 64], [64, 1], [16, 64], "nan")):
+        (stub,) = pickle.loads(pickle.dumps(_stub_args((d,))))
+        describe = describe_fn(True, True)
+        assert describe(stub) == describe(d)

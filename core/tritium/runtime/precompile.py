@@ -190,13 +190,27 @@ class _ArgStub:
         return (_ArgStub, (self.__array_interface__["data"][0], self.dtype))
 
 
+def _descriptor_stub(d):
+    """A host-side tensor descriptor with its base stubbed (built without ``__post_init__``, which would read
+    the data): it specialises as ``d`` does."""
+    from ..tools.tensor_descriptor import TensorDescriptor
+
+    stub = object.__new__(TensorDescriptor)
+    stub.__dict__.update(base=_stub_args((d.base,))[0], shape=list(d.shape), strides=list(d.strides),
+                         block_shape=list(d.block_shape), padding=getattr(d, "padding", "zero"))
+    return stub
+
+
 def _stub_args(args: tuple) -> tuple:
-    from .specialization import data_pointer
+    from .specialization import data_pointer, is_tensor_descriptor
 
     out = []
     for a in args:
         if isinstance(a, (bool, int, float, str, type(None))):
             out.append(a)
+            continue
+        if is_tensor_descriptor(a):
+            out.append(_descriptor_stub(a))
             continue
         ptr = data_pointer(a)
         if ptr is not None:

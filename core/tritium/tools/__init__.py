@@ -1,1 +1,2 @@
 """``triton.tools`` counterparts: :mod:`.tensor_descriptor` (host-side tensor descriptors)."""
+from . import tensor_descriptor  # noqa: F401
