@@ -1,0 +1,145 @@
+"""Tensor descriptors on the GPU (the cuda backend compiles them into masked loads and stores): the kernels of
+tests/language/test_tensor_descriptor.py on torch CUDA tensors against torch -- partial blocks, zero / NaN
+padding, dropped stores, 3-D, descriptors through control flow, host-side TensorDescriptor arguments and the
+tutorial's persistent matmuls.
+
+Skipped without a CUDA device; compile-only under TRITIUM_COMPILE_ONLY=1 (see conftest.py)."""
+import pytest
+
+from tests.language import test_tensor_descriptor as T
+from tritium.tools.tensor_descriptor import TensorDescriptor
+
+torch = pytest.importorskip("torch")
+
+import tritium as triton  # noqa: E402
+
+
+# On an H100 (2026-11-24) tl.dot(a, b.T) gave wrong results on the cuda backend with ordinary pointer loads as
+# well as with descriptors (tl.dot(a, b) was right): a dot-lowering issue, not the descriptors'.  The tutorial's
+# matmuls use b.T, so they are expected to fail until that is fixed (non-strict: they pass quietly then).
+DOT_TRANS_B = pytest.mark.xfail(reason="tl.dot(a, b.T) on the cuda backend (also wrong with ordinary loads)",
+                                strict=False)
+
+
+def _data(gpu, shape, dtype):
+    if dtype.is_floating_point:
+        return gpu.randn(*shape, dtype=dtype)
+    return gpu.randint(-100, 100, shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype,M,N,BM,BN", [
+    (torch.float32, 64, 64, 16, 32), (torch.float32, 37, 52, 16, 16), (torch.float16, 50, 40, 32, 16),
+    (torch.float16, 3, 200, 4, 64), (torch.int8, 45, 80, 16, 32), (torch.int32, 20, 12, 8, 4),
+])
+def test_scale_2d(gpu, dtype, M, N, BM, BN):
+    x = _data(gpu, (M, N), dtype)
+    y = torch.zeros(M, N, dtype=dtype, device=gpu.device)
+    T.scale_2d[(triton.cdiv(M, BM), triton.cdiv(N, BN))](x, y, M, N, N, N, BM=BM, BN=BN, ALPHA=3)
+    gpu.done()
+    want = (x.to(torch.int64) * 3).to(dtype) if not dtype.is_floating_point else x * 3
+    assert torch.equal(y, want)
+
+
+@pytest.mark.parametrize("om,on", [(8, 8), (-4, 0), (0, -8), (24, 28), (-16, -16)])
+@pytest.mark.parametrize("pad", ["zero", "nan"])
+def test_load_padding(gpu, om, on, pad):
+    M, N, BM, BN = 30, 36, 16, 16
+    x = gpu.randn(M, N)
+    out = gpu.empty(BM * BN)
+    T.block_dump[(1,)](x, out, M, N, om, on, BM=BM, BN=BN, PAD=pad)
+    gpu.done()
+    want = torch.full((BM, BN), 0.0 if pad == "zero" else float("nan"), device=gpu.device)
+    rows = slice(max(om, 0), min(om + BM, M))
+    cols = slice(max(on, 0), min(on + BN, N))
+    want[rows.start - om:rows.stop - om, cols.start - on:cols.stop - on] = x[rows, cols]
+    assert torch.equal(out.view(BM, BN).nan_to_num(7.0), want.nan_to_num(7.0))
+
+
+@pytest.mark.parametrize("om,on", [(20, 24), (-8, -4), (0, 32)])
+def test_store_drops_out_of_shape(gpu, om, on):
+    M, N, W = 24, 30, 48
+    y = torch.zeros(M + 8, W, device=gpu.device)
+    T.block_fill[(1,)](y, M, N, W, om, on, 5.0, BM=16, BN=16)
+    gpu.done()
+    want = torch.zeros_like(y)
+    want[max(om, 0):min(om + 16, M), max(on, 0):min(on + 16, N)] = 5.0
+    assert torch.equal(y, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int8])
+def test_copy_3d(gpu, dtype):
+    A, B, C = 5, 11, 48
+    x = _data(gpu, (A, B, C), dtype)
+    y = torch.zeros(A, B, C, dtype=dtype, device=gpu.device)
+    T.copy_3d[(triton.cdiv(A, 2), triton.cdiv(B, 4), triton.cdiv(C, 32))](x, y, A, B, C, B * C, C, B * C, C,
+                                                                           BA=2, BB=4, BC=32)
+    gpu.done()
+    assert torch.equal(y, (x.to(torch.int64) + 1).to(dtype) if dtype == torch.int8 else x + 1)
+
+
+def test_loop_and_control_flow(gpu):
+    M, N = 45, 100
+    x = gpu.randn(M, N)
+    out = torch.zeros(M, 16, device=gpu.device)
+    T.row_sums[(triton.cdiv(M, 16),)](x, out, M, N, BM=16, BN=32)
+    M2, N2, BM, BN = 32, 48, 8, 16
+    x2 = gpu.randn(M2, N2)
+    y2 = torch.zeros(M2, N2, device=gpu.device)
+    T.carried[(M2 // BM,)](x2, y2, M2, N2, BM=BM, BN=BN)
+    gpu.done()
+    torch.testing.assert_close(out, x.sum(1, keepdim=True).expand(M, 16), rtol=1e-5, atol=1e-4)
+    want = torch.zeros_like(y2)
+    want[:, :2 * BN] = x2[:, :2 * BN] + 1.0
+    for p in range(M2 // BM):
+        r = slice(p * BM, (p + 1) * BM)
+        want[r, 2 * BN:] = 0.0 if p % 2 == 1 else x2[r, 2 * BN:] * 2.0
+    assert torch.equal(y2, want)
+
+
+@pytest.mark.parametrize("dtype,M,N,BM,BN", [(torch.float32, 37, 52, 16, 16), (torch.float16, 50, 40, 32, 16),
+                                             (torch.bfloat16, 64, 64, 32, 32)])
+def test_host_descriptors(gpu, dtype, M, N, BM, BN):
+    x = gpu.randn(M, N, dtype=dtype)
+    y = torch.zeros(M, N, dtype=dtype, device=gpu.device)
+    T.host_scale[(triton.cdiv(M, BM), triton.cdiv(N, BN))](TensorDescriptor.from_tensor(x, [BM, BN]),
+                                                           TensorDescriptor.from_tensor(y, [BM, BN]), ALPHA=2.0)
+    big = gpu.randn(40, 64)
+    sub = TensorDescriptor(big, [30, 36], [64, 1], [16, 16], padding="nan")
+    out = torch.zeros(32, 48, device=gpu.device)
+    T.host_scale[(2, 3)](sub, TensorDescriptor.from_tensor(out, [16, 16]), ALPHA=1.0)
+    gpu.done()
+    assert torch.equal(y, x * 2)
+    want = torch.full((32, 48), float("nan"), device=gpu.device)
+    want[:30, :36] = big[:30, :36]
+    assert torch.equal(out.nan_to_num(7.0), want.nan_to_num(7.0))
+
+
+@DOT_TRANS_B
+@pytest.mark.parametrize("M,N,K,subtile", [(256, 256, 128, False), (200, 136, 72, True)])
+def test_persistent_matmul_device_descriptors(gpu, M, N, K, subtile):
+    a = gpu.randn(M, K, dtype=torch.float16)
+    b = gpu.randn(N, K, dtype=torch.float16)
+    c = torch.zeros(M, N, dtype=torch.float16, device=gpu.device)
+    BM, BN, BK, NUM_SMS = 64, 64, 32, 8
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device=gpu.device, dtype=torch.int8))
+    grid = (min(NUM_SMS, triton.cdiv(M, BM) * triton.cdiv(N, BN)),)
+    T.matmul_kernel_descriptor_persistent[grid](a, b, c, M, N, K, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK,
+                                                GROUP_SIZE_M=8, EPILOGUE_SUBTILE=subtile, NUM_SMS=NUM_SMS,
+                                                WARP_SPECIALIZE=False, FLATTEN=True)
+    gpu.done()
+    torch.testing.assert_close(c, (a.float() @ b.float().T).half(), rtol=1e-2, atol=1e-2)
+
+
+@DOT_TRANS_B
+def test_persistent_matmul_host_descriptors(gpu):
+    M, N, K = 192, 128, 96
+    a = gpu.randn(M, K, dtype=torch.float16)
+    b = gpu.randn(N, K, dtype=torch.float16)
+    c = torch.zeros(M, N, dtype=torch.float16, device=gpu.device)
+    BM, BN, BK, NUM_SMS = 64, 64, 32, 4
+    T.matmul_kernel_tma_persistent[(NUM_SMS,)](
+        TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BN, BK]),
+        TensorDescriptor.from_tensor(c, [BM, BN]), M, N, K, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK,
+        GROUP_SIZE_M=8, EPILOGUE_SUBTILE=False, NUM_SMS=NUM_SMS, WARP_SPECIALIZE=False)
+    gpu.done()
+    torch.testing.assert_close(c, (a.float() @ b.float().T).half(), rtol=1e-2, atol=1e-2)
