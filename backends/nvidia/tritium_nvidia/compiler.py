@@ -42,12 +42,10 @@ class CUDAOptions(BaseOptions):
 
 def _ttir_passes() -> tuple:
     """The backend's own TTIR passes, run first in the TTIR pipeline (the interpreter keeps block pointers and
-    tensor descriptors): tensor descriptors become block pointers, then block pointers tensors of pointers."""
-    from tritium.passes.ttir.rewrite_tensor_descriptor import rewrite_tensor_descriptor_pass
+    tensor descriptors): tensor descriptors and block pointers become tensors of pointers."""
     from tritium.passes.ttir.rewrite_tensor_pointer import rewrite_tensor_pointer_pass
 
-    return (("tritium-rewrite-tensor-descriptor", rewrite_tensor_descriptor_pass),
-            ("tritium-rewrite-tensor-pointer", rewrite_tensor_pointer_pass))
+    return (("tritium-rewrite-tensor-pointer", rewrite_tensor_pointer_pass),)
 
 
 class CUDACompiler(BaseCompiler):

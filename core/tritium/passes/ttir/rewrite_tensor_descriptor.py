@@ -19,9 +19,10 @@ and :mod:`.rewrite_tensor_pointer`, which runs next, turns the block pointers in
 Descriptors passed to or returned from calls raise a :class:`RewriteError` naming the op and its location (as
 block pointers do there).
 
-The cuda backend runs this pass first in its TTIR pipeline.  The descriptor ops stay in TTIR until then, so a
-TMA lowering (sm_90+: ``cp.async.bulk.tensor`` through a tensormap in global scratch) can take them over by
-running before this pass; the interpreter runs them natively.
+:func:`.rewrite_tensor_pointer.rewrite_tensor_pointer` runs this rewrite first, so a backend lists only
+``rewrite_tensor_pointer_pass`` (the cuda backend, first in its TTIR pipeline).  The descriptor ops stay in TTIR
+until then, so a TMA lowering (sm_90+: ``cp.async.bulk.tensor`` through a tensormap in global scratch) can take
+them over by running before that pass; the interpreter runs them natively.
 """
 from __future__ import annotations
 
@@ -183,6 +184,5 @@ def rewrite_tensor_descriptor(root) -> int:
 
 
 def rewrite_tensor_descriptor_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point: a backend's TTIR pass, before ``rewrite_tensor_pointer_pass`` (the cuda
-    backend)."""
+    """``PassManager.add`` entry point (``rewrite_tensor_pointer_pass`` includes this rewrite)."""
     rewrite_tensor_descriptor(op)

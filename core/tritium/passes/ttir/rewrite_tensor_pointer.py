@@ -13,7 +13,9 @@ strides[r] : i64, offsets[r] : i32).  This pass tracks that tuple per SSA value 
   expanded into the tuple's 1 + 3r values.
 
 Other ops taking a block pointer (``scf.while``, calls, ...) raise a :class:`RewriteError` naming the op and
-its location.  Only the GPU backends run this pass (the interpreter handles block pointers natively).
+its location.  Tensor descriptors (``tt.make_tensor_descriptor``) are rewritten into block pointers first
+(:mod:`.rewrite_tensor_descriptor`), so they end as tensors of pointers too.  Only the GPU backends run this
+pass (the interpreter handles block pointers and descriptors natively).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from mlir import ir
 from ...dialects import tt
 from ...errors import RewriteError  # noqa: F401
 from . import _util as u
+from .rewrite_tensor_descriptor import rewrite_tensor_descriptor
 
 
 @dataclass
@@ -274,8 +277,9 @@ class _Rewriter:
 
 @u.in_context
 def rewrite_tensor_pointer(root) -> int:
-    """Rewrite every block pointer under ``root`` (a module or function); returns the number of loads / stores
-    rewritten."""
+    """Rewrite every tensor descriptor and block pointer under ``root`` (a module or function); returns the
+    number of block-pointer loads / stores rewritten (descriptor ones included)."""
+    rewrite_tensor_descriptor(root)
     rw = _Rewriter()
     top = u.as_op(root)
     with ir.Location.unknown():
