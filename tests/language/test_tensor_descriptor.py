@@ -286,6 +286,9 @@ def bad_kernel(X, M, N, S, CASE: tl.constexpr, B: tl.constexpr):
         d.store([0, 0], tl.zeros((B, 2 * B), tl.float32))
     elif CASE == "not_descriptor":
         tl.load_tensor_descriptor(X, [0, 0])
+    elif CASE == "atomic":
+        d = tl.make_tensor_descriptor(X, [M, N], [N, 1], [B, B])
+        d.atomic_add([0, 0], tl.zeros((B, B), tl.float32))
 
 
 @triton.jit
@@ -309,6 +312,7 @@ BAD = {
     "offsets_i64": ("must be 32-bit", "to(tl.int64)"),
     "store_shape": ("differs from the descriptor's block shape [16, 16]", "d.store([0, 0]"),
     "not_descriptor": ("needs a tensor descriptor", "tl.load_tensor_descriptor(X"),
+    "atomic": ("tensor_descriptor.atomic_add is not supported by tritium yet", "d.atomic_add("),
 }
 
 

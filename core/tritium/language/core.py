@@ -675,6 +675,20 @@ class tensor_descriptor(tensor):
         return _sem().descriptor_store(self, value, offsets)
 
 
+def _descriptor_unsupported(name: str, instead: str):
+    def method(self, *args, **kwargs):
+        raise SemanticError(f"tensor_descriptor.{name} is not supported by tritium yet; {instead}")
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("atomic_add", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor"):
+    setattr(tensor_descriptor, _name, _descriptor_unsupported(_name, f"use tl.{_name} on a tensor of pointers"))
+tensor_descriptor.gather = _descriptor_unsupported("gather", "use desc.load per row, or tl.load with pointers")
+tensor_descriptor.scatter = _descriptor_unsupported("scatter", "use desc.store per row, or tl.store with pointers")
+
+
 def _tensor_member_fn(fn):
     """Make a tl builtin also available as a tensor method (``x.sum(axis=0)``)."""
     setattr(tensor, fn.__name__, lambda self, *a, **k: fn(self, *a, **k))
