@@ -98,6 +98,7 @@ class LoweringContext:
     smem_symbol: str = "global_smem"
     cache: dict = field(default_factory=dict)  # per-function values computed once (thread id, lane id, ...)
     inlining: bool = False  # lowering an inlined combine function (its func.return gives the results)
+    bracket_base: int = 0  # where bracketed scratch goes: past every buffer the allocation analysis placed
 
     # ------------------------------------------------------------------ value map
     def get(self, value) -> list:
@@ -274,7 +275,9 @@ class LoweringContext:
         ``allocation.size``: the rule uses those bytes and membar's ``ttg.barrier`` ops order it against the other
         ops, so the rule's only barrier is the one between its own write and read.  Otherwise (no allocation ran,
         a non-kernel function, an op the analysis gives no buffer, a buffer smaller than the rule needs) the rule
-        uses offset 0 bracketed by barriers: safe, since no other scratch buffer is live while an op runs.
+        uses the bytes past every buffer the analysis placed (``bracket_base``: the module's ``ttg.shared``, so
+        explicit ``ttg.local_alloc`` buffers live across the op stay intact), bracketed by barriers: safe, since
+        no other bracketed buffer is live while an op runs.
         Call :meth:`release` after the last read."""
         nbytes = int(nbytes)
         if self.kernel and "allocation.offset" in op.attributes:
@@ -284,8 +287,8 @@ class LoweringContext:
                 self.need_shared(off + nbytes)
                 return Scratch(off, False)
         self.barrier()
-        self.need_shared(nbytes)
-        return Scratch(0, True)
+        self.need_shared(self.bracket_base + nbytes)
+        return Scratch(self.bracket_base, True)
 
     def release(self, s: Scratch) -> None:
         """End a rule's use of its scratch buffer (the closing barrier of a bracketed one)."""

@@ -209,6 +209,8 @@ def lower_module(module, target_info: TargetInfo, rules: Mapping, *, kernel_attr
             if op.name == "func.func":
                 funcs[_sym_name(op)] = op
         combines = _combine_symbols(module)
+        allocated = ttg.module_int(module, "ttg.shared", 0) or 0
+        bracket_base = (allocated + 15) // 16 * 16
         symbols: dict = {}
         shared = 0
         kernel = None
@@ -222,7 +224,7 @@ def lower_module(module, target_info: TargetInfo, rules: Mapping, *, kernel_attr
             ctx = LoweringContext(target=target_info, rules=rules, module=module, out_module=out,
                                   num_warps=num_warps, options=options, enable_fp_fusion=fp_fusion,
                                   threads_per_warp=tpw, axis_info=axis_info, funcs=funcs, kernel=public,
-                                  symbols=symbols)
+                                  symbols=symbols, bracket_base=bracket_base)
             fty = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
             ins, outs = flat_types(ctx, fty.inputs), flat_types(ctx, fty.results)
             attrs = {"sym_name": ir.StringAttr.get(name),

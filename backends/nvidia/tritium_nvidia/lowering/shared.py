@@ -13,7 +13,7 @@ from __future__ import annotations
 from mlir import ir
 
 from tritium.dialects import layouts, tt
-from tritium.lowering import Rules
+from tritium.lowering import LoweringError, Rules
 from tritium.lowering.rules.shared import Addresser, _layout_fast_slow, byte_ptr, load_tensor, memdesc_layout
 from tritium.lowering.utils import inline_asm, smem_elem
 
@@ -53,10 +53,82 @@ def ldmatrix_plan(dlay, slay, shape, eb):
     return trans, mats
 
 
-def _lane_index(plan_trans, mats, j, i):
-    """The (other, k) element lane ``8 j + i`` gives the address of."""
-    o, k = mats[j % len(mats)]
-    return (o, k + i) if plan_trans else (o + i, k)
+class LdmatrixPlan:
+    """Everything about reading ``dst_ty``'s fragments with ``ldmatrix`` that is plain Python (so a model can check
+    it): ``trans``; ``mats``: the ``(other, k)`` offset of the matrix each group of 8 lanes addresses;
+    ``thread_index(t)``: the element thread ``t`` gives the address of (before a fragment's constant offset);
+    ``loads``: per ldmatrix, ``(first register, x2 or x4, registers of a second B fragment or None)``."""
+
+    def __init__(self, dlay, slay, shape, eb, ll, threads_per_warp: int = 32):
+        plan = ldmatrix_plan(dlay, slay, shape, eb)
+        self.ok = plan is not None
+        if not self.ok:
+            return
+        self.trans, mats = plan
+        r = len(shape)
+        self.k_dim = r - 1 if dlay.op_idx == 0 else r - 2
+        self.other = r - 2 if dlay.op_idx == 0 else r - 1
+        self.rank, self.ll, self.tpw = r, ll, threads_per_warp
+        self.frag = dlay.fragment_regs()
+        self.kstep = 8 * dlay.k_width
+        # x4: an A fragment, or two B fragments (the second one k-step later: its matrices follow)
+        self.mats = mats if len(mats) == 4 else mats + [(o, k + self.kstep) for o, k in mats]
+        rmap = {}
+        for reg in range(ll.num_regs):
+            rmap.setdefault(ll.index(reg), reg)
+        self.loads, self.copies = [], []  # copies: (register, register it repeats)
+        taken = set()
+        K = shape[self.k_dim]
+        for r0 in range(0, ll.num_regs, self.frag):
+            if r0 in taken:
+                continue
+            start = ll.index(r0)
+            if rmap[start] != r0:
+                self.copies.append((r0, rmap[start]))
+                continue
+            pair = None
+            if dlay.op_idx == 1 and start[self.k_dim] + self.kstep < K:
+                nxt = list(start)
+                nxt[self.k_dim] += self.kstep
+                pair = rmap.get(tuple(nxt))
+                if pair is not None and (pair % self.frag or pair in taken or pair < r0):
+                    pair = None
+            n = 4 if (dlay.op_idx == 0 or pair is not None) else 2
+            self.loads.append((r0, n, pair))
+            taken.add(r0)
+            if pair is not None:
+                taken.add(pair)
+
+    def elem(self, o, k) -> tuple:
+        idx = [0] * self.rank
+        idx[self.other], idx[self.k_dim] = o, k
+        return tuple(idx)
+
+    def lane_elem(self, lane: int) -> tuple:
+        """The (other, k) element lane ``lane`` addresses (matrix ``lane // 8``, its row ``lane % 8``)."""
+        o, k = self.mats[(lane // 8) % len(self.mats)]
+        i = lane % 8
+        return (o, k + i) if self.trans else (o + i, k)
+
+    def thread_index(self, t: int) -> tuple:
+        w = self.ll.index(0, 0, t // self.tpw)
+        return tuple(a + b for a, b in zip(w, self.elem(*self.lane_elem(t % self.tpw))))
+
+
+def _pick(ctx, jv, vals):
+    """``vals[j]`` for the running lane's matrix ``j`` (``vals`` affine in the bits of j)."""
+    i32 = ctx.i32()
+    if len(set(vals)) == 1:
+        return ctx.c32(vals[0])
+    b1, b2 = vals[1] - vals[0], vals[2] - vals[0]
+    if vals[3] != vals[0] + b1 + b2:
+        raise LoweringError(f"internal: ldmatrix offsets {vals} are not affine in the matrix index")
+    v = ctx.c32(vals[0])
+    for bits, b in (((lambda: ctx.emit("arith.andi", [jv, ctx.c32(1)], i32)), b1),
+                    ((lambda: ctx.emit("arith.shrui", [jv, ctx.c32(1)], i32)), b2)):
+        if b:
+            v = ctx.emit("arith.addi", [v, ctx.emit("arith.muli", [bits(), ctx.c32(b)], i32)], i32)
+    return v
 
 
 @RULES.register("ttg.local_load")
@@ -65,90 +137,36 @@ def _local_load(ctx, src):
     shape, _, slay = memdesc_layout(mem_ty)
     dlay = ctx.layout(dst_ty)
     sty, _, from_s, eb = smem_elem(ctx, dst_ty)
-    plan = ldmatrix_plan(dlay, slay, shape, eb)
-    if plan is None:
-        return [load_tensor(ctx, src[0], dst_ty, mem_ty)]
-    trans, mats = plan
-    r = len(shape)
-    k_dim = r - 1 if dlay.op_idx == 0 else r - 2
-    other = r - 2 if dlay.op_idx == 0 else r - 1
     ll = ctx.linear(dst_ty)
-    frag = dlay.fragment_regs()
-    # x4: an A fragment, or two B fragments (the second one k-step later: its matrices follow)
-    kstep = 8 * dlay.k_width
-    mats4 = mats if len(mats) == 4 else mats + [(o, k + kstep) for o, k in mats]
-    tpw = ctx.threads_per_warp
-
-    def elem(o, k):
-        idx = [0] * r
-        idx[other], idx[k_dim] = o, k
-        return tuple(idx)
-
-    def thread_py(t):
-        w, l = ll.index(0, 0, t // tpw), t % tpw
-        o, k = _lane_index(trans, mats4, l // 8, l % 8)
-        return tuple(a + b for a, b in zip(w, elem(o, k)))
-
-    # the running lane's (other, k): matrix j = lane >> 3, row i = lane & 7
+    plan = LdmatrixPlan(dlay, slay, shape, eb, ll, ctx.threads_per_warp)
+    if not plan.ok:
+        return [load_tensor(ctx, src[0], dst_ty, mem_ty)]
+    # the running lane's element: matrix j = lane >> 3, row i = lane & 7
     i32 = ctx.i32()
     lane = ctx.lane_id()
     jv = ctx.emit("arith.shrui", [lane, ctx.c32(3)], i32)
     iv = ctx.emit("arith.andi", [lane, ctx.c32(7)], i32)
-
-    def pick(vals):  # vals[j] for the running lane's j (4 constants)
-        if len(set(vals)) == 1:
-            return ctx.c32(vals[0])
-        # vals is affine in the bits of j: vals[j] = vals[0] + b1 * (j & 1) + b2 * (j >> 1)
-        b1, b2 = vals[1] - vals[0], vals[2] - vals[0]
-        assert vals[3] == vals[0] + b1 + b2
-        v = ctx.c32(vals[0])
-        if b1:
-            v = ctx.emit("arith.addi", [v, ctx.emit("arith.muli", [ctx.emit("arith.andi", [jv, ctx.c32(1)], i32),
-                                                                   ctx.c32(b1)], i32)], i32)
-        if b2:
-            v = ctx.emit("arith.addi", [v, ctx.emit("arith.muli", [ctx.emit("arith.shrui", [jv, ctx.c32(1)], i32),
-                                                                   ctx.c32(b2)], i32)], i32)
-        return v
-
-    o_v = pick([m[0] for m in mats4])
-    k_v = pick([m[1] for m in mats4])
-    if trans:
+    o_v = _pick(ctx, jv, [m[0] for m in plan.mats])
+    k_v = _pick(ctx, jv, [m[1] for m in plan.mats])
+    if plan.trans:
         k_v = ctx.emit("arith.addi", [k_v, iv], i32)
     else:
         o_v = ctx.emit("arith.addi", [o_v, iv], i32)
-    warp = _warp_vals(ctx, ll)
-    vals = list(warp)
-    vals[other] = ctx.emit("arith.addi", [warp[other], o_v], i32)
-    vals[k_dim] = ctx.emit("arith.addi", [warp[k_dim], k_v], i32)
-    addr = Addresser(ctx, slay, shape, eb, thread_py, ctx.num_warps * tpw, vals, "add")
+    vals = list(_warp_vals(ctx, ll))
+    vals[plan.other] = ctx.emit("arith.addi", [vals[plan.other], o_v], i32)
+    vals[plan.k_dim] = ctx.emit("arith.addi", [vals[plan.k_dim], k_v], i32)
+    addr = Addresser(ctx, slay, shape, eb, plan.thread_index, ctx.num_warps * ctx.threads_per_warp, vals, "add")
 
-    rmap = {}
-    for reg in range(ll.num_regs):
-        rmap.setdefault(ll.index(reg), reg)
     out = [None] * ll.num_regs
     per_word = 4 // eb
     word_ty = sty if eb == 4 else ir.VectorType.get([per_word], sty)
-    K = shape[k_dim]
-    for r0 in range(0, ll.num_regs, frag):
-        if out[r0] is not None:
-            continue
-        start = ll.index(r0)
-        if rmap[start] != r0:  # a replicated fragment
-            src0 = rmap[start]
-            out[r0:r0 + frag] = out[src0:src0 + frag]
-            continue
-        pair = None
-        if dlay.op_idx == 1 and start[k_dim] + kstep < K:
-            nxt = list(start)
-            nxt[k_dim] += kstep
-            pair = rmap.get(tuple(nxt))
-            if pair is not None and (pair % frag or out[pair] is not None):
-                pair = None
-        n = 4 if (dlay.op_idx == 0 or pair is not None) else 2
-        ptr = byte_ptr(ctx, src[0], addr.offset(start))
+    frag = plan.frag
+    for r0, n, pair in plan.loads:
+        ptr = byte_ptr(ctx, src[0], addr.offset(ll.index(r0)))
         regs = ",".join(f"${q}" for q in range(n))
-        text = f"ldmatrix.sync.aligned.m8n8.x{n}{'.trans' if trans else ''}.shared.b16 {{{regs}}}, [${n}];"
-        words = inline_asm(ctx, text, ",".join(["=r"] * n + ["l"]), [ptr], [i32] * n)
+        text = f"ldmatrix.sync.aligned.m8n8.x{n}{'.trans' if plan.trans else ''}.shared.b16 {{{regs}}}, [${n}];"
+        # a side effect: LLVM must not move the read across the barrier that orders it after the stores
+        words = inline_asm(ctx, text, ",".join(["=r"] * n + ["l"]), [ptr], [i32] * n, side_effects=True)
         elems = []
         for w in words:
             if eb == 4:
@@ -157,6 +175,10 @@ def _local_load(ctx, src):
                 vec = ctx.emit("llvm.bitcast", [w], word_ty)
                 elems += [from_s(ctx.emit("llvm.extractelement", [vec, ctx.c32(q)], sty)) for q in range(per_word)]
         out[r0:r0 + frag] = elems[:frag]
-        if n == 4 and dlay.op_idx == 1:
+        if pair is not None:
             out[pair:pair + frag] = elems[frag:]
+    for r0, src0 in plan.copies:
+        out[r0:r0 + frag] = out[src0:src0 + frag]
+    if any(v is None for v in out):
+        raise LoweringError(f"internal: ldmatrix left registers of {dst_ty} unread")
     return [out]

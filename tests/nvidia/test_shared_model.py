@@ -1,0 +1,117 @@
+"""A Python model of the dot-operand path through shared memory: every thread stores its registers of a blocked
+tile where the lowering's :class:`Addresser` puts them (``local_alloc``), then ``ldmatrix`` (emulated from the PTX
+ISA's description: lane ``8 j + i`` addresses row ``i`` of matrix ``j``; lane ``l`` receives row ``l // 4``, word
+``l % 4``, or the transposed matrix's) reads every fragment of the ``#ttg.dot_op`` layout.  Each register must
+receive exactly the element the dot-operand layout says it holds, for layouts and swizzles the passes produce."""
+import itertools
+
+import pytest
+
+pytest.importorskip("mlir.ir")
+
+from tritium.dialects import layouts  # noqa: E402
+from tritium.lowering.rules.shared import Addresser, _chunks, _layout_fast_slow, thread_part  # noqa: E402
+from tritium.passes.ttgir.accelerate_matmul import warps_per_tile  # noqa: E402
+from tritium.passes.ttgir.optimize_dot_operands import operand_shared_layout  # noqa: E402
+from tritium_nvidia.lowering.shared import LdmatrixPlan  # noqa: E402
+
+
+def _store(src_layout, shape, slay, eb, num_warps):
+    """byte address -> element index, as the local_alloc lowering writes the tile."""
+    ll = src_layout.linear(shape)
+    fast, _ = _layout_fast_slow(slay, len(shape))
+    addr = Addresser(None, slay, shape, eb, lambda t: thread_part(ll, t, 32), num_warps * 32, (), "xor")
+    mem = {}
+    for t in range(num_warps * 32):
+        w, lane = divmod(t, 32)
+        for r, n in _chunks(ll, addr, fast, eb):
+            xy = addr.split(ll.index(r))
+            if xy is None:
+                a0 = slay.offset(tuple(x ^ y for x, y in zip(ll.index(r), addr.threads[t])), shape) * eb
+            else:
+                a0 = (addr.base_py[t] ^ xy[0]) + xy[1]
+            for i in range(n):
+                e = ll.index(r + i, lane, w)
+                assert slay.offset(e, shape) * eb == a0 + i * eb, (e, r, i)
+                mem[a0 + i * eb] = e
+    assert len(mem) == len({ix for ix in itertools.product(*[range(s) for s in shape])})
+    return mem
+
+
+def _ldmatrix(plan, addr, mem, eb, num_warps):
+    """What every thread's registers receive: (warp, lane) -> {register: element}."""
+    got = {}
+    per_word = 4 // eb
+    for w in range(num_warps):
+        lane_addr = {}
+        for r0, n, pair in plan.loads:
+            xy = addr.split(plan.ll.index(r0))
+            for lane in range(32):
+                t = w * 32 + lane
+                if xy is None:
+                    a = plan_offset(plan, addr, t, r0)
+                else:
+                    a = (addr.base_py[t] ^ xy[0]) + xy[1]
+                lane_addr[lane] = a
+            for lane in range(32):
+                g, tq = divmod(lane, 4)
+                elems = []
+                for j in range(n):
+                    if not plan.trans:
+                        base = lane_addr[8 * j + g]
+                        elems += [mem[base + 4 * tq + q * eb] for q in range(per_word)]
+                    else:  # 16-bit only: rows 2t, 2t+1 of the matrix, column g
+                        elems += [mem[lane_addr[8 * j + 2 * tq + q] + 2 * g] for q in range(2)]
+                regs = list(range(r0, r0 + plan.frag)) + (list(range(pair, pair + plan.frag)) if pair is not None
+                                                           else [])
+                for reg, e in zip(regs, elems):
+                    got.setdefault((w, lane), {})[reg] = e
+    return got
+
+
+def plan_offset(plan, addr, t, r0):
+    ix = tuple(a + b for a, b in zip(addr.threads[t], plan.ll.index(r0)))
+    return addr.lay.offset(ix, addr.shape) * addr.eb
+
+
+CASES = [
+    # (M, N, K, element bytes, num_warps, A's blocked layout args, B's, transposed A, transposed B)
+    (128, 128, 32, 2, 4, ((1, 8), (8, 4), (4, 1), (1, 0)), ((1, 8), (2, 16), (4, 1), (1, 0))),
+    (64, 64, 32, 2, 4, ((1, 1), (1, 32), (4, 1), (1, 0)), ((1, 1), (1, 32), (2, 2), (1, 0))),
+    (16, 16, 16, 2, 4, ((1, 1), (2, 16), (2, 2), (1, 0)), ((1, 1), (2, 16), (2, 2), (1, 0))),
+    (128, 128, 64, 2, 8, ((1, 8), (4, 8), (8, 1), (1, 0)), ((1, 8), (4, 8), (8, 1), (1, 0))),
+    (64, 128, 32, 2, 4, ((8, 1), (16, 2), (1, 4), (0, 1)), ((1, 8), (2, 16), (4, 1), (1, 0))),  # A M-major
+    (64, 64, 32, 2, 4, ((1, 8), (8, 4), (4, 1), (1, 0)), ((8, 1), (4, 8), (1, 4), (0, 1))),  # B K-major
+    (64, 64, 64, 1, 4, ((1, 16), (16, 2), (4, 1), (1, 0)), ((16, 1), (4, 8), (1, 4), (0, 1))),  # int8, B K-major
+    (64, 64, 32, 4, 4, ((1, 4), (4, 8), (4, 1), (1, 0)), ((4, 1), (8, 4), (1, 4), (0, 1))),  # tf32, B K-major
+    (32, 32, 16, 2, 1, ((1, 2), (4, 8), (1, 1), (1, 0)), ((1, 2), (4, 8), (1, 1), (1, 0))),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}x{c[1]}x{c[2]}_b{c[3]}_w{c[4]}_{c[5][3]}{c[6][3]}")
+@pytest.mark.parametrize("op_idx", [0, 1])
+def test_store_then_ldmatrix_gives_the_dot_operand_layout(case, op_idx):
+    M, N, K, eb, nw, a_args, b_args = case
+    mma = layouts.NvidiaMmaLayout(2, warps_per_tile((M, N), nw), (16, 8))
+    kw = 4 // eb
+    shape = (M, K) if op_idx == 0 else (K, N)
+    src = layouts.BlockedLayout(*(a_args if op_idx == 0 else b_args))
+    slay = operand_shared_layout(shape, src, eb)
+    dlay = layouts.DotOperandLayout(op_idx, mma, kw)
+    ll = dlay.linear(shape)
+    plan = LdmatrixPlan(dlay, slay, shape, eb, ll)
+    if not plan.ok:
+        assert eb != 2, "16-bit operands always take ldmatrix"
+        pytest.skip("not an ldmatrix case (8/32-bit operand whose contiguous dim is not K)")
+    mem = _store(src, shape, slay, eb, nw)
+    addr = Addresser(None, slay, shape, eb, plan.thread_index, nw * 32, (), "add")
+    got = _ldmatrix(plan, addr, mem, eb, nw)
+    for w in range(nw):
+        for lane in range(32):
+            regs = got[(w, lane)]
+            for r0, src0 in plan.copies:
+                for i in range(plan.frag):
+                    regs[r0 + i] = regs[src0 + i]
+            assert sorted(regs) == list(range(ll.num_regs))
+            for reg in range(ll.num_regs):
+                assert regs[reg] == ll.index(reg, lane, w), (w, lane, reg)
