@@ -12,7 +12,11 @@
 #   .gpu/ptx    the hand-written PTX test kernels assembled by ptxas (tests/gpu/test_launcher_ptx.py)
 #   .gpu/bench_compile.json   tritium's cold compile time of vector add, measured here (bench/gpu.py)
 #
-# Then, with the device tool:  run(carry=[".gpu"], command="bash scripts/gpu_run.sh")
+#   .gpu/cache.tar.xz         the cache, compressed: carry it instead of .gpu/cache
+#
+# Then, with the device tool:
+#   run(carry=[".gpu/site", ".gpu/cache.tar.xz", ".gpu/ptx", ".gpu/bench_compile.json"],
+#       command="bash scripts/gpu_run.sh")
 #
 # Usage: scripts/gpu_prepare.sh [--arch 90] [--skip-tests] [--skip-bench]
 #   PYTHON  the interpreter with tritium's dependencies (default: python3); needs torch (CPU) for the tests
@@ -82,5 +86,7 @@ if [ $BENCH = 1 ]; then
   echo "== cache: compiling the benchmark's kernels (compile only) and timing a cold compile here"
   "$PY" bench/gpu.py --compile-only --json "$GPU/bench_compile.json" || status=1
 fi
-echo "== $GPU: $(du -sh "$GPU" | cut -f1) (a device call carries at most 64 MiB)"
+echo "== cache: compressing to $GPU/cache.tar.xz (carry it instead of $GPU/cache)"
+tar -C "$GPU" -cJf "$GPU/cache.tar.xz" cache || status=1
+echo "== carry: $(du -shc "$GPU/site" "$GPU/cache.tar.xz" "$GPU/ptx" | tail -1 | cut -f1) (a device call carries at most 64 MiB)"
 exit $status

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# On the GPU machine (device tool: run(carry=[".gpu"], command="bash scripts/gpu_run.sh [what]")):
-# tritium from .gpu/site, kernels from the carried cache .gpu/cache (built by scripts/gpu_prepare.sh).
+# On the GPU machine (device tool: run(carry=[".gpu/site", ".gpu/cache.tar.xz", ".gpu/ptx",
+# ".gpu/bench_compile.json"], command="bash scripts/gpu_run.sh [what]")):
+# tritium from .gpu/site, kernels from the carried cache (.gpu/cache, or .gpu/cache.tar.xz unpacked; built by
+# scripts/gpu_prepare.sh).
 #   what: tests | bench | all (default)      results and logs go to $OUT (when set)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD/.gpu/site${PYTHONPATH:+:$PYTHONPATH}" TRITIUM_CACHE_DIR="$PWD/.gpu/cache"
+CACHE="$PWD/.gpu/cache"
+if [ ! -d "$CACHE" ] && [ -f .gpu/cache.tar.xz ]; then  # the compressed cache scripts/gpu_prepare.sh writes
+  mkdir -p /tmp/tritium_gpu && tar -C /tmp/tritium_gpu -xJf .gpu/cache.tar.xz && CACHE=/tmp/tritium_gpu/cache
+fi
+export PYTHONPATH="$PWD/.gpu/site${PYTHONPATH:+:$PYTHONPATH}" TRITIUM_CACHE_DIR="$CACHE"
 export PYTHONUNBUFFERED=1
 unset TRITIUM_COMPILE_ONLY TRITIUM_TARGET
 OUTDIR=${OUT:-/tmp/gpu_out}
