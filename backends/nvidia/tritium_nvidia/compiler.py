@@ -102,7 +102,8 @@ class CUDACompiler(BaseCompiler):
         module = handoff.module_for(src)
         with module.context:
             convert_to_ttgir(module, num_warps=options.num_warps, threads_per_warp=32,
-                             num_ctas=options.num_ctas, target=f"cuda:{_arch(metadata)}")
+                             num_ctas=options.num_ctas, target=f"cuda:{_arch(metadata)}",
+                             num_stages=options.num_stages)
             run_ttgir_pipeline(module, options)
             module.operation.verify()
             return handoff.put(asm(module), module)

@@ -30,6 +30,7 @@ NUM_WARPS = "ttg.num-warps"
 THREADS_PER_WARP = "ttg.threads-per-warp"
 NUM_CTAS = "ttg.num-ctas"
 TARGET = "ttg.target"
+NUM_STAGES = "ttg.num-stages"
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,22 @@ def _v_local_store(op, g):
     return _v_tensor_matches_memdesc(op.operands[0].type, op.operands[1].type) or None
 
 
+def _v_memdesc_subview(op, g):
+    (shape, elem), (rshape, relem) = (memdesc_shape_and_element(op.operands[0].type),
+                                      memdesc_shape_and_element(op.results[0].type))
+    if tuple(shape[1:]) != tuple(rshape) or elem != relem:
+        return f"a subview of {op.operands[0].type} is one of its {shape[0] if shape else 0} buffers, got " \
+               f"{op.results[0].type}"
+
+
+def _v_async_copy(op, g):
+    src, dst = op.operands[0].type, op.operands[1].type
+    shape, elem = memdesc_shape_and_element(dst)
+    if not tt.is_ptr(tt.elem_of(src)) or tt.shape_of(src) != tuple(shape) or \
+            tt.pointee(tt.elem_of(src)) != elem:
+        return f"copies a tensor of pointers to {elem} of the buffer's shape {tuple(shape)}, got {src}"
+
+
 OPS: tuple = (
     TTGOpDef("convert_layout", (("src", _S),), types={"src": TENSOR, "result": TENSOR}, verify=_v_convert_layout,
              doc="the same tensor in another layout"),
@@ -97,6 +114,19 @@ OPS: tuple = (
     TTGOpDef("local_dealloc", (("src", _S),), results=(), types={"src": MEMDESC}, pure=False, effects=_RW,
              doc="release a shared-memory buffer"),
     TTGOpDef("barrier", results=(), pure=False, effects=_RW, doc="CTA-wide barrier (bar.sync 0)"),
+    TTGOpDef("memdesc_subview", (("src", _S), ("index", _S)), types={"src": MEMDESC, "index": tt.I32_TYPE,
+                                                                     "result": MEMDESC},
+             verify=_v_memdesc_subview,
+             doc="buffer index of a stack of buffers (a memdesc whose first dim is the stack)"),
+    TTGOpDef("async_copy_global_to_local", (("src", _S), ("dst", _S), ("mask", _O), ("other", _O)), results=(),
+             types={"src": TENSOR, "dst": MEMDESC}, pure=False, effects=frozenset({READ, WRITE}),
+             verify=_v_async_copy,
+             doc="start copying a tensor of global pointers' elements into a buffer (cp.async); masked-off "
+                 "elements are zero"),
+    TTGOpDef("async_commit_group", results=(), pure=False, effects=_RW,
+             doc="close the group of the asynchronous copies started since the last commit"),
+    TTGOpDef("async_wait", results=(), attrs={"num": tt.required(tt.I32)}, pure=False, effects=_RW,
+             doc="wait until at most num committed groups of asynchronous copies are still in flight"),
 )
 
 _BY_NAME = {op.full_name: op for op in OPS}

@@ -5,10 +5,10 @@ mma.sync, ldmatrix), which win.
 Importing this package imports MLIR."""
 from tritium.lowering import GENERIC_RULES, merge
 
-from . import conversions, dot, inline_asm, math, memory, shared
+from . import async_copy, conversions, dot, inline_asm, math, memory, shared
 from .target_info import CUDATargetInfo
 
-CUDA_RULES = {**GENERIC_RULES, **merge(memory.RULES, math.RULES, conversions.RULES, inline_asm.RULES, dot.RULES,
+CUDA_RULES = {**GENERIC_RULES, **merge(async_copy.RULES, memory.RULES, math.RULES, conversions.RULES, inline_asm.RULES, dot.RULES,
                                     shared.RULES)}
 
 __all__ = ["CUDA_RULES", "CUDATargetInfo"]

@@ -324,3 +324,13 @@ def _local_load(ctx, src):
 @RULES.register("ttg.local_dealloc")
 def _local_dealloc(ctx, src):
     return []
+
+
+@RULES.register("ttg.memdesc_subview")
+def _memdesc_subview(ctx, src, index):
+    """Buffer ``index`` of a stack: the stack's pointer + index * (bytes of one buffer)."""
+    shape, elem, _ = memdesc_layout(ctx.op.operands[0].type)
+    _, _, _, eb = smem_elem(ctx, elem)
+    stage = tt.numel(shape[1:]) * eb
+    off = ctx.emit("arith.muli", [index[0], ctx.c32(stage)], ctx.i32())
+    return [[byte_ptr(ctx, src[0], off)]]

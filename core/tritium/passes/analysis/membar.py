@@ -12,10 +12,13 @@ op with a scratch buffer              writes and reads its interval (convert_lay
 ``ttg.local_alloc`` with a source     writes its buffer
 ``ttg.local_store``                   writes the buffer of its destination
 ``ttg.local_load``                    reads the buffer of its source
+``ttg.async_copy_global_to_local``    writes the buffer of its destination (when issued: the copy completes by the
+                                      ``ttg.async_wait`` the program puts before its readers)
 ``ttg.barrier``                       clears everything pending
 ====================================  ===================================================================
 
-(the buffer of a memdesc is the interval of the ``ttg.local_alloc`` that defines it; an unknown memdesc counts as
+(the buffer of a memdesc is the interval of the ``ttg.local_alloc`` that defines it, through ``ttg.memdesc_subview``
+to the whole stack; an unknown memdesc counts as
 all of shared memory).  Walking the function in program order with the set of intervals read and written since
 the last barrier, an op gets a barrier before it when it reads what is pending as written (RAW), or writes what is
 pending as read or written (WAR, WAW).  Control flow, conservatively: ``scf.if`` joins (unions) what both branches
@@ -53,6 +56,8 @@ class _Membar:
 
     def _buffer_of(self, memdesc):
         owner = memdesc.owner
+        if not isinstance(owner, ir.Block) and _as_op(owner).name == "ttg.memdesc_subview":
+            return self._buffer_of(_as_op(owner).operands[0])  # a stage of a stack: the whole stack
         if not isinstance(owner, ir.Block):
             iv = _interval(_as_op(owner))
             if iv is not None:
@@ -69,6 +74,8 @@ class _Membar:
             return (), (self._buffer_of(op.operands[1]),)
         if name == "ttg.local_load":
             return (self._buffer_of(op.operands[0]),), ()
+        if name == "ttg.async_copy_global_to_local":  # its write lands by the async_wait; ordered as issued
+            return (), (self._buffer_of(op.operands[1]),)
         if name == "ttg.local_dealloc":
             return (), ()
         iv = _interval(op)

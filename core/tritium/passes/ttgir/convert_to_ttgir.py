@@ -9,7 +9,8 @@
   everything else (elementwise ops, broadcast, loads/stores, ``scf.yield``, ``func.return``/``func.call``)
   expects the default layout of the operand's shape, so operands and results of elementwise ops agree and
   region arguments / results stay consistent;
-* the module gets ``ttg.num-warps``, ``ttg.threads-per-warp``, ``ttg.num-ctas`` and ``ttg.target``.
+* the module gets ``ttg.num-warps``, ``ttg.threads-per-warp``, ``ttg.num-ctas``, ``ttg.target`` (and
+  ``ttg.num-stages`` when given).
 
 Later TTGIR passes (coalesce, remove_layout_conversions) improve on these choices.
 """
@@ -54,8 +55,9 @@ def _retype_constant(op, new_ty):
 
 
 def convert_to_ttgir(module, num_warps: int = 4, threads_per_warp: int = 32, num_ctas: int = 1,
-                     target: str = "cuda:90"):
-    """Rewrite the TTIR ``module`` into TTGIR in place; returns it."""
+                     target: str = "cuda:90", num_stages=None):
+    """Rewrite the TTIR ``module`` into TTGIR in place; returns it.  ``num_stages`` (the software pipeliner's
+    depth) becomes the module attribute ``ttg.num-stages`` when given."""
     mop = module.operation if hasattr(module, "operation") else module
     ctx = mop.context
     with ctx:
@@ -64,6 +66,8 @@ def convert_to_ttgir(module, num_warps: int = 4, threads_per_warp: int = 32, num
         mop.attributes[ttg.THREADS_PER_WARP] = ir.IntegerAttr.get(i32, threads_per_warp)
         mop.attributes[ttg.NUM_CTAS] = ir.IntegerAttr.get(i32, num_ctas)
         mop.attributes[ttg.TARGET] = ir.StringAttr.get(target)
+        if num_stages is not None:
+            mop.attributes[ttg.NUM_STAGES] = ir.IntegerAttr.get(i32, int(num_stages))
 
         def enc(ty, layout=None):
             t = _tensor(ty)

@@ -3,7 +3,8 @@
 Order (Triton's ``make_ttgir`` for what we have, then the analyses its ``make_llir`` runs first)::
 
     tritium-coalesce, tritium-remove-layout-conversions, tritium-accelerate-matmul,
-    tritium-remove-layout-conversions, tritium-optimize-dot-operands, tritium-cse, tritium-dce,
+    tritium-remove-layout-conversions, tritium-optimize-dot-operands, tritium-pipeline,
+    tritium-cse, tritium-dce,
     tritium-remove-layout-conversions, tritium-reorder-instructions, canonicalize, tritium-ttg-dce,
     tritium-allocation, tritium-membar
 
@@ -24,6 +25,7 @@ from .coalesce import as_op, erase_dead
 from .accelerate_matmul import accelerate_matmul_pass
 from .coalesce import coalesce_pass
 from .optimize_dot_operands import optimize_dot_operands_pass
+from .pipeline_loops import pipeline_loops_pass
 from .remove_layout_conversions import remove_layout_conversions_pass
 from .reorder_instructions import reorder_instructions_pass
 
@@ -42,6 +44,7 @@ PIPELINE = (
     ("tritium-accelerate-matmul", accelerate_matmul_pass),
     ("tritium-remove-layout-conversions", remove_layout_conversions_pass),
     ("tritium-optimize-dot-operands", optimize_dot_operands_pass),
+    ("tritium-pipeline", pipeline_loops_pass),
     ("tritium-cse", cse_pass),
     ("tritium-dce", dce_pass),
     ("tritium-remove-layout-conversions", remove_layout_conversions_pass),

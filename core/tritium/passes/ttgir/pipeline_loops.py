@@ -1,0 +1,397 @@
+"""The software pipeliner for loops that feed dots (Triton's ``PipelineLoops`` with ``cp.async``, sm_80+).
+
+A load in an ``scf.for`` body whose only use is a ``ttg.local_alloc`` (the dot-operand path of
+optimize_dot_operands) is issued ``S - 1`` iterations ahead (``S`` = ``num_stages``, the module's
+``ttg.num-stages``) as asynchronous copies into a stack of ``S`` buffers::
+
+    %buf = ttg.local_alloc : !ttg.memdesc<S x ...>                     (before the loop)
+    prologue, i = 0 .. S-2:  async_copy(ptrs(i) -> %buf[i], mask(i) & (lb + i*step < ub)); async_commit_group
+    scf.for %iv ... iter_args(..., %x_ahead.., %read = 0, %write = S-1) {
+      ttg.async_wait {num = S-2}                                        (this iteration's group has landed)
+      %tile = ttg.memdesc_subview %buf[%read]                           (replaces the local_alloc)
+      async_copy(ptrs(iv + (S-1)*step) -> %buf[%write], mask & (iv + (S-1)*step < ub)); async_commit_group
+      ... the body, its local_loads reading %tile ...
+      yield ..., update(%x_ahead), next(%read), next(%write)
+    }
+    ttg.async_wait {num = 0}
+
+``ptrs(j)`` / ``mask(j)`` are the load's operand slice (the ops of the body it depends on) recomputed for
+iteration ``j``: from the induction variable and from iter_args ``%x`` whose yielded value depends only on ``%x``
+itself, the induction variable and values defined outside the loop (the ``a_ptrs += BLOCK_K * stride`` of a
+matmul).  Such an ``%x`` gets an extra iter_arg ``%x_ahead`` carried ``S - 1`` iterations ahead (its prologue
+values by applying the update ``S - 1`` times); the original stays for its other users (DCE removes it when
+none are left).  Membar then puts a barrier before the copies (the stage they overwrite was read in the
+previous iteration) and before the reads (after the wait).
+
+A load is left alone (and says why with ``TRITIUM_LOG``) when: its slice has side effects or regions, an
+iter_arg's update depends on other loop-carried values, its ``other`` is not zero, or a thread's contiguous
+share is narrower than 4 bytes (``cp.async`` copies 4, 8 or 16 bytes).  Loops with nested loops, and targets other
+than cuda sm_80+, are not pipelined.
+"""
+from __future__ import annotations
+
+import logging
+
+from mlir import ir
+
+from tritium.dialects import layouts, tt, ttg
+from tritium.passes.analysis.allocation import elem_bytes
+from tritium.passes.ttir._util import is_pure
+
+from .accelerate_matmul import target_arch
+from .coalesce import as_op, layout_of, module_int, walk
+
+log = logging.getLogger(__name__)
+
+LOOP = "scf.for"
+
+
+def _is_zero_constant(value) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    op = as_op(owner)
+    if op.name == tt.SPLAT:
+        return _is_zero_constant(op.operands[0])
+    if op.name != "arith.constant":
+        return False
+    attr = op.attributes["value"]
+    try:
+        dense = ir.DenseElementsAttr(attr)
+        if not dense.is_splat:
+            return False
+        attr = dense.get_splat_value()
+    except ValueError:
+        pass
+    try:
+        return float(ir.FloatAttr(attr).value) == 0.0
+    except ValueError:
+        return int(ir.IntegerAttr(attr).value) == 0
+
+
+def _in_body(value, body) -> bool:
+    """Defined by an op directly in ``body`` (not an argument, not outside)."""
+    owner = value.owner
+    return not isinstance(owner, ir.Block) and as_op(owner).parent is not None and \
+        as_op(owner).operation.block == body
+
+
+def _slice(values, body, args):
+    """The ops of ``body`` the ``values`` depend on (program order) and the block arguments they read, or None
+    when an op there has side effects or regions."""
+    seen, ops, used = set(), [], set()
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v.owner, ir.Block):
+            if v.owner == body:
+                used.add(v.arg_number)
+            continue
+        if not _in_body(v, body):
+            continue
+        op = as_op(v.owner)
+        key = op
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(op.regions) or not (is_pure(op) or op.name == ttg.CONVERT_LAYOUT):
+            return None
+        ops.append(op)
+        stack.extend(op.operands)
+    order = {as_op(o): i for i, o in enumerate(body.operations)}
+    ops.sort(key=lambda o: order[o])
+    return ops, used
+
+
+class _Load:
+    def __init__(self, load, alloc):
+        self.load, self.alloc = load, alloc
+        self.ptr = load.operands[0]
+        groups = tt.operand_groups(load)
+        self.mask = (groups.get("mask") or [None])[0]
+        self.other = (groups.get("other") or [None])[0]
+
+
+def _candidates(loop, body, info):
+    """Loads to pipeline and the iter_arg numbers (block argument numbers) their slices read."""
+    out = []
+    for op in body.operations:
+        op = as_op(op)
+        if op.name != tt.LOAD:
+            continue
+        uses = list(op.results[0].uses)
+        if len(uses) != 1 or as_op(uses[0].owner).name != ttg.LOCAL_ALLOC:
+            continue
+        alloc = as_op(uses[0].owner)
+        if alloc.operation.block != body:
+            continue
+        c = _Load(op, alloc)
+        where = tt.loc_str(op)
+        if c.other is not None and not _is_zero_constant(c.other):
+            log.debug("load at %s not pipelined: its other is not zero (cp.async fills zeros)", where)
+            continue
+        if not tt.is_tensor(c.ptr.type):
+            continue
+        lay = layout_of(c.ptr)
+        ll = lay.linear(tt.shape_of(c.ptr.type))
+        eb = elem_bytes(op.results[0].type)
+        per_thread = layouts._contig_regs(ll, lay.order[0])
+        try:
+            vec = int(info.vector_width(c.ptr, c.mask, per_thread, eb * 8, list(lay.order)))
+        except Exception as e:  # no answer from the analysis: not pipelined, still correct
+            log.debug("load at %s not pipelined: no vector width (%s)", where, e)
+            continue
+        vec = max(1, min(vec, per_thread, 16 // eb))
+        if vec * eb < 4:
+            log.debug("load at %s not pipelined: %d contiguous bytes per thread (cp.async needs 4)", where,
+                      vec * eb)
+            continue
+        out.append(c)
+    return out
+
+
+def _updates(body, term, arg_numbers, iv_num):
+    """For each iter_arg number: the slice computing its yielded value, or None when that slice reads another
+    loop-carried value (or has side effects)."""
+    out = {}
+    for a in arg_numbers:
+        if a == iv_num:
+            continue
+        y = term.operands[a - 1]
+        sl = _slice([y], body, None)
+        if sl is None or not sl[1] <= {a, iv_num}:
+            return None
+        out[a] = (sl[0], y)
+    return out
+
+
+def _clone(ops, mapping, ip):
+    """Clone ``ops`` at ``ip`` with operands through ``mapping`` (updated with the clones' results)."""
+    with ip:
+        for op in ops:
+            new = op.clone()
+            for i, v in enumerate(op.operands):
+                if v in mapping:
+                    new.operands[i] = mapping[v]
+            for r_old, r_new in zip(op.results, new.results):
+                mapping[r_old] = r_new
+
+
+def _const(value, ty):
+    return ir.Operation.create("arith.constant", results=[ty],
+                               attributes={"value": ir.IntegerAttr.get(ty, value)}).results[0]
+
+
+def _arith(name, a, b, ty=None):
+    return ir.Operation.create(name, results=[ty or a.type], operands=[a, b]).results[0]
+
+
+def _cmp_lt(a, b):
+    i1 = ir.IntegerType.get_signless(1)
+    return ir.Operation.create("arith.cmpi", results=[i1], operands=[a, b],
+                               attributes={"predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 2)}
+                               ).results[0]
+
+
+def _issue(c, buf, index, ptr, mask, pred):
+    """``async_copy(ptr -> buf[index], mask & pred)`` at the current insertion point."""
+    ptr_ty = ir.RankedTensorType(ptr.type)
+    i1 = ir.IntegerType.get_signless(1)
+    mask_ty = ir.RankedTensorType.get(list(ptr_ty.shape), i1, ptr_ty.encoding)
+    p = ir.Operation.create(tt.SPLAT, results=[mask_ty], operands=[pred]).results[0]
+    m = p if mask is None else _arith("arith.andi", mask, p)
+    shape, elem = ttg.memdesc_shape_and_element(buf.type)
+    sub_ty = _subview_type(buf.type)
+    sub = ir.Operation.create(ttg.MEMDESC_SUBVIEW, results=[sub_ty], operands=[buf, index]).results[0]
+    ir.Operation.create(ttg.ASYNC_COPY_GLOBAL_TO_LOCAL, results=[], operands=[ptr, sub, m],
+                        attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])})
+    return sub
+
+
+def _subview_type(stack_ty):
+    shape, elem = ttg.memdesc_shape_and_element(stack_ty)
+    s = str(stack_ty)
+    enc = s[s.index("#ttg."):-1]
+    return ttg.memdesc_type(shape[1:], elem, _Enc(enc), stack_ty.context)
+
+
+class _Enc:
+    def __init__(self, text):
+        self.text = text
+
+    def to_str(self):
+        return self.text
+
+
+def pipeline_loop(loop, stages: int, info) -> bool:
+    loop = as_op(loop)
+    body = loop.regions[0].blocks[0]
+    if any(as_op(o).name in (LOOP, "scf.while") for o in walk(loop) if as_op(o) != loop):
+        return False
+    iv_ty = body.arguments[0].type
+    if not isinstance(iv_ty, ir.IntegerType):
+        log.debug("loop at %s not pipelined: its induction variable is %s", tt.loc_str(loop), iv_ty)
+        return False
+    term = as_op(list(body.operations)[-1])
+    cands = []
+    arg_set = set()
+    for c in _candidates(loop, body, info):
+        sl = _slice([v for v in (c.ptr, c.mask) if v is not None], body, None)
+        if sl is None:
+            log.debug("load at %s not pipelined: its operands have side effects", tt.loc_str(c.load))
+            continue
+        ups = _updates(body, term, sl[1], 0)
+        if ups is None:
+            log.debug("load at %s not pipelined: its pointers depend on other loop-carried values",
+                      tt.loc_str(c.load))
+            continue
+        c.slice, c.args, c.ups = sl[0], sl[1] - {0}, ups
+        cands.append(c)
+        arg_set |= c.args
+    if not cands:
+        return False
+    args = sorted(arg_set)
+    ups = {}
+    for c in cands:
+        ups.update(c.ups)
+    lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
+    inits = list(loop.operands[3:])
+    i32 = ir.IntegerType.get_signless(32)
+    S = stages
+    loc = loop.location
+    with loc:
+        # the buffers and the prologue, before the loop
+        ip = ir.InsertionPoint(loop)
+        bufs = []
+        with ip:
+            for c in cands:
+                shape, elem = ttg.memdesc_shape_and_element(c.alloc.results[0].type)
+                s = str(c.alloc.results[0].type)
+                stack_ty = ttg.memdesc_type((S,) + tuple(shape), elem, _Enc(s[s.index("#ttg."):-1]),
+                                            loop.context)
+                bufs.append(ir.Operation.create(ttg.LOCAL_ALLOC, results=[stack_ty], operands=[]).results[0])
+            cur = {a: inits[a - 1] for a in args}
+            for i in range(S - 1):
+                iv_i = _arith("arith.addi", lb, _arith("arith.muli", step, _const(i, iv_ty)))
+                pred = _cmp_lt(iv_i, ub)
+                for c, buf in zip(cands, bufs):
+                    m = {body.arguments[0]: iv_i}
+                    m.update({body.arguments[a]: cur[a] for a in args})
+                    _clone(c.slice, m, ip)
+                    ptr = m.get(c.ptr, c.ptr)
+                    mask = m.get(c.mask, c.mask) if c.mask is not None else None
+                    _issue(c, buf, _const(i, i32), ptr, mask, pred)
+                ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
+                # the iter_args of iteration i + 1
+                nxt = {}
+                for a in args:
+                    m = {body.arguments[0]: iv_i, body.arguments[a]: cur[a]}
+                    sl, y = ups[a]
+                    _clone(sl, m, ip)
+                    nxt[a] = m.get(y, y)
+                cur = nxt
+        # the new loop: old iter_args + the ahead ones + read / write stage indices
+        new_inits = inits + [cur[a] for a in args] + [_const_at(loop, 0, i32), _const_at(loop, S - 1, i32)]
+        with ir.InsertionPoint(loop):
+            new_loop = ir.Operation.create(LOOP, results=[v.type for v in new_inits],
+                                           operands=[lb, ub, step] + new_inits, regions=1)
+        nb = ir.Block.create_at_start(new_loop.regions[0], [iv_ty] + [v.type for v in new_inits])
+        n_old = len(inits)
+        with ir.InsertionPoint(nb):
+            wait = ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, S - 2)})
+        anchor = wait
+        for op in list(body.operations):
+            op = as_op(op)
+            op.move_after(anchor)
+            anchor = op
+        for i, a in enumerate(body.arguments):
+            a.replace_all_uses_with(nb.arguments[i])
+        iv = nb.arguments[0]
+        ahead = {a: nb.arguments[1 + n_old + k] for k, a in enumerate(args)}
+        read, write = nb.arguments[1 + n_old + len(args)], nb.arguments[2 + n_old + len(args)]
+        # after the wait: this iteration's tiles, then the copies of iteration iv + (S-1) * step
+        after_wait = _next_op(wait)
+        ip = ir.InsertionPoint(after_wait)
+        with ip:
+            for c, buf in zip(cands, bufs):
+                sub_ty = _subview_type(buf.type)
+                tile = ir.Operation.create(ttg.MEMDESC_SUBVIEW, results=[sub_ty], operands=[buf, read]).results[0]
+                c.alloc.results[0].replace_all_uses_with(tile)
+            iv_a = _arith("arith.addi", iv, _arith("arith.muli", step, _const(S - 1, iv_ty)))
+            pred = _cmp_lt(iv_a, ub)
+            for c, buf in zip(cands, bufs):
+                m = {iv: iv_a}
+                m.update({nb.arguments[a]: ahead[a] for a in args})
+                _clone(c.slice, m, ip)
+                # the load moved into the new body: its operands are the new body's values now
+                ptr, mask = c.load.operands[0], (c.load.operands[1] if c.mask is not None else None)
+                _issue(c, buf, write, m.get(ptr, ptr), m.get(mask, mask) if mask is not None else None, pred)
+            ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
+            new_ahead = {}
+            for a in args:
+                sl, y = ups[a]
+                m = {iv: iv_a, nb.arguments[a]: ahead[a]}
+                _clone(sl, m, ip)
+                new_ahead[a] = m.get(y, y)
+            one, last = _const(1, i32), _const(S - 1, i32)
+            zero = _const(0, i32)
+
+            def nxt(x):
+                inc = _arith("arith.addi", x, one)
+                wrap = ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
+                                           operands=[x, last],
+                                           attributes={"predicate": ir.IntegerAttr.get(
+                                               ir.IntegerType.get_signless(64), 0)}).results[0]
+                return ir.Operation.create("arith.select", results=[i32], operands=[wrap, zero, inc]).results[0]
+
+            r2, w2 = nxt(read), nxt(write)
+        # the yield: old values + the new iter_args
+        old_term = as_op(list(nb.operations)[-1])
+        with ir.InsertionPoint(old_term):
+            ir.Operation.create("scf.yield", operands=list(old_term.operands) + [new_ahead[a] for a in args]
+                                + [r2, w2])
+        old_term.erase()
+        for c in cands:
+            c.alloc.erase()
+            if not list(c.load.results[0].uses):
+                c.load.erase()
+        for i, r in enumerate(loop.results):
+            r.replace_all_uses_with(new_loop.results[i])
+        loop.erase()
+        after = _next_op(new_loop)
+        with ir.InsertionPoint(after):
+            ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, 0)})
+    return True
+
+
+def _next_op(op):
+    """The op after ``op`` in its block."""
+    op = as_op(op)
+    ops = [as_op(o) for o in op.operation.block.operations]
+    return ops[ops.index(op) + 1]
+
+
+def _const_at(loop, value, ty):
+    with ir.InsertionPoint(as_op(loop)), as_op(loop).location:
+        return _const(value, ty)
+
+
+def pipeline_loops(root) -> int:
+    """Pipeline the loops of ``root`` (a module); returns how many."""
+    mod = as_op(root)
+    stages = module_int(mod, ttg.NUM_STAGES, 1)
+    backend, arch = target_arch(mod)
+    if stages < 2 or backend != "cuda" or arch is None or arch < 80:
+        return 0
+    from tritium.passes.analysis.axis_info import AxisInfoAnalysis
+
+    info = AxisInfoAnalysis(mod)
+    return sum(pipeline_loop(op, stages, info) for op in walk(mod) if op.name == LOOP)
+
+
+def pipeline_loops_pass(op, pass_=None) -> None:
+    with as_op(op).context:
+        pipeline_loops(op)
+
+
+pipeline_loops_pass.__name__ = "tritium-pipeline"
