@@ -100,6 +100,19 @@ def _v_async_copy(op, g):
         return f"copies a tensor of pointers to {elem} of the buffer's shape {tuple(shape)}, got {src}"
 
 
+def _v_warp_group_dot(op, g):
+    a, b, c = (x.type for x in op.operands)
+    shape_a = tt.shape_of(a) if tt.is_tensor(a) else memdesc_shape_and_element(a)[0] if str(a).startswith(
+        "!ttg.memdesc") else None
+    if shape_a is None:
+        return f"a is a !ttg.memdesc or a tensor in registers, got {a}"
+    shape_b = tuple(memdesc_shape_and_element(b)[0])
+    shape_a, shape_c = tuple(shape_a), tuple(tt.shape_of(c))
+    if len(shape_a) != 2 or len(shape_b) != 2 or len(shape_c) != 2:
+        return f"a warpgroup dot is 2-D, got a {shape_a}, b {shape_b}, c {shape_c}"
+    if shape_a[1] != shape_b[0] or shape_c != (shape_a[0], shape_b[1]):
+        return f"shapes do not multiply: a {shape_a} @ b {shape_b} + c {shape_c}"
+
 OPS: tuple = (
     TTGOpDef("convert_layout", (("src", _S),), types={"src": TENSOR, "result": TENSOR}, verify=_v_convert_layout,
              doc="the same tensor in another layout"),
@@ -127,6 +140,12 @@ OPS: tuple = (
              doc="close the group of the asynchronous copies started since the last commit"),
     TTGOpDef("async_wait", results=(), attrs={"num": tt.required(tt.I32)}, pure=False, effects=_RW,
              doc="wait until at most num committed groups of asynchronous copies are still in flight"),
+    TTGOpDef("warp_group_dot", (("a", _S), ("b", _S), ("c", _S)),
+             attrs={"inputPrecision": tt.InputPrecision, "maxNumImpreciseAcc": tt.I32},
+             types={"b": MEMDESC, "c": tt.same("C", TENSOR), "result": tt.same("C")}, pure=False,
+             effects=frozenset({READ}), verify=_v_warp_group_dot,
+             doc="a @ b + c on Hopper tensor cores (wgmma): a a memdesc (or a dot_op tensor), b a memdesc, c and the "
+                 "result in #ttg.nvidia_mma<3>; reads shared memory"),
 )
 
 _BY_NAME = {op.full_name: op for op in OPS}
