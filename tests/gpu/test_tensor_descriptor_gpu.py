@@ -14,11 +14,6 @@ torch = pytest.importorskip("torch")
 import tritium as triton  # noqa: E402
 
 
-# On an H100 (2026-11-24) tl.dot(a, b.T) gave wrong results on the cuda backend with ordinary pointer loads as
-# well as with descriptors (tl.dot(a, b) was right): a dot-lowering issue, not the descriptors'.  The tutorial's
-# matmuls use b.T, so they are expected to fail until that is fixed (non-strict: they pass quietly then).
-DOT_TRANS_B = pytest.mark.xfail(reason="tl.dot(a, b.T) on the cuda backend (also wrong with ordinary loads)",
-                                strict=False)
 
 
 def _data(gpu, shape, dtype):
@@ -114,7 +109,6 @@ def test_host_descriptors(gpu, dtype, M, N, BM, BN):
     assert torch.equal(out.nan_to_num(7.0), want.nan_to_num(7.0))
 
 
-@DOT_TRANS_B
 @pytest.mark.parametrize("M,N,K,subtile", [(256, 256, 128, False), (200, 136, 72, True)])
 def test_persistent_matmul_device_descriptors(gpu, M, N, K, subtile):
     a = gpu.randn(M, K, dtype=torch.float16)
@@ -130,7 +124,6 @@ def test_persistent_matmul_device_descriptors(gpu, M, N, K, subtile):
     torch.testing.assert_close(c, (a.float() @ b.float().T).half(), rtol=1e-2, atol=1e-2)
 
 
-@DOT_TRANS_B
 def test_persistent_matmul_host_descriptors(gpu):
     M, N, K = 192, 128, 96
     a = gpu.randn(M, K, dtype=torch.float16)
