@@ -142,6 +142,13 @@ def _candidates(loop, body, info):
             log.debug("load at %s not pipelined: no vector width (%s)", where, e)
             continue
         vec = max(1, min(vec, per_thread, 16 // eb))
+        enc = str(alloc.results[0].type)
+        slay = layouts.parse_layout(enc[enc.index("#ttg."):-1])
+        rank = len(tt.shape_of(c.ptr.type))
+        smem_fast = (rank - 2 if slay.transposed else rank - 1) if isinstance(slay, layouts.NVMMASharedLayout) \
+            else slay.order[0]
+        if smem_fast != lay.order[0]:  # the buffer's contiguous dim is another one (a K-major wgmma operand)
+            vec = 1
         if vec * eb < 4:
             log.debug("load at %s not pipelined: %d contiguous bytes per thread (cp.async needs 4)", where,
                       vec * eb)
