@@ -35,6 +35,9 @@ from ..errors import LoweringError
 from .context import LoweringContext, TargetInfo
 from .utils import flat_types, regroup
 
+#: alignment of ``@global_smem`` (bytes): the largest any buffer needs (8 x a 128-byte swizzle)
+SMEM_ALIGNMENT = 1024
+
 # ------------------------------------------------------------------------------------------------
 # Decoding an op's operands and attributes
 # ------------------------------------------------------------------------------------------------
@@ -209,6 +212,8 @@ def lower_module(module, target_info: TargetInfo, rules: Mapping, *, kernel_attr
             if op.name == "func.func":
                 funcs[_sym_name(op)] = op
         combines = _combine_symbols(module)
+        # bracketed scratch goes past every buffer the allocation analysis placed (ttg.shared is the end of the
+        # last one, whatever its alignment)
         allocated = ttg.module_int(module, "ttg.shared", 0) or 0
         bracket_base = (allocated + 15) // 16 * 16
         symbols: dict = {}
@@ -255,7 +260,9 @@ def lower_module(module, target_info: TargetInfo, rules: Mapping, *, kernel_attr
                     "linkage": ir.Attribute.parse("#llvm.linkage<external>"),
                     "addr_space": ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
                                                      target_info.shared_address_space),
-                    "alignment": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 16),
+                    # 1024: a 128B-swizzled buffer (allocation aligns it to 1024 bytes into @global_smem) starts on
+                    # its swizzle pattern, as wgmma descriptors / TMA expect
+                    "alignment": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), SMEM_ALIGNMENT),
                 }, regions=1)
         try:
             out.operation.verify()

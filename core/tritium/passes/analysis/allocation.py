@@ -33,7 +33,9 @@ Buffers and their sizes (bytes; ``bytes(T)`` is the element size, pointers 8, ``
 Liveness is measured in program order (a pre-order numbering of the function's ops); a scratch buffer lives
 ``[i, i+1)`` of its op, an op holding regions lives to its last nested op.  Offsets: buffers sorted by size
 (largest first, then program order), each placed at the lowest offset, aligned to ``ALIGNMENT`` bytes, that
-overlaps no already placed buffer whose lifetime overlaps its own (first fit).
+overlaps no already placed buffer whose lifetime overlaps its own (first fit).  A ``local_alloc`` in
+``#ttg.nvmma_shared`` with a swizzle is aligned to ``8 * swizzleBytes`` (1024 bytes for 128B) instead: wgmma's
+matrix descriptors (and TMA) read it assuming the buffer starts on its swizzle pattern (descriptor base offset 0).
 
 Results are written as attributes the lowering reads:
 
@@ -184,6 +186,20 @@ def scratch_size(op, num_warps: int = 4, callee_totals: Optional[dict] = None) -
     return 0
 
 
+def buffer_alignment(op, default: int = ALIGNMENT) -> int:
+    """Byte alignment of ``op``'s buffer: ``8 * swizzleBytes`` for a swizzled ``#ttg.nvmma_shared`` local_alloc
+    (its swizzle pattern's period), else ``default``."""
+    op = _as_op(op)
+    if op.name != "ttg.local_alloc":
+        return default
+    s = str(op.results[0].type)
+    enc = s[s.index("#ttg."):-1] if "#ttg." in s else ""
+    if not enc.startswith("#ttg.nvmma_shared"):
+        return default
+    lay = layouts.parse_layout(enc)
+    return max(default, 8 * lay.swizzle_bytes)
+
+
 def explicit_size(op) -> int:
     op = _as_op(op)
     if op.name != "ttg.local_alloc":
@@ -200,6 +216,7 @@ class Buffer:
     start: int
     end: int  # exclusive
     offset: int = 0
+    align: int = ALIGNMENT
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
         return self.start < other.end and other.start < self.end
@@ -295,7 +312,7 @@ class Allocation:
         for op in _walk(func):
             s = scratch_size(op, num_warps, self.function_totals)
             if s:
-                bufs.append(Buffer(op, "scratch", s, index[op], index[op] + 1))
+                bufs.append(Buffer(op, "scratch", s, index[op], index[op] + 1, align=self.alignment))
                 continue
             s = explicit_size(op)
             if s:
@@ -304,7 +321,7 @@ class Allocation:
                     a = ancestor_in_block(_as_op(u.owner), op.block)
                     if a is not None:
                         last = max(last, end[a])
-                bufs.append(Buffer(op, "explicit", s, index[op], last))
+                bufs.append(Buffer(op, "explicit", s, index[op], last, align=buffer_alignment(op, self.alignment)))
         placed: list = []
         for b in sorted(bufs, key=lambda b: (-b.size, b.start)):
             b.offset = self._first_fit(b, placed)
@@ -316,11 +333,11 @@ class Allocation:
 
     def _first_fit(self, b: Buffer, placed: list) -> int:
         live = sorted((p for p in placed if p.overlaps_in_time(b)), key=lambda p: p.offset)
-        candidates = sorted({0} | {_align(p.offset + p.size, self.alignment) for p in live})
+        candidates = sorted({0} | {_align(p.offset + p.size, b.align) for p in live})
         for c in candidates:
             if all(c + b.size <= p.offset or p.offset + p.size <= c for p in live):
                 return c
-        return _align(max((p.offset + p.size for p in live), default=0), self.alignment)  # pragma: no cover
+        return _align(max((p.offset + p.size for p in live), default=0), b.align)  # pragma: no cover
 
     def apply(self) -> "Allocation":
         """Write ``allocation.offset`` / ``allocation.size`` on the ops and ``ttg.shared`` on the module."""

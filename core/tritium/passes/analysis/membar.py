@@ -12,6 +12,7 @@ op with a scratch buffer              writes and reads its interval (convert_lay
 ``ttg.local_alloc`` with a source     writes its buffer
 ``ttg.local_store``                   writes the buffer of its destination
 ``ttg.local_load``                    reads the buffer of its source
+``ttg.warp_group_dot``                reads the buffers of its memdesc operands (wgmma)
 ``ttg.async_copy_global_to_local``    writes the buffer of its destination (when issued: the copy completes by the
                                       ``ttg.async_wait`` the program puts before its readers)
 ``ttg.barrier``                       clears everything pending
@@ -76,6 +77,9 @@ class _Membar:
             return (self._buffer_of(op.operands[0]),), ()
         if name == "ttg.async_copy_global_to_local":  # its write lands by the async_wait; ordered as issued
             return (), (self._buffer_of(op.operands[1]),)
+        if name == "ttg.warp_group_dot":  # wgmma reads its memdesc operands (a may be registers)
+            mems = [v for v in list(op.operands)[:2] if str(v.type).startswith("!ttg.memdesc")]
+            return tuple(self._buffer_of(v) for v in mems), ()
         if name == "ttg.local_dealloc":
             return (), ()
         iv = _interval(op)

@@ -14,9 +14,21 @@ For each ``tt.dot %a, %b, %c`` (result ``[.., M, N]`` in a blocked layout), :fun
   cores): A and B become ``#ttg.dot_op<0|1, #blocked, 0>`` of the result's blocked layout; fp8 operands are
   first converted to fp32 (``tt.fp_to_fp``), so the FMA lowering multiplies ordinary floats.
 
-Warps per tile (:func:`warps_per_tile`): doubled along M while the per-warp tile is at least as tall (in 16-row
-units) as it is wide (in 16-column units) and M has room, else along N; what neither dim can take goes to the
-batch dim of a 3-D dot (or stays replicated).
+* **wgmma** (``#ttg.nvidia_mma<3, warpsPerCTA, [16, n, k]>``) on cuda sm_90 when the dot also qualifies for
+  Hopper's warpgroup instructions (:func:`wgmma_reason`, Triton's ``supportMMA(op, 3)``): a 2-D dot, ``num_warps``
+  a multiple of 4, M a multiple of 64, N of 8, K at least the instruction's K (32 bytes); fp16 / bf16, tf32 (not
+  tf32x3), int8, fp8 (e4m3 / e5m2; with an fp32 accumulator ``maxNumImpreciseAcc`` 0, tritium's "unset", which
+  is Triton's sm_90 default of accumulating all of K in the instruction, or at least 32); operands of non-16-bit
+  types must fit a K-major buffer.  Only the result (and the accumulator) get the layout here: the operands keep
+  theirs, and optimize_dot_operands stores them into shared memory and turns the ``tt.dot`` into a
+  ``ttg.warp_group_dot``.  The instruction N (:func:`wgmma_instr_n`) is the largest wgmma N dividing N and at most
+  N over the warps left after 16 rows per warp along M; warps (:func:`warps_per_tile_v3`): a warpgroup (4, 1),
+  doubled along M while M has more rows than 16 per warp, else along N; all of them along M when the result feeds
+  another dot (the attention's ``p @ v``), as in Triton.  Everything else keeps version 2 on sm_90.
+
+Warps per tile (:func:`warps_per_tile`, version 2): doubled along M while the per-warp tile is at least as tall (in
+16-row units) as it is wide (in 16-column units) and M has room, else along N; what neither dim can take goes to
+the batch dim of a 3-D dot (or stays replicated).
 
 ``tritium-accelerate-matmul`` reads the target from the module's ``ttg.target`` (``"cuda:80"``); other targets
 keep the FMA path.
@@ -79,6 +91,98 @@ def mma_version(backend: str, arch, a_ty, b_ty, c_ty, precision) -> int:
     return 0
 
 
+#: wgmma instruction N, largest first (Triton's choice): f16 / bf16 / tf32 / fp8 every multiple of 8 up to 256;
+#: int8 (s32 accumulators) 224 and down in steps of 16, then 32, 24, 16, 8
+WGMMA_N = tuple(range(256, 7, -8))
+WGMMA_N_INT8 = tuple(range(224, 47, -16)) + (32, 24, 16, 8)
+
+
+def _storable(mn: int, k: int, bits: int, k_major: bool) -> bool:
+    """A [mn, k] operand tile fits an NVMMASharedLayout buffer wgmma reads: the contiguous dim at least 16 bytes
+    (a core-matrix row), the other a multiple of 8 rows."""
+    fast, slow = (k, mn) if k_major else (mn, k)
+    return fast * bits // 8 >= 16 and slow % 8 == 0
+
+
+def wgmma_reason(backend: str, arch, a_ty, b_ty, c_ty, precision, max_imprecise: int, num_warps: int) -> str:
+    """Why this dot cannot use wgmma on ``backend:arch`` ("" when it can)."""
+    if backend != "cuda" or arch is None or not 90 <= arch < 100:
+        return "not sm_90"
+    shape, sa = tt.shape_of(c_ty), tt.shape_of(a_ty)
+    if len(shape) != 2:
+        return "a batched (3-D) dot"
+    if num_warps % 4:
+        return f"num_warps {num_warps} is not a multiple of 4 (a warpgroup)"
+    m, n, k = shape[0], shape[1], sa[-1]
+    if m % 64 or n % 8:
+        return f"M = {m} is not a multiple of 64 or N = {n} of 8"
+    ka, kb, kc = _kind(a_ty), _kind(b_ty), _kind(c_ty)
+    bits = _bits(a_ty)
+    if ka in ("f16", "bf16") and kb == ka and (kc == "f32" or (kc == "f16" and ka == "f16")):
+        pass
+    elif ka == kb == "f32" and kc == "f32" and precision == InputPrecision.TF32:
+        pass
+    elif ka == kb == "i8" and kc == "i32":
+        pass
+    elif ka == kb == "fp8" and kc in ("f32", "f16"):
+        if kc == "f32" and 0 < max_imprecise < 32:
+            return f"maxNumImpreciseAcc {max_imprecise} < 32 with an fp32 accumulator"
+    else:
+        return f"no wgmma for {ka} x {kb} -> {kc} (input precision {precision.name})"
+    ik = 256 // bits
+    if k < ik or k % ik:
+        return f"K = {k} is not a multiple of the instruction's {ik}"
+    if bits != 16 and not (_storable(m, k, bits, True) and _storable(n, k, bits, True)):
+        return f"{bits}-bit operands must be stored K-major, which a [{m}, {k}] / [{k}, {n}] tile cannot"
+    return ""
+
+
+def _feeds_dot(op) -> bool:
+    """The result of ``op`` reaches another ``tt.dot`` through its users (Triton's forward slice)."""
+    seen, stack = set(), [r for r in op.results]
+    while stack:
+        v = stack.pop()
+        for u in v.uses:
+            user = as_op(u.owner)
+            if user in seen:
+                continue
+            seen.add(user)
+            if user.name == tt.DOT and user != op:
+                return True
+            stack.extend(user.results)
+            if len(seen) > 4096:
+                return False
+    return False
+
+
+def wgmma_instr_n(shape, num_warps: int, int8: bool) -> int:
+    """The wgmma N for a result of ``shape`` (Triton's ``mmaVersionToInstrShape`` for version 3): the largest
+    instruction N that divides N and is at most N / (warps left after 16 rows per warp along M)."""
+    m, n = shape
+    m_warps = max(m // 16, 1)
+    n_warps = max(num_warps // m_warps, 1)
+    max_n = max(n // n_warps, 8)
+    for cand in (WGMMA_N_INT8 if int8 else WGMMA_N):
+        if n % cand == 0 and cand <= max_n:
+            return cand
+    raise ValueError(f"no wgmma N for a result of shape {tuple(shape)}")
+
+
+def warps_per_tile_v3(shape, num_warps: int, instr_n: int, chained: bool = False) -> tuple:
+    """warpsPerCTA of a wgmma tile: all warps along M when the result feeds another dot, else a warpgroup
+    ``(4, 1)`` doubled along M while M has more than 16 rows per warp, then along N (Triton's
+    ``warpsPerTileV3``)."""
+    if chained:
+        return (num_warps, 1)
+    wm, wn = 4, 1
+    while wm * wn < num_warps:
+        if shape[0] > 16 * wm:
+            wm *= 2
+        else:
+            wn *= 2
+    return (wm, wn)
+
+
 def warps_per_tile(shape, num_warps: int) -> tuple:
     """warpsPerCTA of an ``mma.sync`` tile (16x8 per warp) for a dot result of ``shape`` (2-D or 3-D)."""
     m, n = shape[-2], shape[-1]
@@ -102,11 +206,22 @@ def warps_per_tile(shape, num_warps: int) -> tuple:
 
 
 def choose(op, backend: str, arch, num_warps: int):
-    """``(result layout, A layout, B layout)`` for ``tt.dot`` ``op`` (A/B None: keep FMA's blocked parent)."""
+    """``(result layout, A layout, B layout)`` for ``tt.dot`` ``op``; A / B None for a wgmma (version 3) result:
+    the operands keep their layouts (optimize_dot_operands puts them in shared memory)."""
     a, b, c = op.operands[0], op.operands[1], op.operands[2]
     shape = tt.shape_of(c.type)
-    precision = tt.decode_attributes(op).get("inputPrecision", InputPrecision.IEEE)
+    attrs = tt.decode_attributes(op)
+    precision = attrs.get("inputPrecision", InputPrecision.IEEE)
+    max_imprecise = int(attrs.get("maxNumImpreciseAcc", 0) or 0)
+    why = wgmma_reason(backend, arch, a.type, b.type, c.type, precision, max_imprecise, num_warps)
+    if not why:
+        bits = _bits(a.type)
+        n = wgmma_instr_n(shape, num_warps, _kind(a.type) == "i8")
+        warps = warps_per_tile_v3(shape, num_warps, n, _feeds_dot(op))
+        return layouts.NvidiaMmaLayout(3, warps, (16, n, 256 // bits)), None, None
     version = mma_version(backend, arch, a.type, b.type, c.type, precision)
+    if version and arch >= 90:
+        log.debug("tt.dot at %s stays on mma.sync: %s", tt.loc_str(op), why)
     k = tt.shape_of(a.type)[-1]
     if version:
         ik = MMA_K[_bits(a.type)]
@@ -149,8 +264,9 @@ def accelerate_matmul(root) -> int:
         elif tt.is_fp8(tt.elem_of(a.type)):
             a, b = _fp8_to_f32(a, op), _fp8_to_f32(b, op)
         with op.location:
-            op.operands[0] = create_convert(a, a_layout, before=op)
-            op.operands[1] = create_convert(b, b_layout, before=op)
+            if a_layout is not None:
+                op.operands[0] = create_convert(a, a_layout, before=op)
+                op.operands[1] = create_convert(b, b_layout, before=op)
             if res_layout != old:
                 op.operands[2] = create_convert(c, res_layout, before=op)
                 retype_results(op, res_layout)

@@ -11,6 +11,21 @@ fragments with ``ldmatrix`` (the software pipeliner later turns the ``local_allo
 asynchronous copies).  The buffer's layout (:func:`operand_shared_layout`): the contiguous dim is the one the
 source layout keeps contiguous per thread (``order[0]``; the second-to-last dim gives ``transposed = 1``), the
 swizzle the widest of 128 / 64 / 32 bytes that a row of that dim fills (0 below 32 bytes).
+
+A ``tt.dot`` whose result accelerate_matmul put in ``#ttg.nvidia_mma<3>`` (wgmma) becomes a
+``ttg.warp_group_dot`` reading both operands from shared memory::
+
+    %sa = ttg.local_alloc %a : (tensor<M x K, #any>) -> !ttg.memdesc<M x K, #ttg.nvmma_shared<..>>
+    %sb = ttg.local_alloc %b : ...
+    %d = ttg.warp_group_dot %sa, %sb, %c : (..) -> tensor<M x N, #ttg.nvidia_mma<3, ..>>
+
+Each alloc sits right after its operand's definition when that is in the dot's block (a loaded tile's alloc
+follows its load, where the pipeliner looks for it; two dots there of one value share the alloc), else right
+before the dot (an operand defined before the dot's loop is stored again each iteration, as the mma.sync path
+does: a buffer live across the loop would add its bytes to every buffer the loop needs), and stores the operand
+in the layout it is computed in (a conversion feeding the dot is skipped: its source is stored).  The buffer (:func:`wgmma_shared_layout`): 16-bit operands keep their contiguous dim (wgmma transposes
+16-bit tiles), other types are stored K-major (A ``transposed`` 0, B ``transposed`` 1); the swizzle is the widest
+the contiguous dim's bytes fill, so wgmma's descriptors can read it.
 """
 from __future__ import annotations
 
@@ -29,6 +44,83 @@ def operand_shared_layout(shape, src_layout, eb: int) -> layouts.NVMMASharedLayo
     row = shape[fast] * eb
     swizzle = next((s for s in (128, 64, 32) if row >= s), 0)
     return layouts.NVMMASharedLayout(swizzle, int(fast == rank - 2), eb * 8)
+
+
+def wgmma_shared_layout(shape, src_layout, eb: int, op_idx: int) -> layouts.NVMMASharedLayout:
+    """The buffer a wgmma operand (0: A ``[M, K]``, 1: B ``[K, N]``) is stored in: 16-bit types keep the source's
+    contiguous dim, others are K-major; the widest swizzle (128 / 64 / 32 bytes, else none) that the contiguous dim
+    fills."""
+    if eb == 2:
+        lay = operand_shared_layout(shape, src_layout, eb)
+        fast = len(shape) - 2 if lay.transposed else len(shape) - 1
+    else:
+        fast = len(shape) - 1 if op_idx == 0 else len(shape) - 2
+    row = shape[fast] * eb
+    swizzle = next((s for s in (128, 64, 32) if row >= s), 0)
+    return layouts.NVMMASharedLayout(swizzle, int(fast == len(shape) - 2), eb * 8)
+
+
+def _is_v3(layout) -> bool:
+    return isinstance(layout, layouts.NvidiaMmaLayout) and layout.version == 3
+
+
+def _defined_in(value, block) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return owner == block
+    return as_op(owner).operation.block == block
+
+
+def _alloc_for(value, mem_ty, dot):
+    """``ttg.local_alloc`` of ``value`` for ``dot``: right after the value's definition when that is in the dot's
+    block (at the block's start for an argument), else right before the dot."""
+    owner = value.owner
+    if not _defined_in(value, dot.operation.block):
+        with dot.location, ir.InsertionPoint(dot):
+            return ir.Operation.create(ttg.LOCAL_ALLOC, results=[mem_ty], operands=[value])
+    if isinstance(owner, ir.Block):
+        with dot.location, ir.InsertionPoint.at_block_begin(owner):
+            return ir.Operation.create(ttg.LOCAL_ALLOC, results=[mem_ty], operands=[value])
+    with dot.location, ir.InsertionPoint(as_op(owner)):
+        alloc = ir.Operation.create(ttg.LOCAL_ALLOC, results=[mem_ty], operands=[value])
+    alloc.move_after(as_op(owner))
+    return alloc
+
+
+def dots_to_warp_group_dots(root) -> int:
+    """Rewrite every ``tt.dot`` with an ``nvidia_mma`` version 3 result under ``root`` into a
+    ``ttg.warp_group_dot`` on shared-memory operands; returns how many."""
+    n = 0
+    shared: dict = {}  # (value, memdesc type) -> its local_alloc
+    for op in walk(as_op(root)):
+        if op.name != tt.DOT or not _is_v3(layout_of(op.results[0])):
+            continue
+        mems, skipped = [], []
+        for i in (0, 1):
+            src = op.operands[i]
+            d = src.owner
+            if not isinstance(d, ir.Block) and as_op(d).name == CONVERT and layout_of(as_op(d).operands[0]) is not None:
+                skipped.append(as_op(d))
+                src = as_op(d).operands[0]
+            ty = ir.RankedTensorType(src.type)
+            shape = tuple(ty.shape)
+            lay = wgmma_shared_layout(shape, layout_of(src), elem_bytes(ty), i)
+            mem_ty = ttg.memdesc_type(shape, ty.element_type, lay, ty.context)
+            key = (src, str(mem_ty), op.operation.block)
+            if key not in shared or not _defined_in(src, op.operation.block):
+                shared[key] = _alloc_for(src, mem_ty, op)
+            mems.append(shared[key].results[0])
+        attrs = {k: op.attributes[k] for k in ("inputPrecision", "maxNumImpreciseAcc") if k in op.attributes}
+        with op.location, ir.InsertionPoint(op):
+            wgd = ir.Operation.create(ttg.WARP_GROUP_DOT, results=[op.results[0].type],
+                                      operands=[mems[0], mems[1], op.operands[2]], attributes=attrs)
+        op.results[0].replace_all_uses_with(wgd.results[0])
+        op.erase()
+        for cvt in skipped:  # conversions only the dot used (the pipeliner wants a load used by its alloc only)
+            if not list(cvt.results[0].uses):
+                cvt.erase()
+        n += 1
+    return n
 
 
 def _is_mma_operand(layout) -> bool:
@@ -60,6 +152,7 @@ def dot_operands_through_shared(root) -> int:
 def optimize_dot_operands_pass(op, pass_=None) -> None:
     with as_op(op).context:
         dot_operands_through_shared(op)
+        dots_to_warp_group_dots(op)
 
 
 optimize_dot_operands_pass.__name__ = "tritium-optimize-dot-operands"

@@ -1,0 +1,250 @@
+"""``ttg.warp_group_dot`` on Hopper tensor cores (``wgmma.mma_async``, sm_90a), from the building blocks of
+:mod:`tritium_nvidia.lowering.wgmma`; and the proxy fence after generic writes into wgmma-readable buffers.
+
+The result (and accumulator) layout is ``#ttg.nvidia_mma<3, [wm, wn], [16, n, k]>``: warps ``4g .. 4g + 3`` are
+warpgroup ``g``, which owns the ``64 x n`` instruction tiles its warp bases beyond the first two say (rows
+``64 * ..`` of A, columns of B), repeated along N, then M (:func:`wgmma.acc_tiles`: ``n / 2`` registers per tile,
+in the instruction's ``d`` order).  Both operands are memdescs (``!ttg.memdesc`` in ``#ttg.nvmma_shared``); in the
+lowering a memdesc is one ``!llvm.ptr<3>``, the first byte of the buffer (a ``local_alloc``'s, or a stage of the
+pipeliner's stack): the descriptors start from that value only.
+
+Per op:
+
+* the descriptor of each operand once: its buffer's shared address plus the running warpgroup's offset (one
+  ``and`` / ``mul`` per warpgroup bit), ORed with the constant LBO / SBO / swizzle fields
+  (:func:`wgmma.operand_descriptor`); every tile / k-step is that descriptor plus a constant
+  (:func:`wgmma.tile_offset`, in 16-byte units);
+* ``wgmma.fence``; per tile, per K step: ``wgmma.mma_async.m64n{n}k{k}`` (operand types f16 / bf16 / tf32 /
+  e4m3 / e5m2 / s8; ``imm-trans`` for an MN-major 16-bit operand), the accumulator chained through the tile's
+  steps, ``scale-d`` 0 on the first step when the accumulator operand is a zero constant;
+* ``wgmma.commit_group``, then ``wgmma.wait_group`` (:data:`WAIT_PENDING`, 0: the dot is synchronous) with every
+  accumulator register tied through it, so nothing reads them earlier.
+
+fp8 into an fp32 accumulator with ``32 <= maxNumImpreciseAcc < K`` (Triton's partial accumulator): every
+``maxNumImpreciseAcc`` elements of K go into a fresh partial tile (scale-d 0), which is waited for and added to the
+accumulator in fp32.  ``maxNumImpreciseAcc`` 0 (unset) accumulates all of K in the instruction (Triton's sm_90
+default).
+
+``ttg.local_alloc`` (with a source) / ``ttg.local_store`` into an ``#ttg.nvmma_shared`` buffer on sm_90+: the
+generic rule, then ``fence.proxy.async.shared::cta``, so the thread's generic-proxy stores are visible to wgmma's
+async-proxy reads after the barrier membar puts before the dot.
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from tritium.dialects import layouts, tt
+from tritium.dialects.enums import InputPrecision
+from tritium.lowering import LoweringError, Rules
+from tritium.lowering.rules import shared as generic_shared
+from tritium.lowering.rules.shared import memdesc_layout
+from tritium.lowering.utils import scalar_type
+
+from . import wgmma as W
+from .target_info import CUDATargetInfo
+
+RULES = Rules()
+
+#: ``wgmma.wait_group`` depth after a warp_group_dot: 0 waits for its own instructions (a synchronous dot)
+WAIT_PENDING = 0
+
+_ACC = {"f32": "f32", "i32": "s32", "f16": "f16"}
+
+
+def _as_op(x):
+    return x.operation if hasattr(x, "operation") else x
+
+
+def is_zero_constant(value) -> bool:
+    """``value`` is an ``arith.constant`` whose every element is zero (0.0, -0.0 or 0)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    op = _as_op(owner)
+    if op.name != "arith.constant":
+        return False
+    attr = op.attributes["value"]
+    try:
+        dense = ir.DenseElementsAttr(attr)
+    except ValueError:
+        dense = None
+    if dense is not None:
+        if not dense.is_splat:
+            return False
+        attr = dense.get_splat_value()
+    try:
+        return float(ir.FloatAttr(attr).value) == 0.0
+    except ValueError:
+        pass
+    try:
+        return int(ir.IntegerAttr(attr).value) == 0
+    except ValueError:
+        return False
+
+
+def _is_memdesc(ty) -> bool:
+    return str(ty).startswith("!ttg.memdesc")
+
+
+class _Operand:
+    """One shared-memory operand: its layout, shape, the running warpgroup's descriptor."""
+
+    def __init__(self, ctx, ptr, mem_ty, operand: int, bits: int, group_bases):
+        self.shape, _, self.lay = memdesc_layout(mem_ty)
+        if not isinstance(self.lay, layouts.NVMMASharedLayout):
+            raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(ctx.op)}: operand {operand} is in "
+                                f"{self.lay}, not #ttg.nvmma_shared")
+        self.operand, self.bits = operand, bits
+        self.k_major = W.is_k_major(self.lay, operand)
+        self.trans = 0 if self.k_major else 1
+        try:
+            fields = W.operand_descriptor(self.lay, self.shape, operand, elem_bits=bits)
+        except ValueError as e:
+            raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(ctx.op)}: operand {operand}: {e}") from None
+        i32 = ctx.i32()
+        addr = ctx.emit("llvm.ptrtoint", [ptr], i32)
+        # the running warpgroup's tile: its warp bases beyond the first two (rows of A, columns of B)
+        warp = None
+        for j, base in enumerate(group_bases, start=2):
+            mn = base[0] if operand == 0 else base[1]
+            if not mn:
+                continue
+            off = self.offset(mn, 0)
+            if warp is None:
+                warp = ctx.warp_id()
+            bit = ctx.emit("arith.andi", [ctx.emit("arith.shrui", [warp, ctx.c32(j)], i32), ctx.c32(1)], i32)
+            addr = ctx.emit("arith.addi", [addr, ctx.emit("arith.muli", [bit, ctx.c32(off)], i32)], i32)
+        self.desc = W.emit_descriptor(ctx, addr, fields)
+
+    def offset(self, mn: int, k: int, mn_size: int = None) -> int:
+        return W.tile_offset(self.lay, self.shape, self.operand, mn, k, elem_bits=self.bits, mn_size=mn_size)
+
+    def at(self, ctx, mn: int, k: int, mn_size: int):
+        """The descriptor of the tile at ``(mn, k)`` (relative to the warpgroup's)."""
+        return W.advance_descriptor(ctx, self.desc, self.offset(mn, k, mn_size))
+
+
+def _fadd(ctx, xs, ys):
+    return [ctx.emit("arith.addf", [x, y], x.type) for x, y in zip(xs, ys)]
+
+
+def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_PENDING) -> list:
+    """The accumulator registers of ``ctx.op`` (a ``ttg.warp_group_dot``) after ``a @ b + c``; ``pending``: the
+    ``wgmma.wait_group`` depth (0: wait for every instruction issued here)."""
+    op = ctx.op
+    a_ty, b_ty, c_ty = (op.operands[i].type for i in range(3))
+    if not _is_memdesc(a_ty):
+        raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: A in registers is not supported yet")
+    lay = ctx.layout(op.results[0].type)
+    if not isinstance(lay, layouts.NvidiaMmaLayout) or lay.version != 3:
+        raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: the result is in {lay}, not nvidia_mma v3")
+    shape = tuple(tt.shape_of(op.results[0].type))
+    ll = lay.linear(shape)
+    if ll.warp[:2] != ((16, 0), (32, 0)):
+        raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: the warps of a warpgroup must own rows "
+                            f"16 apart, got warp bases {ll.warp}")
+    _, a_elem, _ = memdesc_layout(a_ty)
+    _, b_elem, _ = memdesc_layout(b_ty)
+    a_type, b_type = W.ptx_type(a_elem), W.ptx_type(b_elem)
+    acc_s = str(scalar_type(c_ty))
+    if acc_s not in _ACC:
+        raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: no wgmma accumulates into {acc_s}")
+    acc_type = _ACC[acc_s]
+    bits = W.OPERAND_BITS[a_type]
+    n = lay.instr_n
+    kk = W.instr_k(a_type)
+    A = _Operand(ctx, a[0], a_ty, 0, bits, ll.warp[2:])
+    B = _Operand(ctx, b[0], b_ty, 1, bits, ll.warp[2:])
+    K = A.shape[1]
+    if K % kk:
+        raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: K = {K} is not a multiple of {kk}")
+    steps = K // kk
+    zero = is_zero_constant(op.operands[2])
+    # fp8 -> fp32 with a bounded imprecise accumulation: partial tiles of `group` k-steps
+    group = steps
+    if acc_type == "f32" and a_type in ("e4m3", "e5m2") and 0 < max_imprecise < K:
+        group = max(1, max_imprecise // kk)
+    kw = dict(n=n, a_type=a_type, b_type=b_type, acc_type=acc_type, trans_a=A.trans, trans_b=B.trans)
+
+    per = n // 2
+    tiles, copies, seen = [], [], {}
+    for r0, (m0, n0) in W.acc_tiles(lay, shape):
+        if (m0, n0) in seen:  # a replicated tile (zero register bases): the same values
+            copies.append((r0, seen[(m0, n0)]))
+            continue
+        seen[(m0, n0)] = r0
+        tiles.append((r0, m0, n0))
+
+    out = list(c)
+
+    def issue(m0, n0, acc, j0, j1, scale_first):
+        for j in range(j0, j1):
+            acc = W.wgmma_mma_async(ctx, A.at(ctx, m0, j * kk, 64), B.at(ctx, n0, j * kk, n), acc,
+                                    scale_d=scale_first if j == j0 else True, **kw)
+        return acc
+
+    if group >= steps:
+        W.wgmma_fence(ctx)
+        accs = []
+        for r0, m0, n0 in tiles:
+            acc = None if zero else out[r0:r0 + per]
+            accs.append(issue(m0, n0, acc, 0, steps, not zero))
+        W.wgmma_commit(ctx)
+        flat = W.wgmma_wait(ctx, pending, [v for acc in accs for v in acc])
+        width = len(accs[0]) if accs else 0
+        for t, (r0, m0, n0) in enumerate(tiles):
+            words = flat[t * width:(t + 1) * width]
+            out[r0:r0 + per] = W.unpack_f16(ctx, words) if acc_type == "f16" else words
+    else:
+        for r0, m0, n0 in tiles:
+            acc = None if zero else out[r0:r0 + per]
+            for j0 in range(0, steps, group):
+                W.wgmma_fence(ctx)
+                part = issue(m0, n0, None, j0, min(steps, j0 + group), False)
+                W.wgmma_commit(ctx)
+                part = W.wgmma_wait(ctx, 0, part)
+                acc = part if acc is None else _fadd(ctx, acc, part)
+            out[r0:r0 + per] = acc
+    for r0, src in copies:
+        out[r0:r0 + per] = out[src:src + per]
+    return out
+
+
+@RULES.register("ttg.warp_group_dot")
+def _warp_group_dot(ctx, a, b, c, *, inputPrecision=InputPrecision.IEEE, maxNumImpreciseAcc=0):
+    if str(memdesc_layout(ctx.op.operands[1].type)[1]) == "f32" and inputPrecision != InputPrecision.TF32:
+        raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(ctx.op)}: wgmma reads fp32 operands as tf32; "
+                            f"input precision {inputPrecision.name} needs mma.sync")
+    return [warp_group_dot(ctx, a, b, c, max_imprecise=int(maxNumImpreciseAcc or 0))]
+
+
+# ------------------------------------------------------------------------------------------------
+# Generic-proxy writes into buffers wgmma reads
+# ------------------------------------------------------------------------------------------------
+
+_GENERIC_ALLOC = generic_shared.RULES["ttg.local_alloc"]
+_GENERIC_STORE = generic_shared.RULES["ttg.local_store"]
+
+
+def _fence_for_async_proxy(ctx, mem_ty) -> None:
+    """``fence.proxy.async`` after this thread's stores into an ``#ttg.nvmma_shared`` buffer on sm_90+ (wgmma and
+    TMA read through the async proxy); membar's barrier before the reader comes after it."""
+    target = ctx.target
+    if isinstance(target, CUDATargetInfo) and target.arch >= 90 and \
+            isinstance(memdesc_layout(mem_ty)[2], layouts.NVMMASharedLayout):
+        W.fence_proxy_async(ctx)
+
+
+@RULES.register("ttg.local_alloc")
+def _local_alloc(ctx, src):
+    out = _GENERIC_ALLOC(ctx, src)
+    if src is not None:
+        _fence_for_async_proxy(ctx, ctx.op.results[0].type)
+    return out
+
+
+@RULES.register("ttg.local_store")
+def _local_store(ctx, src, dst):
+    out = _GENERIC_STORE(ctx, src, dst)
+    _fence_for_async_proxy(ctx, ctx.op.operands[1].type)
+    return out
