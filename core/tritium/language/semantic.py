@@ -1376,10 +1376,16 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
     if input_precision is None:
         input_precision = "tf32" if allow_tf32 in (None, True) else "ieee"
     precision = _keyword(_enums().InputPrecision, input_precision, "input_precision")
+    # the result type, as Triton: int32 for integers, fp32 for fp32 / bf16 operands, else out_dtype
     if a.type.scalar.is_int():
         ret_scalar = tl.int32
+    elif out_dtype == tl.bfloat16:
+        raise SemanticError("dot() out_dtype=bfloat16 is unsupported: use out_dtype=tl.float32 (or tl.float16) and "
+                            "cast the result with .to(tl.bfloat16)")
+    elif a.type.scalar in (tl.float32, tl.bfloat16):
+        ret_scalar = tl.float32
     else:
-        ret_scalar = out_dtype if acc is None else None
+        ret_scalar = out_dtype
     out_shape = list(sa[:-1]) + [sb[-1]]
     if acc is None or _unwrap(acc) is None:
         acc_t = constant(0, block_type(ret_scalar, out_shape))
@@ -1387,6 +1393,10 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
         acc_t = to_tensor(acc)
         if not acc_t.type.is_block() or list(acc_t.type.shape) != out_shape:
             raise SemanticError(f"dot() accumulator shape must be {out_shape}, got {acc_t.type}")
+        if acc_t.type.scalar != ret_scalar:
+            raise SemanticError(f"dot() accumulator must be {ret_scalar} for {a.type.scalar} operands with "
+                                f"out_dtype={out_dtype}, got {acc_t.type.scalar} (pass out_dtype={acc_t.type.scalar} "
+                                "for a 16-bit accumulator)")
     bld = _b()
     attrs = {"inputPrecision": bld.i32_attr(precision),
              "maxNumImpreciseAcc": bld.i32_attr(_unwrap(max_num_imprecise_acc) or 0)}
