@@ -393,7 +393,9 @@ def pipeline_loops(root) -> int:
     from tritium.passes.analysis.axis_info import AxisInfoAnalysis
 
     info = AxisInfoAnalysis(mod)
-    return sum(pipeline_loop(op, stages, info) for op in walk(mod) if op.name == LOOP)
+    # the loops first: pipelining erases ops (the loop, its loads), so the walk must not be read afterwards
+    loops = [op for op in walk(mod) if op.name == LOOP]
+    return sum(pipeline_loop(op, stages, info) for op in loops)
 
 
 def pipeline_loops_pass(op, pass_=None) -> None:
