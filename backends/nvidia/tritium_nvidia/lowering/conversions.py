@@ -23,6 +23,13 @@ from tritium.lowering.utils import elementwise, inline_asm, scalar_type
 RULES = Rules()
 
 
+def _need_sm89(ctx, t) -> None:
+    arch = getattr(ctx.target, "arch", 90)
+    if arch < 89:
+        raise LoweringError(f"{t} values at {tt.loc_str(ctx.op)} need sm_89 or newer (the fp8 conversions are "
+                            f"sm_89 instructions); this kernel is compiled for sm_{arch}")
+
+
 def _fp8_name(t) -> str:
     s = str(t)
     if s == "f8E4M3FN":
@@ -52,6 +59,7 @@ def _from_f32(ctx, v, t):
 
 def to_fp8(ctx, vals, dst) -> list:
     """Scalars of any float type -> fp8 ``dst`` (pairs through one cvt)."""
+    _need_sm89(ctx, dst)
     name = _fp8_name(dst)
     i8, i16 = ctx.int_ty(8), ctx.int_ty(16)
     f32 = ir.F32Type.get()
@@ -73,6 +81,7 @@ def to_fp8(ctx, vals, dst) -> list:
 
 def from_fp8(ctx, vals, dst) -> list:
     """fp8 scalars -> float ``dst`` (pairs through one cvt to f16x2)."""
+    _need_sm89(ctx, vals[0].type if vals else dst)
     i8, i16, i32 = ctx.int_ty(8), ctx.int_ty(16), ctx.i32()
     f16 = ir.F16Type.get()
     out = []
