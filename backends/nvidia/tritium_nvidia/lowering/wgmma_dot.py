@@ -20,10 +20,13 @@ Per op:
 * ``wgmma.commit_group``, then ``wgmma.wait_group`` (:data:`WAIT_PENDING`, 0: the dot is synchronous) with every
   accumulator register tied through it, so nothing reads them earlier.
 
-fp8 into an fp32 accumulator with ``32 <= maxNumImpreciseAcc < K`` (Triton's partial accumulator): every
-``maxNumImpreciseAcc`` elements of K go into a fresh partial tile (scale-d 0), which is waited for and added to the
-accumulator in fp32.  ``maxNumImpreciseAcc`` 0 (unset) accumulates all of K in the instruction (Triton's sm_90
-default).
+fp8 into an fp32 accumulator (:func:`promotion_steps`): Hopper's fp8 wgmma adds into its accumulator with about
+14 bits of precision, so the products of one ``tt.dot`` (``maxNumImpreciseAcc`` 0, tritium's unset; or every
+``maxNumImpreciseAcc`` elements of K when ``32 <= maxNumImpreciseAcc < K``, Triton's partial accumulator) go into a
+fresh partial tile (at most 64 columns, scale-d 0), which is waited for and added to the accumulator in fp32, two
+partial tiles in flight (``wgmma.wait_group 1``).  ``maxNumImpreciseAcc >= K`` accumulates all of K in the
+instruction (Triton's sm_90 default, which loses about 0.1 on 512-long fp8 dot products; the matmul tutorial's
+tolerance is 0.125).
 
 ``ttg.local_alloc`` (with a source) / ``ttg.local_store`` into an ``#ttg.nvmma_shared`` buffer on sm_90+: the
 generic rule, then ``fence.proxy.async.shared::cta``, so the thread's generic-proxy stores are visible to wgmma's
@@ -86,6 +89,19 @@ def _is_memdesc(ty) -> bool:
     return str(ty).startswith("!ttg.memdesc")
 
 
+def warpgroup_terms(group_bases, lay, shape, operand: int, bits: int) -> list:
+    """``[(warp id bit, bytes)]``: the running warpgroup's tile of operand ``operand`` (0: A, 1: B) starts the sum
+    of ``bytes`` over the set bits of its warp id into the buffer.  ``group_bases``: the result layout's warp bases
+    beyond the first two (the four warps of a warpgroup own rows 16 apart), for warp id bits 2, 3, ...: their rows
+    move A's tile, their columns B's (zero bases: warpgroups computing the same tile)."""
+    out = []
+    for j, base in enumerate(group_bases, start=2):
+        mn = base[0] if operand == 0 else base[1]
+        if mn:
+            out.append((j, W.tile_offset(lay, shape, operand, mn, 0, elem_bits=bits)))
+    return out
+
+
 class _Operand:
     """One shared-memory operand: its layout, shape, the running warpgroup's descriptor."""
 
@@ -103,16 +119,8 @@ class _Operand:
             raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(ctx.op)}: operand {operand}: {e}") from None
         i32 = ctx.i32()
         addr = ctx.emit("llvm.ptrtoint", [ptr], i32)
-        # the running warpgroup's tile: its warp bases beyond the first two (rows of A, columns of B)
-        warp = None
-        for j, base in enumerate(group_bases, start=2):
-            mn = base[0] if operand == 0 else base[1]
-            if not mn:
-                continue
-            off = self.offset(mn, 0)
-            if warp is None:
-                warp = ctx.warp_id()
-            bit = ctx.emit("arith.andi", [ctx.emit("arith.shrui", [warp, ctx.c32(j)], i32), ctx.c32(1)], i32)
+        for j, off in warpgroup_terms(group_bases, self.lay, self.shape, operand, bits):
+            bit = ctx.emit("arith.andi", [ctx.emit("arith.shrui", [ctx.warp_id(), ctx.c32(j)], i32), ctx.c32(1)], i32)
             addr = ctx.emit("arith.addi", [addr, ctx.emit("arith.muli", [bit, ctx.c32(off)], i32)], i32)
         self.desc = W.emit_descriptor(ctx, addr, fields)
 
@@ -122,6 +130,20 @@ class _Operand:
     def at(self, ctx, mn: int, k: int, mn_size: int):
         """The descriptor of the tile at ``(mn, k)`` (relative to the warpgroup's)."""
         return W.advance_descriptor(ctx, self.desc, self.offset(mn, k, mn_size))
+
+
+def promotion_steps(a_type: str, acc_type: str, max_imprecise: int, K: int, kk: int):
+    """For fp8 operands into an fp32 accumulator: how many k-steps wgmma accumulates in its own (reduced, about
+    14-bit) precision before the partial result is added in fp32 (None: all of them, in the instruction).
+    ``maxNumImpreciseAcc`` 0 (unset in tritium's IR): every ``tt.dot``'s K; ``32 <= m < K``: ``m`` elements of K
+    (Triton's partial accumulator); ``m >= K``: none (all of K in the instruction)."""
+    if acc_type != "f32" or a_type not in ("e4m3", "e5m2"):
+        return None
+    if max_imprecise == 0:
+        return K // kk
+    if max_imprecise < K:
+        return max(1, max_imprecise // kk)
+    return None
 
 
 def _fadd(ctx, xs, ys):
@@ -160,11 +182,7 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
         raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: K = {K} is not a multiple of {kk}")
     steps = K // kk
     zero = is_zero_constant(op.operands[2])
-    # fp8 -> fp32 with a bounded imprecise accumulation: partial tiles of `group` k-steps
-    group = steps
-    if acc_type == "f32" and a_type in ("e4m3", "e5m2") and 0 < max_imprecise < K:
-        group = max(1, max_imprecise // kk)
-    kw = dict(n=n, a_type=a_type, b_type=b_type, acc_type=acc_type, trans_a=A.trans, trans_b=B.trans)
+    kw = dict(a_type=a_type, b_type=b_type, acc_type=acc_type, trans_a=A.trans, trans_b=B.trans)
 
     per = n // 2
     tiles, copies, seen = [], [], {}
@@ -177,18 +195,19 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
 
     out = list(c)
 
-    def issue(m0, n0, acc, j0, j1, scale_first):
+    def issue(m0, n0, width, acc, j0, j1, scale_first):
         for j in range(j0, j1):
-            acc = W.wgmma_mma_async(ctx, A.at(ctx, m0, j * kk, 64), B.at(ctx, n0, j * kk, n), acc,
-                                    scale_d=scale_first if j == j0 else True, **kw)
+            acc = W.wgmma_mma_async(ctx, A.at(ctx, m0, j * kk, 64), B.at(ctx, n0, j * kk, width), acc,
+                                    scale_d=scale_first if j == j0 else True, n=width, **kw)
         return acc
 
-    if group >= steps:
+    group = promotion_steps(a_type, acc_type, max_imprecise, K, kk)
+    if group is None:
         W.wgmma_fence(ctx)
         accs = []
         for r0, m0, n0 in tiles:
             acc = None if zero else out[r0:r0 + per]
-            accs.append(issue(m0, n0, acc, 0, steps, not zero))
+            accs.append(issue(m0, n0, n, acc, 0, steps, not zero))
         W.wgmma_commit(ctx)
         flat = W.wgmma_wait(ctx, pending, [v for acc in accs for v in acc])
         width = len(accs[0]) if accs else 0
@@ -196,15 +215,30 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
             words = flat[t * width:(t + 1) * width]
             out[r0:r0 + per] = W.unpack_f16(ctx, words) if acc_type == "f16" else words
     else:
-        for r0, m0, n0 in tiles:
-            acc = None if zero else out[r0:r0 + per]
-            for j0 in range(0, steps, group):
-                W.wgmma_fence(ctx)
-                part = issue(m0, n0, None, j0, min(steps, j0 + group), False)
-                W.wgmma_commit(ctx)
-                part = W.wgmma_wait(ctx, 0, part)
-                acc = part if acc is None else _fadd(ctx, acc, part)
-            out[r0:r0 + per] = acc
+        # fp8 -> fp32, promoted: each unit (a sub-tile at most 64 wide, `group` k-steps) into a fresh partial
+        # accumulator, added to the fp32 accumulator once waited for; two units in flight (wait_group 1)
+        sub = min(n, 64)
+        units = [(r0 + s * sub // 2, m0, n0 + s * sub, j0, min(steps, j0 + group))
+                 for r0, m0, n0 in tiles for s in range(n // sub) for j0 in range(0, steps, group)]
+        started, inflight = set(), []
+
+        def retire(depth):
+            r, part = inflight.pop(0)
+            part = W.wgmma_wait(ctx, depth, part)
+            if zero and r not in started:
+                out[r:r + sub // 2] = part
+            else:
+                out[r:r + sub // 2] = _fadd(ctx, out[r:r + sub // 2], part)
+            started.add(r)
+
+        for r, m0, n0, j0, j1 in units:
+            W.wgmma_fence(ctx)
+            inflight.append((r, issue(m0, n0, sub, None, j0, j1, False)))
+            W.wgmma_commit(ctx)
+            if len(inflight) > 1:
+                retire(1)
+        while inflight:
+            retire(len(inflight) - 1)
     for r0, src in copies:
         out[r0:r0 + per] = out[src:src + per]
     return out
