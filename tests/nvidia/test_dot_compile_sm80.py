@@ -95,3 +95,13 @@ def test_fused_attention():
                         options={"num_stages": 3, "num_warps": 4}, use_cache=False)
     ptx = k.asm["ptx"]
     assert ptx.count("mma.sync.aligned.m16n8k16") >= 2 and "cp.async" in ptx and _is_cubin(k)
+    # the online softmax's running max / sum and the accumulator are carried in the MMA layout (rule 7 of
+    # remove_layout_conversions): no conversion inside either inner loop
+    ttgir = k.asm["ttgir"]
+    loops = ttgir.split("scf.for")[1:]
+    assert len(loops) == 2
+    for body in loops:
+        body = body[:body.index("scf.yield")]
+        assert '"ttg.convert_layout"' not in body
+        assert '"tt.reduce"' in body and "slice<1 : i32, #ttg.nvidia_mma<2" in body
+    assert k.metadata["n_spills"] < 64

@@ -33,7 +33,12 @@ Rewrites, applied to every conversion ``%y = convert_layout %x : A -> B`` until 
    the old chain has no other users and at least one conversion inside the loop dies, so nothing is added in
    the loop.
 
-Rules 4 and 5 never add conversions on the way and stop at block arguments; rule 6 handles ``scf.for``.
+7. **loop-carried webs** (Triton's layout propagation through loops): several iter_args that must change layout
+   together, seeded by one carried in a tensor-core layout (an ``nvidia_mma`` accumulator or a slice of one); see
+   :class:`_LoopPropagation`.  The fused-attention loop (running max, running sum, accumulator) ends with no
+   conversion.
+
+Rules 4 and 5 never add conversions on the way and stop at block arguments; rules 6 and 7 handle ``scf.for``.
 Afterwards dead conversions and dead rematerialised ops are erased.  With coalesced loads and stores, vector
 add, softmax (persistent too), layer norm, ragged sums and small 2-D reductions end with no conversion at all;
 what remains is where Triton keeps one too: at ``noinline`` call boundaries (signatures keep the default
@@ -41,6 +46,7 @@ layout) and between a vectorised load and a store of a different alignment.
 """
 from __future__ import annotations
 
+import logging
 from typing import Optional
 
 from mlir import ir
@@ -50,6 +56,8 @@ from tritium.passes.ttir._util import is_elementwise
 
 from .coalesce import (CONVERT, MEMORY_OPS, as_op, create_convert, defining_op, erase_dead, is_tensor, layout_of,
                        module_int, retype_results, users, walk, with_layout)
+
+log = logging.getLogger(__name__)
 
 _LEAF_OPS = frozenset({tt.SPLAT, tt.MAKE_RANGE, "arith.constant"})
 _MAX_SLICE = 64
@@ -384,12 +392,245 @@ class _Rewriter:
                 continue
         if not changed:
             for op in walk(self.root):
-                if op.name == "scf.for" and self.through_loop(op):
+                if op.name == "scf.for" and (self.through_loop(op) or _LoopPropagation(self, op).run()):
                     changed = True
                     break
         if changed:
             erase_dead(self.root)
         return changed
+
+
+def _mma_family(lay) -> bool:
+    while isinstance(lay, layouts.SliceLayout):
+        lay = lay.parent
+    return isinstance(lay, layouts.NvidiaMmaLayout)
+
+
+class _Restart(Exception):
+    """The hypothesis grew (another iter_arg must change layout too): propagate again."""
+
+
+class _Infeasible(Exception):
+    pass
+
+
+_ANY_LAYOUT_USERS = frozenset({"ttg.local_alloc", "ttg.local_store"})  # they take a tensor in any layout
+
+
+class _LoopPropagation:
+    """Rule 7, several loop-carried values at once (Triton's layout propagation through ``scf.for``): starting
+    from an iter_arg carried in the layout of a tensor-core result (an ``nvidia_mma`` or a slice of it: a dot's
+    accumulator, a row max / row sum of its result), the new layouts are propagated forward through the body
+    (elementwise ops, broadcast, expand_dims, reductions); an iter_arg another operand of such an op needs in a
+    new layout joins the hypothesis (the online softmax's ``m_i``, ``l_i`` and ``acc`` move together).  Other
+    operands come from values already in the layout, from outside the loop (converted once before it), as the
+    source of an existing conversion, or rematerialised (rule 4); anything else, and every use of a changed value
+    by an op that cannot change (a dot operand, a store), costs a conversion in the loop.  Applied when the loop
+    then holds fewer conversions than before; init values are converted before the loop, results after it."""
+
+    def __init__(self, rw: "_Rewriter", loop):
+        self.rw, self.loop = rw, loop
+        self.body = loop.regions[0].blocks[0]
+        self.term = as_op(list(self.body.operations)[-1])
+        self.args = list(self.body.arguments)[1:]
+
+    def seeds(self):
+        out = []
+        for j, arg in enumerate(self.args):
+            if not is_tensor(arg.type) or layout_of(arg) is None:
+                continue
+            for lay in self.rw._loop_candidates(self.body, arg):
+                if _mma_family(lay):
+                    out.append({j: lay})
+        return out
+
+    def run(self) -> bool:
+        if self.term.name != "scf.yield" or any(len(as_op(o).regions) for o in self.body.operations):
+            return False
+        for hyp in self.seeds():
+            for _ in range(len(self.args) + 1):
+                try:
+                    cost = self.propagate(hyp, apply=False)
+                except _Restart:
+                    continue
+                except _Infeasible as e:
+                    log.debug("rule 7 at %s: %s", tt.loc_str(self.loop), e)
+                    cost = None
+                break
+            else:
+                cost = None
+            if cost is not None and cost < 0:
+                self.propagate(hyp, apply=True)
+                return True
+        return False
+
+    def _remat(self, u, want, new: dict, grow: dict, apply: bool, before, memo: dict, depth: int = 0):
+        """``u`` computed in ``want`` from what the body has (values already there, changed values, the sources
+        of conversions, constants, splats, elementwise / broadcast / expand_dims chains), cloning the chain when
+        ``apply``; iter_args it needs in ``want`` go to ``grow``.  None when that is not possible."""
+        lay = new.get(u, layout_of(u))
+        if lay == want:
+            return self.alias.get(u, u)
+        key = (u, want)
+        if key in memo:
+            return memo[key]
+        if depth > 48 or u in new:
+            return None
+        if isinstance(u.owner, ir.Block):
+            if u.owner != self.body or u.arg_number == 0:
+                return None
+            j = u.arg_number - 1
+            if grow.get(j, want) != want:
+                return None
+            grow[j] = want
+            return u
+        d = defining_op(u)
+        if d is None or as_op(d).operation.block != self.body:  # from outside the loop: converted once before it
+            out = create_convert(u, want, before=self.loop) if apply else u
+            memo[key] = out
+            return out
+        if d.name == CONVERT:
+            return self._remat(d.operands[0], want, new, grow, apply, before, memo, depth + 1)
+        leaf = d.name in _LEAF_OPS
+        if len(d.results) != 1 or not (leaf or is_elementwise(d) or d.name in ("tt.broadcast", "tt.expand_dims")):
+            return None
+        operands = []
+        for i, v in enumerate(d.operands):
+            w = "scalar" if leaf else _operand_layout(d, i, want)
+            if w is None:
+                return None
+            if w == "scalar" or not is_tensor(v.type):
+                operands.append(v)
+                continue
+            r = self._remat(v, w, new, grow, apply, before, memo, depth + 1)
+            if r is None:
+                return None
+            operands.append(r)
+        out = u
+        if apply:
+            new_ty = with_layout(u.type, want)
+            attrs = {k: d.attributes[k] for k in d.attributes}
+            if d.name == "arith.constant":
+                attrs["value"] = _retyped_constant(d.attributes["value"], new_ty)
+            with ir.InsertionPoint(as_op(before)):
+                out = ir.Operation.create(d.name, results=[new_ty], operands=operands, attributes=attrs,
+                                          loc=d.location).results[0]
+        memo[key] = out
+        return out
+
+    # ---- one pass over the body: plan (apply=False) or rewrite (apply=True) ----
+    def propagate(self, hyp: dict, apply: bool) -> int:
+        new, old = {}, {}  # value -> its new / old layout (values that change)
+        # the result of a conversion the new layout flows through -> the value it stands for (its source)
+        self.alias = alias = {}
+        for j, lay in hyp.items():
+            new[self.args[j]], old[self.args[j]] = lay, layout_of(self.args[j])
+        cost = 0
+        loop = self.loop
+        if apply:
+            for j, lay in hyp.items():
+                arg, res, init = self.args[j], loop.results[j], loop.operands[3 + j]
+                old_lay = layout_of(arg)
+                res_uses = list(res.uses)
+                arg.set_type(with_layout(arg.type, lay))
+                res.set_type(with_layout(res.type, lay))
+                loop.operands[3 + j] = create_convert(init, lay, before=loop)
+                if res_uses:
+                    back = create_convert(res, old_lay, after=loop)
+                    for u in res_uses:
+                        u.owner.operands[u.operand_number] = back
+
+        memo: dict = {}
+
+        def lay_of(v):
+            return new.get(v, layout_of(v))
+
+        def obtain(u, want, before):
+            """``u`` in layout ``want`` for an op of the body (a conversion in the loop when nothing else works)."""
+            nonlocal cost
+            if lay_of(u) == want:
+                return alias.get(u, u)
+            if isinstance(u.owner, ir.Block) and u.owner == self.body:
+                j = u.arg_number - 1
+                if j >= 0 and j not in hyp:
+                    hyp[j] = want
+                    raise _Restart()
+                raise _Infeasible(f"iter_arg {j} needed in two layouts")
+            grow: dict = {}
+            got = self._remat(u, want, new, grow, apply, before, memo)
+            if got is not None:
+                extra = {j: w for j, w in grow.items() if j not in hyp}
+                if any(hyp[j] != w for j, w in grow.items() if j in hyp):
+                    raise _Infeasible("an iter_arg needed in two layouts")
+                if extra:
+                    hyp.update(extra)  # iter_args that, carried in the new layouts, make u computable there
+                    raise _Restart()
+                return got
+            cost += 1
+            log.debug("rule 7: %s needed in %s costs a conversion", u.get_name(), want)
+            return create_convert(u, want, before=before) if apply else u
+
+        for op in list(self.body.operations):
+            op = as_op(op)
+            changed = [i for i, v in enumerate(op.operands) if v in new]
+            if op == self.term:
+                for j, v in enumerate(list(op.operands)):
+                    if j in hyp:
+                        got = obtain(v, hyp[j], op)
+                        if apply and got is not v:
+                            op.operands[j] = got
+                    elif v in new:
+                        if is_tensor(v.type):
+                            hyp[j] = new[v]
+                            raise _Restart()
+                continue
+            if not changed:
+                continue
+            if op.name == CONVERT:  # the new layout flows through: the conversion goes (DCE)
+                src, r = op.operands[0], op.results[0]
+                cost -= 1
+                new[r], old[r] = new[src], layout_of(r)
+                alias[r] = alias.get(src, src)
+                continue
+            if op.name in _ANY_LAYOUT_USERS:
+                if apply:
+                    for i in changed:
+                        op.operands[i] = alias.get(op.operands[i], op.operands[i])
+                continue
+            res_lay = None
+            if (is_elementwise(op) or op.name in ("tt.broadcast", "tt.expand_dims", "tt.reduce")) and \
+                    len(op.results) >= 1 and all(is_tensor(r.type) for r in op.results):
+                first = op.operands[changed[0]]
+                res_lay = _result_layout_from_operand(op, new[first], first)
+            if res_lay is None:  # an op that keeps its layout: the changed operands go back
+                for i in changed:
+                    v = op.operands[i]
+                    val = alias.get(v, v)
+                    if new[v] == old[v]:
+                        if apply:
+                            op.operands[i] = val
+                        continue
+                    cost += 1
+                    log.debug("rule 7: %s keeps its layout: operand %d goes back", op.name, i)
+                    if apply:
+                        op.operands[i] = create_convert(val, old[v], before=op)
+                continue
+            for i, v in enumerate(list(op.operands)):
+                if not is_tensor(v.type):
+                    continue
+                want = _operand_layout(op, i, res_lay) if op.name != "tt.reduce" else new[op.operands[changed[0]]]
+                if want in (None, "scalar"):
+                    raise _Infeasible(f"{op.name} cannot take its operand {i} in {want}")
+                got = obtain(v, want, op)
+                if apply and got is not v:
+                    op.operands[i] = got
+            for r in op.results:
+                lay = res_lay if op.name != "tt.reduce" else layouts.SliceLayout(
+                    int(op.attributes["axis"].value), new[op.operands[changed[0]]])
+                new[r], old[r] = lay, layout_of(r)
+                if apply:
+                    r.set_type(with_layout(r.type, lay))
+        return cost
 
 
 def _cheap_store(op) -> bool:
