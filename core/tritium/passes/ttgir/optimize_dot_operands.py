@@ -8,7 +8,9 @@ layout becomes a ``ttg.local_alloc`` into swizzled shared memory and a ``ttg.loc
 
 so the lowering stores the tile with the widest vector stores its blocked layout allows and reads the MMA
 fragments with ``ldmatrix`` (the software pipeliner later turns the ``local_alloc`` of a loaded tile into
-asynchronous copies).  The buffer's layout (:func:`operand_shared_layout`): the contiguous dim is the one the
+asynchronous copies).  A source defined outside the conversion's block (before its loop: attention's ``q``) is
+stored and read back there, once; a conversion every thread can do in its registers (an MMA result in f16 feeding
+the next dot as A, attention's ``p``) stays a conversion.  The buffer's layout (:func:`operand_shared_layout`): the contiguous dim is the one the
 source layout keeps contiguous per thread (``order[0]``; the second-to-last dim gives ``transposed = 1``), the
 swizzle the widest of 128 / 64 / 32 bytes that a row of that dim fills (0 below 32 bytes).
 
@@ -32,7 +34,7 @@ from __future__ import annotations
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
-from tritium.passes.analysis.allocation import elem_bytes
+from tritium.passes.analysis.allocation import _register_only, elem_bytes
 
 from .coalesce import CONVERT, as_op, layout_of, walk
 
@@ -123,6 +125,11 @@ def dots_to_warp_group_dots(root) -> int:
     return n
 
 
+def _next(op):
+    ops = [as_op(o) for o in op.operation.block.operations]
+    return ops[ops.index(op) + 1]
+
+
 def _is_mma_operand(layout) -> bool:
     return isinstance(layout, layouts.DotOperandLayout) and isinstance(layout.parent, layouts.NvidiaMmaLayout)
 
@@ -138,9 +145,17 @@ def dot_operands_through_shared(root) -> int:
             continue
         ty = ir.RankedTensorType(src.type)
         shape = tuple(ty.shape)
+        if _register_only(layout_of(src), layout_of(op.results[0]), shape):
+            continue  # an MMA result feeding the next dot (attention's p): the registers are already right
         lay = operand_shared_layout(shape, layout_of(src), elem_bytes(ty))
         mem_ty = ttg.memdesc_type(shape, ty.element_type, lay, ty.context)
-        with op.location, ir.InsertionPoint(op):
+        if _defined_in(src, op.operation.block):
+            ip = ir.InsertionPoint(op)
+        else:  # defined before the loop (attention's q): read into registers once, there
+            owner = src.owner
+            ip = ir.InsertionPoint.at_block_begin(owner) if isinstance(owner, ir.Block) else \
+                ir.InsertionPoint(_next(as_op(owner)))
+        with op.location, ip:
             alloc = ir.Operation.create(ttg.LOCAL_ALLOC, results=[mem_ty], operands=[src])
             load = ir.Operation.create(ttg.LOCAL_LOAD, results=[op.results[0].type], operands=[alloc.results[0]])
         op.results[0].replace_all_uses_with(load.results[0])
