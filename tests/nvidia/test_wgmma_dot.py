@@ -242,6 +242,13 @@ def test_attention_uses_wgmma(dtype, D, stage):
     # q @ k feeds p @ v: all 8 warps along M (Triton's chained-dot rule)
     assert "nvidia_mma<3 : i32, array<i32: 8, 1>, array<i32: 16, 64, 16>>" in ttgir
     assert "wgmma.mma_async.sync.aligned.m64n64k16.f32" in ptx and "mma.sync" not in ptx
+    # p @ v takes p from the registers the first dot left it in (a register-only conversion, A from registers)
+    assert re.search(r"\(tensor<128x64x\w+, #ttg.dot_op<0 : i32, #ttg.nvidia_mma<3", ttgir)
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.\w+\.\w+ \{[^}]*\}, \{%r", ptx)
+    for body in ttgir.split("scf.for")[1:]:
+        body = body[:body.index("scf.yield")]
+        assert body.count('"ttg.local_alloc"') <= 1  # only q's (p is not stored), no conversion through memory
+        assert all("allocation.offset" not in ln for ln in body.splitlines() if '"ttg.convert_layout"' in ln)
     if _has_ptxas():
         _no_serialisation(k)
         assert k.metadata["shared"] <= 232448  # fits the H100's 227 KiB

@@ -102,8 +102,46 @@ def warpgroup_terms(group_bases, lay, shape, operand: int, bits: int) -> list:
     return out
 
 
+class _RegisterA:
+    """A from registers (``#ttg.dot_op<0, #nvidia_mma<3>, 2>``, 16-bit): the four 32-bit words of the fragment
+    at ``(m, k)`` (the layout's fragment registers are PTX's a0..a7 order), packed once."""
+
+    registers = True
+    trans = 0
+
+    def __init__(self, ctx, vals, ty, bits: int):
+        lay = ctx.layout(ty)
+        if bits != 16 or not isinstance(lay, layouts.DotOperandLayout) or lay.k_width != 2:
+            raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(ctx.op)}: A from registers needs 16-bit "
+                                f"elements in a dot_op layout with kWidth 2, got {ty}")
+        self.ctx, self.vals = ctx, vals
+        self.ll = ctx.linear(ty)
+        self.map = {}
+        for r in range(self.ll.num_regs):
+            self.map.setdefault(self.ll.index(r), r)
+        self.shape = tuple(tt.shape_of(ty))
+        self.cache = {}
+
+    def at(self, ctx, m: int, k: int, mn_size: int = None):
+        r0 = self.map.get((m, k))
+        if r0 is None or r0 % 8:
+            raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(ctx.op)}: no A fragment at {(m, k)}")
+        if r0 not in self.cache:
+            vt = ir.VectorType.get([2], self.vals[r0].type)
+            words = []
+            for w in range(4):
+                v = ctx.emit("llvm.mlir.undef", [], vt)
+                for q in range(2):
+                    v = ctx.emit("llvm.insertelement", [v, self.vals[r0 + 2 * w + q], ctx.c32(q)], vt)
+                words.append(ctx.emit("llvm.bitcast", [v], ctx.i32()))
+            self.cache[r0] = words
+        return self.cache[r0]
+
+
 class _Operand:
     """One shared-memory operand: its layout, shape, the running warpgroup's descriptor."""
+
+    registers = False
 
     def __init__(self, ctx, ptr, mem_ty, operand: int, bits: int, group_bases):
         self.shape, _, self.lay = memdesc_layout(mem_ty)
@@ -155,8 +193,6 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
     ``wgmma.wait_group`` depth (0: wait for every instruction issued here)."""
     op = ctx.op
     a_ty, b_ty, c_ty = (op.operands[i].type for i in range(3))
-    if not _is_memdesc(a_ty):
-        raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: A in registers is not supported yet")
     lay = ctx.layout(op.results[0].type)
     if not isinstance(lay, layouts.NvidiaMmaLayout) or lay.version != 3:
         raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: the result is in {lay}, not nvidia_mma v3")
@@ -165,7 +201,7 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
     if ll.warp[:2] != ((16, 0), (32, 0)):
         raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: the warps of a warpgroup must own rows "
                             f"16 apart, got warp bases {ll.warp}")
-    _, a_elem, _ = memdesc_layout(a_ty)
+    a_elem = memdesc_layout(a_ty)[1] if _is_memdesc(a_ty) else tt.elem_of(a_ty)
     _, b_elem, _ = memdesc_layout(b_ty)
     a_type, b_type = W.ptx_type(a_elem), W.ptx_type(b_elem)
     acc_s = str(scalar_type(c_ty))
@@ -175,7 +211,7 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
     bits = W.OPERAND_BITS[a_type]
     n = lay.instr_n
     kk = W.instr_k(a_type)
-    A = _Operand(ctx, a[0], a_ty, 0, bits, ll.warp[2:])
+    A = _Operand(ctx, a[0], a_ty, 0, bits, ll.warp[2:]) if _is_memdesc(a_ty) else _RegisterA(ctx, a, a_ty, bits)
     B = _Operand(ctx, b[0], b_ty, 1, bits, ll.warp[2:])
     K = A.shape[1]
     if K % kk:
@@ -198,10 +234,15 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
     def issue(m0, n0, width, acc, j0, j1, scale_first):
         for j in range(j0, j1):
             acc = W.wgmma_mma_async(ctx, A.at(ctx, m0, j * kk, 64), B.at(ctx, n0, j * kk, width), acc,
-                                    scale_d=scale_first if j == j0 else True, n=width, **kw)
+                                    scale_d=scale_first if j == j0 else True, n=width,
+                                    a_from_registers=A.registers, **kw)
         return acc
 
     group = promotion_steps(a_type, acc_type, max_imprecise, K, kk)
+    if A.registers:  # pack A's fragments before the fence: no register writes between it and the wgmmas
+        for _, m0, _ in tiles:
+            for j in range(steps):
+                A.at(ctx, m0, j * kk)
     if group is None:
         W.wgmma_fence(ctx)
         accs = []

@@ -15,7 +15,8 @@ source layout keeps contiguous per thread (``order[0]``; the second-to-last dim 
 swizzle the widest of 128 / 64 / 32 bytes that a row of that dim fills (0 below 32 bytes).
 
 A ``tt.dot`` whose result accelerate_matmul put in ``#ttg.nvidia_mma<3>`` (wgmma) becomes a
-``ttg.warp_group_dot`` reading both operands from shared memory::
+``ttg.warp_group_dot`` reading both operands from shared memory (A stays in registers when it is a 16-bit
+``nvidia_mma<3>`` result converted in registers, attention's ``p``)::
 
     %sa = ttg.local_alloc %a : (tensor<M x K, #any>) -> !ttg.memdesc<M x K, #ttg.nvmma_shared<..>>
     %sb = ttg.local_alloc %b : ...
@@ -36,7 +37,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.passes.analysis.allocation import _register_only, elem_bytes
 
-from .coalesce import CONVERT, as_op, layout_of, walk
+from .coalesce import CONVERT, as_op, create_convert, layout_of, walk
 
 
 def operand_shared_layout(shape, src_layout, eb: int) -> layouts.NVMMASharedLayout:
@@ -89,6 +90,22 @@ def _alloc_for(value, mem_ty, dot):
     return alloc
 
 
+def _a_in_registers(a, result_layout, dot):
+    """When ``a`` (a v3 dot's A) is a conversion of a 16-bit ``nvidia_mma`` v3 result that every thread can do in
+    its registers into ``#ttg.dot_op<0, result_layout, 2>``: that conversion (made before ``dot``), else None."""
+    owner = a.owner
+    if isinstance(owner, ir.Block) or as_op(owner).name != CONVERT:
+        return None
+    src = as_op(owner).operands[0]
+    ty = ir.RankedTensorType(a.type)
+    if elem_bytes(ty) != 2 or not _is_v3(layout_of(src)):
+        return None
+    want = layouts.DotOperandLayout(0, result_layout, 2)
+    if not _register_only(layout_of(src), want, tuple(ty.shape)):
+        return None
+    return create_convert(src, want, before=dot)
+
+
 def dots_to_warp_group_dots(root) -> int:
     """Rewrite every ``tt.dot`` with an ``nvidia_mma`` version 3 result under ``root`` into a
     ``ttg.warp_group_dot`` on shared-memory operands; returns how many."""
@@ -101,6 +118,12 @@ def dots_to_warp_group_dots(root) -> int:
         for i in (0, 1):
             src = op.operands[i]
             d = src.owner
+            in_regs = _a_in_registers(src, layout_of(op.results[0]), op) if i == 0 else None
+            if in_regs is not None:  # an MMA result feeding the next dot (attention's p): wgmma reads A from
+                mems.append(in_regs)  # the registers it is already in
+                if not isinstance(d, ir.Block) and as_op(d).name == CONVERT:
+                    skipped.append(as_op(d))
+                continue
             if not isinstance(d, ir.Block) and as_op(d).name == CONVERT and layout_of(as_op(d).operands[0]) is not None:
                 skipped.append(as_op(d))
                 src = as_op(d).operands[0]
