@@ -156,15 +156,8 @@ class _Rewriter:
         for i, v in enumerate(d.operands):
             want = _operand_layout(d, i, lay) if d.name not in _LEAF_OPS else "scalar"
             operands.append(v if want == "scalar" else self._materialise(v, want, plan, made, before))
-        new_ty = with_layout(value.type, lay)
-        attrs = {k: d.attributes[k] for k in d.attributes}
-        if d.name == "arith.constant":
-            attrs["value"] = _retyped_constant(d.attributes["value"], new_ty)
-        with ir.InsertionPoint(as_op(before)):
-            new = ir.Operation.create(d.name, results=[new_ty], operands=operands, attributes=attrs,
-                                      loc=d.location)
-        made[key] = new.results[0]
-        return new.results[0]
+        made[key] = _clone_in_layout(d, value, lay, operands, before)
+        return made[key]
 
     def rematerialise(self, cvt) -> bool:
         src = cvt.operands[0]
@@ -506,15 +499,7 @@ class _LoopPropagation:
             if r is None:
                 return None
             operands.append(r)
-        out = u
-        if apply:
-            new_ty = with_layout(u.type, want)
-            attrs = {k: d.attributes[k] for k in d.attributes}
-            if d.name == "arith.constant":
-                attrs["value"] = _retyped_constant(d.attributes["value"], new_ty)
-            with ir.InsertionPoint(as_op(before)):
-                out = ir.Operation.create(d.name, results=[new_ty], operands=operands, attributes=attrs,
-                                          loc=d.location).results[0]
+        out = _clone_in_layout(d, u, want, operands, before) if apply else u
         memo[key] = out
         return out
 
@@ -652,6 +637,18 @@ def walk_block(block) -> list:
         out.append(o)
         out.extend(walk(o))
     return out
+
+
+def _clone_in_layout(d, value, lay, operands, before):
+    """A copy of ``d`` (the one-result op defining ``value``) with ``operands``, its result in ``lay``, before
+    ``before``."""
+    new_ty = with_layout(value.type, lay)
+    attrs = {k: d.attributes[k] for k in d.attributes}
+    if d.name == "arith.constant":
+        attrs["value"] = _retyped_constant(d.attributes["value"], new_ty)
+    with ir.InsertionPoint(as_op(before)):
+        return ir.Operation.create(d.name, results=[new_ty], operands=operands, attributes=attrs,
+                                   loc=d.location).results[0]
 
 
 def _retyped_constant(attr, new_ty):
