@@ -22,10 +22,10 @@ A ``tt.dot`` whose result accelerate_matmul put in ``#ttg.nvidia_mma<3>`` (wgmma
     %sb = ttg.local_alloc %b : ...
     %d = ttg.warp_group_dot %sa, %sb, %c : (..) -> tensor<M x N, #ttg.nvidia_mma<3, ..>>
 
-Each alloc sits right after its operand's definition when that is in the dot's block (a loaded tile's alloc
-follows its load, where the pipeliner looks for it; two dots there of one value share the alloc), else right
-before the dot (an operand defined before the dot's loop is stored again each iteration, as the mma.sync path
-does: a buffer live across the loop would add its bytes to every buffer the loop needs), and stores the operand
+Each alloc sits right after its operand's definition (a loaded tile's alloc follows its load, where the pipeliner
+looks for it; two dots of one value share the alloc; an operand defined before the dot's loop, attention's ``q``,
+is stored once before the loop: its buffer is live across the loop, which the attention configs of the tutorial
+afford, 192 KiB at most with D = 128 and 4 stages), and stores the operand
 in the layout it is computed in (a conversion feeding the dot is skipped: its source is stored).  The buffer (:func:`wgmma_shared_layout`): 16-bit operands keep their contiguous dim (wgmma transposes
 16-bit tiles), other types are stored K-major (A ``transposed`` 0, B ``transposed`` 1); the swizzle is the widest
 the contiguous dim's bytes fill, so wgmma's descriptors can read it.
@@ -75,12 +75,10 @@ def _defined_in(value, block) -> bool:
 
 
 def _alloc_for(value, mem_ty, dot):
-    """``ttg.local_alloc`` of ``value`` for ``dot``: right after the value's definition when that is in the dot's
-    block (at the block's start for an argument), else right before the dot."""
+    """``ttg.local_alloc`` of ``value`` for ``dot``: right after the value's definition (at the block's start for an
+    argument): a loaded tile's alloc follows its load, where the pipeliner looks for it; an operand defined before
+    the dot's loop (attention's ``q``) is stored once, before it."""
     owner = value.owner
-    if not _defined_in(value, dot.operation.block):
-        with dot.location, ir.InsertionPoint(dot):
-            return ir.Operation.create(ttg.LOCAL_ALLOC, results=[mem_ty], operands=[value])
     if isinstance(owner, ir.Block):
         with dot.location, ir.InsertionPoint.at_block_begin(owner):
             return ir.Operation.create(ttg.LOCAL_ALLOC, results=[mem_ty], operands=[value])
@@ -131,8 +129,8 @@ def dots_to_warp_group_dots(root) -> int:
             shape = tuple(ty.shape)
             lay = wgmma_shared_layout(shape, layout_of(src), elem_bytes(ty), i)
             mem_ty = ttg.memdesc_type(shape, ty.element_type, lay, ty.context)
-            key = (src, str(mem_ty), op.operation.block)
-            if key not in shared or not _defined_in(src, op.operation.block):
+            key = (src, str(mem_ty))  # one buffer per value and layout: its alloc follows the value's definition
+            if key not in shared:
                 shared[key] = _alloc_for(src, mem_ty, op)
             mems.append(shared[key].results[0])
         attrs = {k: op.attributes[k] for k in ("inputPrecision", "maxNumImpreciseAcc") if k in op.attributes}
