@@ -33,7 +33,9 @@ TOL_16 = dict(atol=1e-2, rtol=1e-2)
 TOL_TF32 = dict(atol=3e-2, rtol=3e-2)
 TOL_IEEE = dict(atol=1e-3, rtol=1e-4)
 TOL_F16_ACC = dict(atol=6e-2, rtol=6e-2)
-TOL_FP8 = dict(atol=0.125, rtol=0)
+# fp8: the tutorial's 0.125 doubled: by default (as in Triton) Hopper adds fp8 products in its reduced-precision
+# accumulator over all of K (max_num_imprecise_acc 2**30), 0.143 off on one element of a 512-long product seen
+TOL_FP8 = dict(atol=0.25, rtol=0)
 EXACT = dict(atol=0, rtol=0)
 
 FP8 = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}

@@ -54,3 +54,30 @@ def test_accumulator_of_another_type_is_refused():
     assert "accumulator must be fp32" in str(e.value) and "out_dtype=fp16" in str(e.value)
     # with out_dtype=fp16 the fp16 accumulator is what Triton wants
     assert re.search(r'"tt.dot".*-> tensor<16x16xf16>', _ttir("fp16", tl.float16, acc=tl.float16))
+
+
+@pytest.mark.parametrize("arch, want", [(90, 2 ** 30), (89, 0)])
+def test_fp8_imprecise_accumulation_default_is_tritons(arch, want):
+    # Triton's default for fp8 dots: all of K in Hopper's reduced-precision accumulator on sm_90, none elsewhere
+    from tritium.compiler import ASTSource, compile
+
+    k = compile(ASTSource(_dot, {"X": "*fp8e4nv", "Y": "*fp8e4nv", "Z": "*fp32"}, {"OUT": tl.float32, "ACC": None}),
+                target=f"cuda:{arch}", until="ttir", use_cache=False)
+    assert f"maxNumImpreciseAcc = {want} : i32" in k.asm["ttir"]
+
+
+@tritium.jit
+def _dot_imprecise(X, Y, Z, M: tl.constexpr):
+    r = tl.arange(0, 16)
+    x = tl.load(X + r[:, None] * 16 + r[None, :])
+    y = tl.load(Y + r[:, None] * 16 + r[None, :])
+    tl.store(Z + r[:, None] * 16 + r[None, :], tl.dot(x, y, max_num_imprecise_acc=M))
+
+
+def test_fp8_imprecise_accumulation_beyond_k_is_refused():
+    ctx = make_context()
+    sig = {"X": "*fp8e4nv", "Y": "*fp8e4nv", "Z": "*fp32"}
+    assert "maxNumImpreciseAcc = 16 : i32" in make_ttir(_dot_imprecise, sig, {"M": 16}, {}, ctx).operation.get_asm()
+    with pytest.raises(CompilationError) as e:
+        make_ttir(_dot_imprecise, sig, {"M": 32}, {}, make_context())
+    assert "max_num_imprecise_acc (32) must be <= K (16)" in str(e.value)

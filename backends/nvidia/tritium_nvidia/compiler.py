@@ -36,7 +36,7 @@ class CUDAOptions(BaseOptions):
     allow_fp8e4nv: bool = True
     default_dot_input_precision: str = "tf32"
     allowed_dot_input_precisions: tuple = ("tf32", "tf32x3", "ieee")
-    max_num_imprecise_acc_default: int = 0
+    max_num_imprecise_acc_default: Optional[int] = None  # fp8 dots: None = Triton's (2**30 on sm_90, else 0)
     extern_libs: Optional[tuple] = None
 
 

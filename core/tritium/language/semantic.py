@@ -1350,6 +1350,20 @@ def scan(inputs, axis, combine, reverse=False, hint="scan", key=None):
 # dot
 # ----------------------------------------------------------------------------------------------
 
+def _imprecise_acc_default() -> int:
+    """``max_num_imprecise_acc`` of an fp8 dot that does not say: the compile options'
+    ``max_num_imprecise_acc_default`` when set, else Triton's: unlimited (2**30, all of K in the instruction) on
+    sm_90, 0 elsewhere."""
+    from . import target_info
+
+    opts = target_info.current_options()
+    v = getattr(opts, "max_num_imprecise_acc_default", None)
+    if v is not None:
+        return int(v)
+    t = target_info.current_target()
+    return 2 ** 30 if t is not None and t.backend == "cuda" and t.arch == 90 else 0
+
+
 def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=tl.float32) -> tensor:
     out_dtype = _unwrap(out_dtype)
@@ -1397,9 +1411,15 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
             raise SemanticError(f"dot() accumulator must be {ret_scalar} for {a.type.scalar} operands with "
                                 f"out_dtype={out_dtype}, got {acc_t.type.scalar} (pass out_dtype={acc_t.type.scalar} "
                                 "for a 16-bit accumulator)")
+    # how many products Hopper's fp8 tensor cores may add in their reduced precision before fp32 (fp8 only)
+    imprecise = _unwrap(max_num_imprecise_acc)
+    if a.type.scalar.is_fp8() and b.type.scalar.is_fp8():
+        if imprecise is None:
+            imprecise = _imprecise_acc_default()
+        elif imprecise > sa[-1]:
+            raise SemanticError(f"max_num_imprecise_acc ({imprecise}) must be <= K ({sa[-1]})")
     bld = _b()
-    attrs = {"inputPrecision": bld.i32_attr(precision),
-             "maxNumImpreciseAcc": bld.i32_attr(_unwrap(max_num_imprecise_acc) or 0)}
+    attrs = {"inputPrecision": bld.i32_attr(precision), "maxNumImpreciseAcc": bld.i32_attr(imprecise or 0)}
     return _result(bld.create("tt.dot", [a, b, acc_t], [bld.ty(acc_t.type)], attrs), acc_t.type)
 
 
