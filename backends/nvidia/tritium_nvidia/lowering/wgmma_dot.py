@@ -21,12 +21,12 @@ Per op:
   accumulator register tied through it, so nothing reads them earlier.
 
 fp8 into an fp32 accumulator (:func:`promotion_steps`): Hopper's fp8 wgmma adds into its accumulator with about
-14 bits of precision, so the products of one ``tt.dot`` (``maxNumImpreciseAcc`` 0, tritium's unset; or every
+14 bits of precision, so the products of one ``tt.dot`` (``maxNumImpreciseAcc`` 0; or every
 ``maxNumImpreciseAcc`` elements of K when ``32 <= maxNumImpreciseAcc < K``, Triton's partial accumulator) go into a
 fresh partial tile (at most 64 columns, scale-d 0), which is waited for and added to the accumulator in fp32, two
 partial tiles in flight (``wgmma.wait_group 1``).  ``maxNumImpreciseAcc >= K`` accumulates all of K in the
-instruction (Triton's sm_90 default, which loses about 0.1 on 512-long fp8 dot products; the matmul tutorial's
-tolerance is 0.125).
+instruction (Triton's sm_90 default, which the language sets for fp8 dots that do not say: 2**30; it loses about
+0.15 on 512-long fp8 dot products).
 
 ``ttg.local_alloc`` (with a source) / ``ttg.local_store`` into an ``#ttg.nvmma_shared`` buffer on sm_90+: the
 generic rule, then ``fence.proxy.async.shared::cta``, so the thread's generic-proxy stores are visible to wgmma's
@@ -173,7 +173,7 @@ class _Operand:
 def promotion_steps(a_type: str, acc_type: str, max_imprecise: int, K: int, kk: int):
     """For fp8 operands into an fp32 accumulator: how many k-steps wgmma accumulates in its own (reduced, about
     14-bit) precision before the partial result is added in fp32 (None: all of them, in the instruction).
-    ``maxNumImpreciseAcc`` 0 (unset in tritium's IR): every ``tt.dot``'s K; ``32 <= m < K``: ``m`` elements of K
+    ``maxNumImpreciseAcc`` 0: every ``tt.dot``'s K; ``32 <= m < K``: ``m`` elements of K
     (Triton's partial accumulator); ``m >= K``: none (all of K in the instruction)."""
     if acc_type != "f32" or a_type not in ("e4m3", "e5m2"):
         return None

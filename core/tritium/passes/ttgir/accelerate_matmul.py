@@ -17,8 +17,9 @@ For each ``tt.dot %a, %b, %c`` (result ``[.., M, N]`` in a blocked layout), :fun
 * **wgmma** (``#ttg.nvidia_mma<3, warpsPerCTA, [16, n, k]>``) on cuda sm_90 when the dot also qualifies for
   Hopper's warpgroup instructions (:func:`wgmma_reason`, Triton's ``supportMMA(op, 3)``): a 2-D dot, ``num_warps``
   a multiple of 4, M a multiple of 64, N of 8, K at least the instruction's K (32 bytes); fp16 / bf16, tf32 (not
-  tf32x3), int8, fp8 (e4m3 / e5m2; with an fp32 accumulator ``maxNumImpreciseAcc`` 0, tritium's "unset": the
-  lowering adds each dot's partial product in fp32, or at least 32, as Triton); operands of non-16-bit types must
+  tf32x3), int8, fp8 (e4m3 / e5m2; with an fp32 accumulator ``maxNumImpreciseAcc`` 0: the lowering adds each
+  dot's partial product in fp32, or at least 32, as Triton; the language's default is 2**30 on sm_90); operands of
+  non-16-bit types must
   fit a K-major buffer.  Only the result (and the accumulator) get the layout here: the operands keep
   theirs, and optimize_dot_operands stores them into shared memory and turns the ``tt.dot`` into a
   ``ttg.warp_group_dot``.  The instruction N (:func:`wgmma_instr_n`) is the largest wgmma N dividing N and at most
