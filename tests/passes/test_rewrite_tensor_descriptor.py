@@ -4,7 +4,6 @@ rewrite_tensor_pointer -> tensors of pointers + masks).
 FileCheck on hand-written TTIR, and a semantic check: the interpreter runs each kernel's TTIR with descriptors
 (natively) and the cuda backend's TTIR (descriptors rewritten into masked loads and stores) on random inputs,
 and the results must agree exactly."""
-import types
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from tritium.passes.ttir.rewrite_tensor_descriptor import (rewrite_tensor_descri
                                                            rewrite_tensor_descriptor_pass)
 
 from .ttir_pass_helpers import check_pass, count  # noqa: E402
+from .ttir_pass_helpers import interpreter_kernel as _interp, interpreter_launch as _launch  # noqa: E402
 
 
 def test_ops_become_block_pointer_ops():
@@ -113,25 +113,6 @@ def desc_loops(X, Y, M, N, BM: tl.constexpr, BN: tl.constexpr):
             d = b
         else:
             d = a
-
-
-def _interp(text):
-    from tritium_interpreter.compiler import InterpreterCompiler
-
-    comp = InterpreterCompiler()
-    stages = {}
-    comp.add_stages(stages, comp.parse_options({}))
-    asm, cur = {}, text
-    for name, fn in stages.items():
-        cur = fn(cur, {})
-        asm[name] = cur
-    return types.SimpleNamespace(asm=asm, name="k", metadata={}, loaded={})
-
-
-def _launch(kernel, grid, *args):
-    from tritium_interpreter.driver import InterpreterDriver
-
-    InterpreterDriver().launch(kernel, tuple(grid), list(args))
 
 
 def _both(fn, sig, **ce):

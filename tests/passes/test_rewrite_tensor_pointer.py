@@ -2,7 +2,6 @@
 
 Structure checks on the rewritten TTIR, and a semantic check: the interpreter runs each kernel's TTIR with
 block pointers (natively) and after the rewrite, on random inputs, and the results must agree exactly."""
-import types
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from tritium.passes.ttir.rewrite_tensor_pointer import RewriteError, rewrite_ten
 from tritium_nvidia.compiler import CUDACompiler  # noqa: E402
 
 from .ttir_pass_helpers import count, func, run_pass  # noqa: E402
+from .ttir_pass_helpers import interpreter_kernel as _interp, interpreter_launch as _launch  # noqa: E402
 
 
 def _ttir(fn, sig, **ce):
@@ -28,25 +28,6 @@ def _cuda_ttir(text):
     from tritium.compiler.stages import Handoff
 
     return CUDACompiler.make_ttir(text, {}, None, Handoff())
-
-
-def _interp(text):
-    from tritium_interpreter.compiler import InterpreterCompiler
-
-    comp = InterpreterCompiler()
-    stages = {}
-    comp.add_stages(stages, comp.parse_options({}))
-    asm, cur = {}, text
-    for name, fn in stages.items():
-        cur = fn(cur, {})
-        asm[name] = cur
-    return types.SimpleNamespace(asm=asm, name="k", metadata={}, loaded={})
-
-
-def _launch(kernel, grid, *args):
-    from tritium_interpreter.driver import InterpreterDriver
-
-    InterpreterDriver().launch(kernel, tuple(grid), list(args))
 
 
 def _both(text):

@@ -81,3 +81,27 @@ def effect_sequence(text: str) -> list:
             if f'"{n}"(' in line:
                 out.append(n)
     return out
+
+
+def interpreter_kernel(text: str):
+    """A kernel object the interpreter driver launches, compiled from TTIR ``text`` through the interpreter's
+    stages (so a pass's output runs as it is)."""
+    import types
+
+    from tritium_interpreter.compiler import InterpreterCompiler
+
+    comp = InterpreterCompiler()
+    stages = {}
+    comp.add_stages(stages, comp.parse_options({}))
+    asm, cur = {}, text
+    for name, fn in stages.items():
+        cur = fn(cur, {})
+        asm[name] = cur
+    return types.SimpleNamespace(asm=asm, name="k", metadata={}, loaded={})
+
+
+def interpreter_launch(kernel, grid, *args) -> None:
+    """Launch an :func:`interpreter_kernel` on ``grid`` with ``args``."""
+    from tritium_interpreter.driver import InterpreterDriver
+
+    InterpreterDriver().launch(kernel, tuple(grid), list(args))
