@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("mlir.ir")
 
 from tritium.dialects import layouts  # noqa: E402
-from tritium.lowering.rules.shared import Addresser, _chunks, _layout_fast_slow, thread_part  # noqa: E402
+from tritium.lowering.rules.shared import Addresser, _chunks, thread_part  # noqa: E402
 from tritium.passes.ttgir.accelerate_matmul import warps_per_tile  # noqa: E402
 from tritium.passes.ttgir.optimize_dot_operands import operand_shared_layout  # noqa: E402
 from tritium_nvidia.lowering.shared import LdmatrixPlan  # noqa: E402
@@ -19,7 +19,7 @@ from tritium_nvidia.lowering.shared import LdmatrixPlan  # noqa: E402
 def _store(src_layout, shape, slay, eb, num_warps):
     """byte address -> element index, as the local_alloc lowering writes the tile."""
     ll = src_layout.linear(shape)
-    fast, _ = _layout_fast_slow(slay, len(shape))
+    fast, _ = slay.fast_slow(len(shape))
     addr = Addresser(None, slay, shape, eb, lambda t: thread_part(ll, t, 32), num_warps * 32, (), "xor")
     mem = {}
     for t in range(num_warps * 32):

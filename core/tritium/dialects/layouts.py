@@ -528,6 +528,10 @@ class NVMMASharedLayout:
 
         return ir.Attribute.parse(self.to_str(), context)
 
+    def fast_slow(self, rank: int) -> tuple:
+        """``(contiguous dim, the dim of rows)`` of a buffer of ``rank`` dims (leading dims are stacked)."""
+        return (rank - 2, rank - 1) if self.transposed else (rank - 1, rank - 2)
+
     def row_elems(self) -> int:
         """Elements of the contiguous dim in one swizzle row (one slab's width)."""
         return max(1, (self.swizzle_bytes or 16) * 8 // self.element_bits)
@@ -535,7 +539,7 @@ class NVMMASharedLayout:
     def offset(self, index, shape) -> int:
         """Element offset of ``index`` in a buffer of ``shape`` (2-D, or with leading batch dims stacked)."""
         r = len(shape)
-        fast, slow = (r - 2, r - 1) if self.transposed else (r - 1, r - 2)
+        fast, slow = self.fast_slow(r)
         w = min(self.row_elems(), shape[fast])
         rows = shape[slow]
         c, row = index[fast], index[slow]
@@ -575,6 +579,10 @@ class SharedLayout:
         from mlir import ir
 
         return ir.Attribute.parse(self.to_str(), context)
+
+    def fast_slow(self, rank: int) -> tuple:
+        """``(contiguous dim, the dim of rows or None)``."""
+        return self.order[0], (self.order[1] if rank >= 2 else None)
 
     def offset(self, index, shape) -> int:
         """Element offset of ``index`` in a buffer of ``shape`` (swizzled along the two fastest dims)."""

@@ -233,6 +233,15 @@ def memdesc_shape_and_element(ty) -> tuple:
     return shape, ir.Type.parse(rest.strip(), ty.context)
 
 
+def memdesc_layout(ty) -> tuple:
+    """``(shape, element type, shared layout dataclass)`` of a ``!ttg.memdesc`` type."""
+    from . import layouts
+
+    shape, elem = memdesc_shape_and_element(ty)
+    s = str(ty)
+    return shape, elem, layouts.parse_layout(s[s.index("#ttg."):-1])
+
+
 def module_int(module, name: str, default=None):
     op = module.operation if hasattr(module, "operation") else module
     if name not in op.attributes:

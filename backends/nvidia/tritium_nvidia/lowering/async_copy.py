@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tritium.dialects import tt
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.rules.shared import _chunks, _layout_fast_slow, byte_ptr, layout_addresser, memdesc_layout
+from tritium.lowering.rules.shared import _chunks, byte_ptr, layout_addresser, memdesc_layout
 from tritium.lowering.utils import inline_asm, per_register, select, smem_elem
 
 from .memory import vector_width
@@ -28,7 +28,7 @@ def _async_copy(ctx, src, dst, mask, other):
     ll = ctx.linear(ptr_v.type)
     n = ll.num_regs
     vec = vector_width(ctx, ptr_v, mask_v, eb * 8)
-    fast, _ = _layout_fast_slow(slay, len(shape))
+    fast, _ = slay.fast_slow(len(shape))
     addr = layout_addresser(ctx, ll, slay, shape, eb, ptr_v.type)
     ptrs = per_register(src, n)
     masks = per_register(mask, n) if mask is not None else None

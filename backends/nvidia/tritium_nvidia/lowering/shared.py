@@ -14,7 +14,7 @@ from mlir import ir
 
 from tritium.dialects import layouts, tt
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.rules.shared import Addresser, _layout_fast_slow, byte_ptr, load_tensor, memdesc_layout
+from tritium.lowering.rules.shared import Addresser, byte_ptr, load_tensor, memdesc_layout
 from tritium.lowering.utils import inline_asm, smem_elem
 
 RULES = Rules()
@@ -41,7 +41,7 @@ def ldmatrix_plan(dlay, slay, shape, eb):
         return None
     r = len(shape)
     k_dim = r - 1 if dlay.op_idx == 0 else r - 2
-    fast, _ = _layout_fast_slow(slay, r)
+    fast, _ = slay.fast_slow(r)
     trans = fast != k_dim
     if trans and eb != 2:
         return None

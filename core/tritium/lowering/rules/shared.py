@@ -22,18 +22,14 @@ from ...errors import LoweringError
 from ..table import Rules
 from ..utils import smem_elem
 
+memdesc_layout = ttg.memdesc_layout  # the rules that read buffers import it from here
+
 RULES = Rules()
 
 
 # ------------------------------------------------------------------------------------------------
 # Offsets as emitted arithmetic
 # ------------------------------------------------------------------------------------------------
-
-def _layout_fast_slow(lay, rank):
-    if isinstance(lay, layouts.NVMMASharedLayout):
-        return (rank - 2, rank - 1) if lay.transposed else (rank - 1, rank - 2)
-    return lay.order[0], (lay.order[1] if rank >= 2 else None)
-
 
 def emit_byte_offset(ctx, lay, shape, idx, eb: int):
     """The i32 byte offset of element ``idx`` (i32 values / ints) in a buffer of ``shape`` with shared layout
@@ -56,7 +52,7 @@ def emit_byte_offset(ctx, lay, shape, idx, eb: int):
         return ctx.emit("arith.addi", [c(a), c(b)], i32)
 
     rank = len(shape)
-    fast, slow = _layout_fast_slow(lay, rank)
+    fast, slow = lay.fast_slow(rank)
     if isinstance(lay, layouts.NVMMASharedLayout):
         w = min(lay.row_elems(), shape[fast])
         lw = w.bit_length() - 1
@@ -206,14 +202,6 @@ def _runs(ll, fast: int, max_elems: int) -> list:
     return out
 
 
-def memdesc_layout(ty):
-    """``(shape, element type, shared layout)`` of a memdesc type."""
-    shape, elem = ttg.memdesc_shape_and_element(ty)
-    s = str(ty)
-    enc = s[s.index("#ttg."):-1]
-    return shape, elem, layouts.parse_layout(enc)
-
-
 def memdesc_ptr(ctx, op):
     """The ``!llvm.ptr<3>`` of the buffer ``op`` (a ``ttg.local_alloc``) allocates."""
     if "allocation.offset" not in op.attributes:
@@ -258,7 +246,7 @@ def store_tensor(ctx, base, vals, ty, mem_ty) -> None:
     shape, _, lay = memdesc_layout(mem_ty)
     sty, to_s, _, eb = smem_elem(ctx, ty)
     ll = ctx.linear(ty)
-    fast, _ = _layout_fast_slow(lay, len(shape))
+    fast, _ = lay.fast_slow(len(shape))
     addr = layout_addresser(ctx, ll, lay, shape, eb, ty)
     seen = set()
     for r, n in _chunks(ll, addr, fast, eb):
@@ -281,7 +269,7 @@ def load_tensor(ctx, base, ty, mem_ty) -> list:
     shape, _, lay = memdesc_layout(mem_ty)
     sty, _, from_s, eb = smem_elem(ctx, ty)
     ll = ctx.linear(ty)
-    fast, _ = _layout_fast_slow(lay, len(shape))
+    fast, _ = lay.fast_slow(len(shape))
     addr = layout_addresser(ctx, ll, lay, shape, eb, ty)
     out = [None] * ll.num_regs
     first = {}  # element -> the register that loaded it

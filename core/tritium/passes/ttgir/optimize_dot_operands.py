@@ -55,7 +55,7 @@ def wgmma_shared_layout(shape, src_layout, eb: int, op_idx: int) -> layouts.NVMM
     fills."""
     if eb == 2:
         lay = operand_shared_layout(shape, src_layout, eb)
-        fast = len(shape) - 2 if lay.transposed else len(shape) - 1
+        fast = lay.fast_slow(len(shape))[0]
     else:
         fast = len(shape) - 1 if op_idx == 0 else len(shape) - 2
     row = shape[fast] * eb

@@ -76,7 +76,7 @@ def _in_body(value, body) -> bool:
         as_op(owner).operation.block == body
 
 
-def _slice(values, body, args):
+def _slice(values, body):
     """The ops of ``body`` the ``values`` depend on (program order) and the block arguments they read, or None
     when an op there has side effects or regions."""
     seen, ops, used = set(), [], set()
@@ -90,10 +90,9 @@ def _slice(values, body, args):
         if not _in_body(v, body):
             continue
         op = as_op(v.owner)
-        key = op
-        if key in seen:
+        if op in seen:
             continue
-        seen.add(key)
+        seen.add(op)
         if len(op.regions) or not (is_pure(op) or op.name == ttg.CONVERT_LAYOUT):
             return None
         ops.append(op)
@@ -112,7 +111,7 @@ class _Load:
         self.other = (groups.get("other") or [None])[0]
 
 
-def _candidates(loop, body, info):
+def _candidates(body, info):
     """Loads to pipeline and the iter_arg numbers (block argument numbers) their slices read."""
     out = []
     for op in body.operations:
@@ -142,12 +141,9 @@ def _candidates(loop, body, info):
             log.debug("load at %s not pipelined: no vector width (%s)", where, e)
             continue
         vec = max(1, min(vec, per_thread, 16 // eb))
-        enc = str(alloc.results[0].type)
-        slay = layouts.parse_layout(enc[enc.index("#ttg."):-1])
-        rank = len(tt.shape_of(c.ptr.type))
-        smem_fast = (rank - 2 if slay.transposed else rank - 1) if isinstance(slay, layouts.NVMMASharedLayout) \
-            else slay.order[0]
-        if smem_fast != lay.order[0]:  # the buffer's contiguous dim is another one (a K-major wgmma operand)
+        slay = ttg.memdesc_layout(alloc.results[0].type)[2]
+        # the buffer's contiguous dim is another one (a K-major wgmma operand loaded N-major)
+        if slay.fast_slow(len(tt.shape_of(c.ptr.type)))[0] != lay.order[0]:
             vec = 1
         if vec * eb < 4:
             log.debug("load at %s not pipelined: %d contiguous bytes per thread (cp.async needs 4)", where,
@@ -165,7 +161,7 @@ def _updates(body, term, arg_numbers, iv_num):
         if a == iv_num:
             continue
         y = term.operands[a - 1]
-        sl = _slice([y], body, None)
+        sl = _slice([y], body)
         if sl is None or not sl[1] <= {a, iv_num}:
             return None
         out[a] = (sl[0], y)
@@ -200,14 +196,13 @@ def _cmp_lt(a, b):
                                ).results[0]
 
 
-def _issue(c, buf, index, ptr, mask, pred):
+def _issue(buf, index, ptr, mask, pred):
     """``async_copy(ptr -> buf[index], mask & pred)`` at the current insertion point."""
     ptr_ty = ir.RankedTensorType(ptr.type)
     i1 = ir.IntegerType.get_signless(1)
     mask_ty = ir.RankedTensorType.get(list(ptr_ty.shape), i1, ptr_ty.encoding)
     p = ir.Operation.create(tt.SPLAT, results=[mask_ty], operands=[pred]).results[0]
     m = p if mask is None else _arith("arith.andi", mask, p)
-    shape, elem = ttg.memdesc_shape_and_element(buf.type)
     sub_ty = _subview_type(buf.type)
     sub = ir.Operation.create(ttg.MEMDESC_SUBVIEW, results=[sub_ty], operands=[buf, index]).results[0]
     ir.Operation.create(ttg.ASYNC_COPY_GLOBAL_TO_LOCAL, results=[], operands=[ptr, sub, m],
@@ -216,18 +211,8 @@ def _issue(c, buf, index, ptr, mask, pred):
 
 
 def _subview_type(stack_ty):
-    shape, elem = ttg.memdesc_shape_and_element(stack_ty)
-    s = str(stack_ty)
-    enc = s[s.index("#ttg."):-1]
-    return ttg.memdesc_type(shape[1:], elem, _Enc(enc), stack_ty.context)
-
-
-class _Enc:
-    def __init__(self, text):
-        self.text = text
-
-    def to_str(self):
-        return self.text
+    shape, elem, lay = ttg.memdesc_layout(stack_ty)
+    return ttg.memdesc_type(shape[1:], elem, lay, stack_ty.context)
 
 
 def pipeline_loop(loop, stages: int, info) -> bool:
@@ -242,8 +227,8 @@ def pipeline_loop(loop, stages: int, info) -> bool:
     term = as_op(list(body.operations)[-1])
     cands = []
     arg_set = set()
-    for c in _candidates(loop, body, info):
-        sl = _slice([v for v in (c.ptr, c.mask) if v is not None], body, None)
+    for c in _candidates(body, info):
+        sl = _slice([v for v in (c.ptr, c.mask) if v is not None], body)
         if sl is None:
             log.debug("load at %s not pipelined: its operands have side effects", tt.loc_str(c.load))
             continue
@@ -272,10 +257,8 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         bufs = []
         with ip:
             for c in cands:
-                shape, elem = ttg.memdesc_shape_and_element(c.alloc.results[0].type)
-                s = str(c.alloc.results[0].type)
-                stack_ty = ttg.memdesc_type((S,) + tuple(shape), elem, _Enc(s[s.index("#ttg."):-1]),
-                                            loop.context)
+                shape, elem, lay = ttg.memdesc_layout(c.alloc.results[0].type)
+                stack_ty = ttg.memdesc_type((S,) + tuple(shape), elem, lay, loop.context)
                 bufs.append(ir.Operation.create(ttg.LOCAL_ALLOC, results=[stack_ty], operands=[]).results[0])
             cur = {a: inits[a - 1] for a in args}
             for i in range(S - 1):
@@ -287,7 +270,7 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                     _clone(c.slice, m, ip)
                     ptr = m.get(c.ptr, c.ptr)
                     mask = m.get(c.mask, c.mask) if c.mask is not None else None
-                    _issue(c, buf, _const(i, i32), ptr, mask, pred)
+                    _issue(buf, _const(i, i32), ptr, mask, pred)
                 ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
                 # the iter_args of iteration i + 1
                 nxt = {}
@@ -332,7 +315,7 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                 _clone(c.slice, m, ip)
                 # the load moved into the new body: its operands are the new body's values now
                 ptr, mask = c.load.operands[0], (c.load.operands[1] if c.mask is not None else None)
-                _issue(c, buf, write, m.get(ptr, ptr), m.get(mask, mask) if mask is not None else None, pred)
+                _issue(buf, write, m.get(ptr, ptr), m.get(mask, mask) if mask is not None else None, pred)
             ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
             new_ahead = {}
             for a in args:
