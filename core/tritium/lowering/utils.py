@@ -225,6 +225,26 @@ def linear(idx, shape) -> tuple:
     return ("lin", tuple(idx), tuple(shape))
 
 
+def pack_word(ctx, vals):
+    """Scalars narrower than 32 bits (together 32 bits; fp8 moved as i8) -> one i32, the first in the low bits,
+    through an LLVM vector (what tensor-core instructions take as a register)."""
+    t = vals[0].type
+    if tt.is_fp8(t):
+        vals = [ctx.emit("arith.bitcast", [v], ctx.int_ty(8)) for v in vals]
+        t = ctx.int_ty(8)
+    vec_ty = ir.VectorType.get([len(vals)], t)
+    vec = ctx.emit("llvm.mlir.undef", [], vec_ty)
+    for i, v in enumerate(vals):
+        vec = ctx.emit("llvm.insertelement", [vec, v, ctx.c32(i)], vec_ty)
+    return ctx.emit("llvm.bitcast", [vec], ctx.i32())
+
+
+def unpack_word(ctx, word, elem_ty, n: int) -> list:
+    """The inverse of :func:`pack_word`: ``n`` scalars of ``elem_ty`` from an i32."""
+    vec = ctx.emit("llvm.bitcast", [word], ir.VectorType.get([n], elem_ty))
+    return [ctx.emit("llvm.extractelement", [vec, ctx.c32(i)], elem_ty) for i in range(n)]
+
+
 def emit_offset(ctx, spec):
     """The i32 value of an offset spec (see :func:`linear`); an i32 value is returned as it is."""
     if isinstance(spec, tuple) and spec and spec[0] == "lin":

@@ -32,7 +32,6 @@ def _async_copy(ctx, src, dst, mask, other):
     addr = layout_addresser(ctx, ll, slay, shape, eb, ptr_v.type)
     ptrs = per_register(src, n)
     masks = per_register(mask, n) if mask is not None else None
-    i32 = ctx.i32()
     seen = set()
     for r, k in _chunks(ll, addr, fast, eb):
         for r0 in range(r, r + k, min(k, vec)):

@@ -27,7 +27,7 @@ from tritium.dialects import layouts, tt
 from tritium.dialects.enums import InputPrecision
 from tritium.lowering import LoweringError, Rules
 from tritium.lowering.rules.dot import fma_dot
-from tritium.lowering.utils import inline_asm, scalar_type
+from tritium.lowering.utils import inline_asm, pack_word, scalar_type, unpack_word
 
 RULES = Rules()
 
@@ -42,25 +42,6 @@ def _ptx_type(ty) -> str:
 
 def _bits(ty) -> int:
     return 8 if tt.is_fp8(tt.elem_of(ty)) else scalar_type(ty).width
-
-
-def _pack(ctx, vals):
-    """Scalars narrower than 32 bits -> one i32 (the first in the low bits), through an LLVM vector."""
-    t = vals[0].type
-    if tt.is_fp8(t):
-        vals = [ctx.emit("arith.bitcast", [v], ctx.int_ty(8)) for v in vals]
-        t = ctx.int_ty(8)
-    vec_ty = ir.VectorType.get([len(vals)], t)
-    vec = ctx.emit("llvm.mlir.undef", [], vec_ty)
-    for i, v in enumerate(vals):
-        vec = ctx.emit("llvm.insertelement", [vec, v, ctx.c32(i)], vec_ty)
-    return ctx.emit("llvm.bitcast", [vec], ctx.i32())
-
-
-def _unpack_f16x2(ctx, word):
-    vec_ty = ir.VectorType.get([2], ir.F16Type.get())
-    vec = ctx.emit("llvm.bitcast", [word], vec_ty)
-    return [ctx.emit("llvm.extractelement", [vec, ctx.c32(i)], ir.F16Type.get()) for i in range(2)]
 
 
 def _tf32(ctx, v):
@@ -99,7 +80,7 @@ class _Operand:
                         words.append(_tf32(ctx, rest))
             else:
                 per = 32 // self.bits
-                words = [_pack(ctx, vals[i:i + per]) for i in range(0, len(vals), per)]
+                words = [pack_word(ctx, vals[i:i + per]) for i in range(0, len(vals), per)]
             self.cache[key] = words
         return self.cache[key]
 
@@ -139,7 +120,7 @@ def _mma_v2(ctx, a, b, c, precision):
         seen[c_ll.index(r0)] = r0
         acc = out[r0:r0 + 4]
         if dtype == "f16":
-            acc = [_pack(ctx, acc[0:2]), _pack(ctx, acc[2:4])]
+            acc = [pack_word(ctx, acc[0:2]), pack_word(ctx, acc[2:4])]
         acc_t = [scalar_type(c_ty)] * n_acc if dtype != "f16" else [ctx.i32()] * 2
         steps = [("big", "big")]
         if A.split:
@@ -150,7 +131,7 @@ def _mma_v2(ctx, a, b, c, precision):
                 fb = B.fragment((*lead, k0, n), pb)
                 acc = inline_asm(ctx, text, cons, fa + fb + acc, acc_t)
         if dtype == "f16":
-            acc = _unpack_f16x2(ctx, acc[0]) + _unpack_f16x2(ctx, acc[1])
+            acc = unpack_word(ctx, acc[0], ir.F16Type.get(), 2) + unpack_word(ctx, acc[1], ir.F16Type.get(), 2)
         out[r0:r0 + 4] = acc
     return out
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from tritium.dialects import layouts, tt
+from tritium.dialects import layouts
 from tritium.lowering import LoweringError, Rules
 from tritium.lowering.rules.shared import Addresser, byte_ptr, load_tensor, memdesc_layout
 from tritium.lowering.utils import inline_asm, smem_elem

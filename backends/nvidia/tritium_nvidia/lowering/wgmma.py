@@ -53,7 +53,7 @@ from mlir import ir
 
 from tritium.dialects import layouts, tt
 from tritium.lowering import LoweringError
-from tritium.lowering.utils import inline_asm
+from tritium.lowering.utils import inline_asm, pack_word, unpack_word
 
 # ------------------------------------------------------------------------------------------------
 # Types and shapes
@@ -446,26 +446,13 @@ def pack_f16(ctx, vals) -> list:
     holds ``d[2j]`` in its low half, ``d[2j + 1]`` in its high half)."""
     if len(vals) % 2:
         raise LoweringError(f"wgmma: an odd number ({len(vals)}) of f16 accumulator values")
-    f16 = ir.F16Type.get()
-    vec_ty = ir.VectorType.get([2], f16)
-    out = []
-    for j in range(0, len(vals), 2):
-        vec = ctx.emit("llvm.mlir.undef", [], vec_ty)
-        for i in range(2):
-            vec = ctx.emit("llvm.insertelement", [vec, vals[j + i], ctx.c32(i)], vec_ty)
-        out.append(ctx.emit("llvm.bitcast", [vec], ctx.i32()))
-    return out
+    return [pack_word(ctx, vals[j:j + 2]) for j in range(0, len(vals), 2)]
 
 
 def unpack_f16(ctx, words) -> list:
     """The inverse of :func:`pack_f16`: f16x2 registers -> f16 scalars.  Unpack after :func:`wgmma_wait` (reading
     an accumulator register before the wait reads a register the asynchronous wgmma may still write)."""
-    f16 = ir.F16Type.get()
-    out = []
-    for w in words:
-        vec = ctx.emit("llvm.bitcast", [w], ir.VectorType.get([2], f16))
-        out += [ctx.emit("llvm.extractelement", [vec, ctx.c32(i)], f16) for i in range(2)]
-    return out
+    return [v for w in words for v in unpack_word(ctx, w, ir.F16Type.get(), 2)]
 
 
 def mma_async_text(*, n: int, k: int, a_type: str, b_type: str, acc_type: str, a_from_registers: bool,

@@ -41,7 +41,7 @@ from tritium.dialects.enums import InputPrecision
 from tritium.lowering import LoweringError, Rules
 from tritium.lowering.rules import shared as generic_shared
 from tritium.lowering.rules.shared import memdesc_layout
-from tritium.lowering.utils import scalar_type
+from tritium.lowering.utils import pack_word, scalar_type
 
 from . import wgmma as W
 from .target_info import CUDATargetInfo
@@ -127,14 +127,7 @@ class _RegisterA:
         if r0 is None or r0 % 8:
             raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(ctx.op)}: no A fragment at {(m, k)}")
         if r0 not in self.cache:
-            vt = ir.VectorType.get([2], self.vals[r0].type)
-            words = []
-            for w in range(4):
-                v = ctx.emit("llvm.mlir.undef", [], vt)
-                for q in range(2):
-                    v = ctx.emit("llvm.insertelement", [v, self.vals[r0 + 2 * w + q], ctx.c32(q)], vt)
-                words.append(ctx.emit("llvm.bitcast", [v], ctx.i32()))
-            self.cache[r0] = words
+            self.cache[r0] = [pack_word(ctx, self.vals[r0 + 2 * w:r0 + 2 * w + 2]) for w in range(4)]
         return self.cache[r0]
 
 
