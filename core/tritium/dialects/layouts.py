@@ -88,6 +88,10 @@ class LinearLayout:
     def elements(self, warp: int, lane: int) -> list:
         return [self.index(r, lane, warp) for r in range(self.num_regs)]
 
+    def register_of(self) -> dict:
+        """Element index of the register-only part (lane 0, warp 0) -> the first register holding it."""
+        return _first_registers(self)
+
     def owners(self, index: Sequence[int]) -> list:
         """Every (warp, lane, register) that holds ``index``, in (warp, lane, register) order."""
         return list(_inverse(self).get(tuple(index), ()))
@@ -101,6 +105,14 @@ class LinearLayout:
                     return False
                 seen |= b[d]
         return True
+
+
+@lru_cache(maxsize=1024)
+def _first_registers(ll: LinearLayout) -> dict:
+    out: dict = {}
+    for r in range(ll.num_regs):
+        out.setdefault(ll.index(r), r)
+    return out
 
 
 @lru_cache(maxsize=256)

@@ -211,6 +211,16 @@ class LoweringContext:
             i = j
         return terms
 
+    def warp_offsets(self, ll) -> list:
+        """Per dim, the i32 offset the running warp's bases give in linear layout ``ll`` (no lane, no register)."""
+        out = []
+        for d in range(ll.rank):
+            v = None
+            for t in self._bits_value(self.warp_id(), ll.warp, d):
+                v = t if v is None else self.emit("arith.ori", [v, t], self.i32())
+            out.append(v if v is not None else self.c32(0))
+        return out
+
     def indices(self, ty) -> list:
         """Per register of a tensor type: the element index as a tuple of i32 values (one per dim)."""
         ll = self.linear(ty)

@@ -277,9 +277,7 @@ def reg_lookup(src_ll, dst_ll, project):
     if [project(b) for b in dst_ll.lane] != list(src_ll.lane) or \
             [project(b) for b in dst_ll.warp] != list(src_ll.warp):
         return None
-    where = {}
-    for r in range(src_ll.num_regs):
-        where.setdefault(src_ll.index(r), r)
+    where = src_ll.register_of()
     out = []
     for r in range(dst_ll.num_regs):
         key = project(dst_ll.index(r))

@@ -54,9 +54,7 @@ class _Operand:
     def __init__(self, ctx, vals, ty, frag: int, precision):
         self.ctx, self.vals, self.frag = ctx, vals, frag
         self.ll = ctx.linear(ty)
-        self.map = {}
-        for r in range(self.ll.num_regs):
-            self.map.setdefault(self.ll.index(r), r)
+        self.map = self.ll.register_of()
         self.bits = _bits(ty)
         self.split = precision == InputPrecision.TF32x3
         self.cache = {}

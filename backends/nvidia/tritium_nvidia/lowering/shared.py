@@ -20,18 +20,6 @@ from tritium.lowering.utils import inline_asm, smem_elem
 RULES = Rules()
 
 
-def _warp_vals(ctx, ll):
-    """Per dim, the i32 offset of the running warp (its warp bases summed)."""
-    out = []
-    for d in range(ll.rank):
-        terms = ctx._bits_value(ctx.warp_id(), ll.warp, d)
-        v = None
-        for t in terms:
-            v = t if v is None else ctx.emit("arith.ori", [v, t], ctx.i32())
-        out.append(v if v is not None else ctx.c32(0))
-    return out
-
-
 def ldmatrix_plan(dlay, slay, shape, eb):
     """``(trans, matrices)`` for reading ``dlay`` (a dot_op of nvidia_mma v2) from ``slay``; None when ldmatrix
     cannot (an 8- or 32-bit operand whose contiguous dim is not K).  ``matrices``: per matrix of an A fragment
@@ -73,9 +61,7 @@ class LdmatrixPlan:
         self.kstep = 8 * dlay.k_width
         # x4: an A fragment, or two B fragments (the second one k-step later: its matrices follow)
         self.mats = mats if len(mats) == 4 else mats + [(o, k + self.kstep) for o, k in mats]
-        rmap = {}
-        for reg in range(ll.num_regs):
-            rmap.setdefault(ll.index(reg), reg)
+        rmap = ll.register_of()
         self.loads, self.copies = [], []  # copies: (register, register it repeats)
         taken = set()
         K = shape[self.k_dim]
@@ -152,7 +138,7 @@ def _local_load(ctx, src):
         k_v = ctx.emit("arith.addi", [k_v, iv], i32)
     else:
         o_v = ctx.emit("arith.addi", [o_v, iv], i32)
-    vals = list(_warp_vals(ctx, ll))
+    vals = ctx.warp_offsets(ll)
     vals[plan.other] = ctx.emit("arith.addi", [vals[plan.other], o_v], i32)
     vals[plan.k_dim] = ctx.emit("arith.addi", [vals[plan.k_dim], k_v], i32)
     addr = Addresser(ctx, slay, shape, eb, plan.thread_index, ctx.num_warps * ctx.threads_per_warp, vals, "add")

@@ -116,9 +116,7 @@ class _RegisterA:
                                 f"elements in a dot_op layout with kWidth 2, got {ty}")
         self.ctx, self.vals = ctx, vals
         self.ll = ctx.linear(ty)
-        self.map = {}
-        for r in range(self.ll.num_regs):
-            self.map.setdefault(self.ll.index(r), r)
+        self.map = self.ll.register_of()
         self.shape = tuple(tt.shape_of(ty))
         self.cache = {}
 

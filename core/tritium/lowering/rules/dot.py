@@ -16,14 +16,6 @@ from ..utils import scalar_type
 RULES = Rules()
 
 
-def _reg_map(ll) -> dict:
-    """Element index (lane 0, warp 0) -> the first register holding it."""
-    out = {}
-    for r in range(ll.num_regs):
-        out.setdefault(ll.index(r), r)
-    return out
-
-
 def _to_acc(ctx, vals, src_ty, acc_ty):
     """Operand scalars converted to the accumulator's scalar type."""
     if src_ty == acc_ty:
@@ -46,7 +38,7 @@ def fma_dot(ctx, a, b, c) -> list:
     acc_ty = scalar_type(c_ty)
     av = _to_acc(ctx, a, scalar_type(a_ty), acc_ty)
     bv = _to_acc(ctx, b, scalar_type(b_ty), acc_ty)
-    a_map, b_map = _reg_map(a_ll), _reg_map(b_ll)
+    a_map, b_map = a_ll.register_of(), b_ll.register_of()
     K = tt.shape_of(a_ty)[-1]
     is_int = isinstance(acc_ty, ir.IntegerType)
     out = []
