@@ -146,11 +146,6 @@ def dots_to_warp_group_dots(root) -> int:
     return n
 
 
-def _next(op):
-    ops = [as_op(o) for o in op.operation.block.operations]
-    return ops[ops.index(op) + 1]
-
-
 def _is_mma_operand(layout) -> bool:
     return isinstance(layout, layouts.DotOperandLayout) and isinstance(layout.parent, layouts.NvidiaMmaLayout)
 
@@ -171,14 +166,13 @@ def dot_operands_through_shared(root) -> int:
         lay = operand_shared_layout(shape, layout_of(src), elem_bytes(ty))
         mem_ty = ttg.memdesc_type(shape, ty.element_type, lay, ty.context)
         if _defined_in(src, op.operation.block):
-            ip = ir.InsertionPoint(op)
-        else:  # defined before the loop (attention's q): read into registers once, there
-            owner = src.owner
-            ip = ir.InsertionPoint.at_block_begin(owner) if isinstance(owner, ir.Block) else \
-                ir.InsertionPoint(_next(as_op(owner)))
-        with op.location, ip:
-            alloc = ir.Operation.create(ttg.LOCAL_ALLOC, results=[mem_ty], operands=[src])
+            with op.location, ir.InsertionPoint(op):
+                alloc = ir.Operation.create(ttg.LOCAL_ALLOC, results=[mem_ty], operands=[src])
+        else:  # defined before the loop (attention's q): stored and read into registers once, there
+            alloc = _alloc_for(src, mem_ty, op)
+        with op.location, ir.InsertionPoint(alloc):
             load = ir.Operation.create(ttg.LOCAL_LOAD, results=[op.results[0].type], operands=[alloc.results[0]])
+        load.move_after(alloc)
         op.results[0].replace_all_uses_with(load.results[0])
         op.erase()
         n += 1
