@@ -34,14 +34,13 @@ async-proxy reads after the barrier membar puts before the dot.
 """
 from __future__ import annotations
 
-from mlir import ir
-
 from tritium.dialects import layouts, tt
 from tritium.dialects.enums import InputPrecision
 from tritium.lowering import LoweringError, Rules
 from tritium.lowering.rules import shared as generic_shared
 from tritium.lowering.rules.shared import memdesc_layout
 from tritium.lowering.utils import pack_word, scalar_type
+from tritium.passes.ttir._util import is_zero
 
 from . import wgmma as W
 from .target_info import CUDATargetInfo
@@ -52,37 +51,6 @@ RULES = Rules()
 WAIT_PENDING = 0
 
 _ACC = {"f32": "f32", "i32": "s32", "f16": "f16"}
-
-
-def _as_op(x):
-    return x.operation if hasattr(x, "operation") else x
-
-
-def is_zero_constant(value) -> bool:
-    """``value`` is an ``arith.constant`` whose every element is zero (0.0, -0.0 or 0)."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return False
-    op = _as_op(owner)
-    if op.name != "arith.constant":
-        return False
-    attr = op.attributes["value"]
-    try:
-        dense = ir.DenseElementsAttr(attr)
-    except ValueError:
-        dense = None
-    if dense is not None:
-        if not dense.is_splat:
-            return False
-        attr = dense.get_splat_value()
-    try:
-        return float(ir.FloatAttr(attr).value) == 0.0
-    except ValueError:
-        pass
-    try:
-        return int(ir.IntegerAttr(attr).value) == 0
-    except ValueError:
-        return False
 
 
 def _is_memdesc(ty) -> bool:
@@ -208,7 +176,7 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
     if K % kk:
         raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: K = {K} is not a multiple of {kk}")
     steps = K // kk
-    zero = is_zero_constant(op.operands[2])
+    zero = is_zero(op.operands[2], any_sign=True)
     kw = dict(a_type=a_type, b_type=b_type, acc_type=acc_type, trans_a=A.trans, trans_b=B.trans)
 
     per = n // 2

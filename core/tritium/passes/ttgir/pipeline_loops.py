@@ -24,7 +24,7 @@ none are left).  Membar then puts a barrier before the copies (the stage they ov
 previous iteration) and before the reads (after the wait).
 
 A load is left alone (and says why with ``TRITIUM_LOG``) when: its slice has side effects or regions, an
-iter_arg's update depends on other loop-carried values, its ``other`` is not zero, or a thread's contiguous
+iter_arg's update depends on other loop-carried values, its ``other`` is not +0 (cp.async fills zero bits), or a thread's contiguous
 share is narrower than 4 bytes (``cp.async`` copies 4, 8 or 16 bytes).  Loops with nested loops, and targets other
 than cuda sm_80+, are not pipelined.
 """
@@ -36,7 +36,7 @@ from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
-from tritium.passes.ttir._util import is_pure
+from tritium.passes.ttir._util import is_pure, is_zero
 
 from .accelerate_matmul import target_arch
 from .coalesce import as_op, layout_of, module_int, walk
@@ -44,29 +44,6 @@ from .coalesce import as_op, layout_of, module_int, walk
 log = logging.getLogger(__name__)
 
 LOOP = "scf.for"
-
-
-def _is_zero_constant(value) -> bool:
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return False
-    op = as_op(owner)
-    if op.name == tt.SPLAT:
-        return _is_zero_constant(op.operands[0])
-    if op.name != "arith.constant":
-        return False
-    attr = op.attributes["value"]
-    try:
-        dense = ir.DenseElementsAttr(attr)
-        if not dense.is_splat:
-            return False
-        attr = dense.get_splat_value()
-    except ValueError:
-        pass
-    try:
-        return float(ir.FloatAttr(attr).value) == 0.0
-    except ValueError:
-        return int(ir.IntegerAttr(attr).value) == 0
 
 
 def _in_body(value, body) -> bool:
@@ -126,7 +103,7 @@ def _candidates(body, info):
             continue
         c = _Load(op, alloc)
         where = tt.loc_str(op)
-        if c.other is not None and not _is_zero_constant(c.other):
+        if c.other is not None and not is_zero(c.other):
             log.debug("load at %s not pipelined: its other is not zero (cp.async fills zeros)", where)
             continue
         if not tt.is_tensor(c.ptr.type):

@@ -197,7 +197,9 @@ def is_constant_int(value, v: int) -> bool:
     return attr_int(constant_scalar(value)) == v
 
 
-def is_zero(value) -> bool:
+def is_zero(value, any_sign: bool = False) -> bool:
+    """``value`` is a constant zero (a scalar, a splat tensor).  Floats: +0.0 only (-0.0 is not the additive
+    identity and not all-zero bits), unless ``any_sign`` (where only the sum matters: x + -0.0 == x)."""
     a = constant_scalar(value)
     if a is None:
         return False
@@ -205,8 +207,7 @@ def is_zero(value) -> bool:
     if i is not None:
         return i == 0
     f = attr_float(a)
-    # -0.0 is not the additive identity for floats: require +0.0
-    return f is not None and f == 0.0 and math.copysign(1.0, f) > 0
+    return f is not None and f == 0.0 and (any_sign or math.copysign(1.0, f) > 0)
 
 
 def create_op(name: str, operands: Iterable, result_types: Iterable, attributes: Optional[dict] = None,
