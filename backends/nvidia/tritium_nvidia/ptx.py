@@ -109,9 +109,53 @@ def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3) -> s
         mpm = pb.getModulePassManager()
         mpm.run(mod, pb)
         mod.verify()
-        return tm.emit_assembly(mod)
+        ptx = tm.emit_assembly(mod)
     except RuntimeError as e:
         raise CompilationFailed("LLVM failed to generate PTX", str(e)) from None
+    return hoist_wgmma_waits(ptx) if "wgmma.wait_group" in ptx else ptx
+
+
+#: PTX opcodes (the part before the first dot) that only read and write registers
+_REGISTER_ONLY = frozenset("add sub mul mad mul24 mad24 sad div rem abs neg min max and or xor not cnot shl shr "
+                           "lop3 bfe bfi prmt popc clz brev cvt cvta mov setp selp slct fma".split())
+
+
+def _register_only(line: str) -> bool:
+    s = line.strip()
+    if not s or s.startswith(".loc") or (s.startswith("//") and "inline asm" not in s):
+        return True
+    return s.split(None, 1)[0].split(".", 1)[0] in _REGISTER_ONLY
+
+
+def hoist_wgmma_waits(ptx: str) -> str:
+    """Move each ``wgmma.wait_group`` up its basic block over the register-only instructions before it.
+
+    LLVM's O3 sinks address arithmetic computed before a loop into the loop's exit block, in front of the
+    ``wgmma.wait_group 0`` that ends an asynchronous dot's pipeline there; with enough of it (register pressure),
+    ptxas then serialises every wgmma of the kernel (C7514, "non wgmma instructions reading accumulator registers
+    ... between start and end of the pipeline stage").  A wait earlier in its block is always correct: it names
+    no registers (its tied accumulators are an LLVM-level fence) and waiting sooner only orders more; it is not
+    moved over labels, memory / barrier / control instructions or other inline asm (a wgmma commit or fence)."""
+    lines = ptx.split("\n")
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip().startswith("wgmma.wait_group"):
+            i += 1
+            continue
+        start = i
+        while start > 0 and lines[start].strip() != "// begin inline asm":
+            start -= 1
+        end = i
+        while end < len(lines) - 1 and lines[end].strip() != "// end inline asm":
+            end += 1
+        top = start
+        while top > 0 and _register_only(lines[top - 1]):
+            top -= 1
+        moved = lines[top:start]
+        if any(ln.strip() and not ln.strip().startswith((".loc", "//")) for ln in moved):
+            lines[top:end + 1] = lines[start:end + 1] + moved
+        i = end + 1
+    return "\n".join(lines)
 
 
 def ptx_to_cubin(ptx: str, arch: int = 90, maxnreg: Optional[int] = None) -> tuple:

@@ -205,7 +205,7 @@ def segment_attributes(name: str, n_operands: int, n_results: int, attributes: d
     """
     from mlir import ir
 
-    opdef = _BY_NAME.get(name)
+    opdef = _lookup(name)
     if opdef is None:
         return attributes
     attributes = dict(attributes)

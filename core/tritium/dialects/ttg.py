@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import tt
-from .tt import OPTIONAL, READ, SINGLE, TENSOR, WRITE, OpDef, TypeConstraint, irdl_operation_lines, \
+from .tt import MIXED, OPTIONAL, READ, SINGLE, TENSOR, WRITE, OpDef, TypeConstraint, irdl_operation_lines, \
     irdl_parametric_lines
 
 NUM_WARPS = "ttg.num-warps"
@@ -113,6 +113,12 @@ def _v_warp_group_dot(op, g):
     if shape_a[1] != shape_b[0] or shape_c != (shape_a[0], shape_b[1]):
         return f"shapes do not multiply: a {shape_a} @ b {shape_b} + c {shape_c}"
 
+
+def _v_warp_group_dot_wait(op, g):
+    if [str(v.type) for v in op.operands] != [str(r.type) for r in op.results]:
+        return "its results are its inputs, one for one, of the same types"
+
+
 OPS: tuple = (
     TTGOpDef("convert_layout", (("src", _S),), types={"src": TENSOR, "result": TENSOR}, verify=_v_convert_layout,
              doc="the same tensor in another layout"),
@@ -141,11 +147,17 @@ OPS: tuple = (
     TTGOpDef("async_wait", results=(), attrs={"num": tt.required(tt.I32)}, pure=False, effects=_RW,
              doc="wait until at most num committed groups of asynchronous copies are still in flight"),
     TTGOpDef("warp_group_dot", (("a", _S), ("b", _S), ("c", _S)),
-             attrs={"inputPrecision": tt.InputPrecision, "maxNumImpreciseAcc": tt.I32},
+             attrs={"inputPrecision": tt.InputPrecision, "maxNumImpreciseAcc": tt.I32, "isAsync": tt.BOOL},
              types={"b": MEMDESC, "c": tt.same("C", TENSOR), "result": tt.same("C")}, pure=False,
              effects=frozenset({READ}), verify=_v_warp_group_dot,
              doc="a @ b + c on Hopper tensor cores (wgmma): a a memdesc (or a dot_op tensor), b a memdesc, c and the "
-                 "result in #ttg.nvidia_mma<3>; reads shared memory"),
+                 "result in #ttg.nvidia_mma<3>; reads shared memory; isAsync: the result is only ready after a "
+                 "warp_group_dot_wait"),
+    TTGOpDef("warp_group_dot_wait", (("inputs", MIXED),), results=(("outputs", MIXED),),
+             attrs={"pendings": tt.required(tt.I32)}, pure=False, effects=frozenset({READ}),
+             verify=_v_warp_group_dot_wait,
+             doc="wait until at most pendings groups of asynchronous warp_group_dots are in flight; outputs: the "
+                 "inputs (their accumulators, memdescs they read), ready"),
 )
 
 _BY_NAME = {op.full_name: op for op in OPS}

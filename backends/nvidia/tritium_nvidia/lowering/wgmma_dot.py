@@ -147,9 +147,10 @@ def _fadd(ctx, xs, ys):
     return [ctx.emit("arith.addf", [x, y], x.type) for x, y in zip(xs, ys)]
 
 
-def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_PENDING) -> list:
+def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending=WAIT_PENDING) -> list:
     """The accumulator registers of ``ctx.op`` (a ``ttg.warp_group_dot``) after ``a @ b + c``; ``pending``: the
-    ``wgmma.wait_group`` depth (0: wait for every instruction issued here)."""
+    ``wgmma.wait_group`` depth (0: wait for every instruction issued here; None: no wait, the registers are
+    those the instructions write, in flight until a ``ttg.warp_group_dot_wait``)."""
     op = ctx.op
     a_ty, b_ty, c_ty = (op.operands[i].type for i in range(3))
     lay = ctx.layout(op.results[0].type)
@@ -198,6 +199,9 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
         return acc
 
     group = promotion_steps(a_type, acc_type, max_imprecise, K, kk)
+    if pending is None and (group is not None or acc_type == "f16"):
+        raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: an asynchronous dot needs its accumulator "
+                            f"in the instruction's own registers (f32 / s32, no fp8 promotion)")
     if A.registers:  # pack A's fragments before the fence: no register writes between it and the wgmmas
         for _, m0, _ in tiles:
             for j in range(steps):
@@ -209,7 +213,9 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
             acc = None if zero else out[r0:r0 + per]
             accs.append(issue(m0, n0, n, acc, 0, steps, not zero))
         W.wgmma_commit(ctx)
-        flat = W.wgmma_wait(ctx, pending, [v for acc in accs for v in acc])
+        flat = [v for acc in accs for v in acc]
+        if pending is not None:
+            flat = W.wgmma_wait(ctx, pending, flat)
         width = len(accs[0]) if accs else 0
         for t, (r0, m0, n0) in enumerate(tiles):
             words = flat[t * width:(t + 1) * width]
@@ -245,11 +251,28 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending: int = WAIT_
 
 
 @RULES.register("ttg.warp_group_dot")
-def _warp_group_dot(ctx, a, b, c, *, inputPrecision=InputPrecision.IEEE, maxNumImpreciseAcc=0):
+def _warp_group_dot(ctx, a, b, c, *, inputPrecision=InputPrecision.IEEE, maxNumImpreciseAcc=0, isAsync=False):
     if str(memdesc_layout(ctx.op.operands[1].type)[1]) == "f32" and inputPrecision != InputPrecision.TF32:
         raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(ctx.op)}: wgmma reads fp32 operands as tf32; "
                             f"input precision {inputPrecision.name} needs mma.sync")
-    return [warp_group_dot(ctx, a, b, c, max_imprecise=int(maxNumImpreciseAcc or 0))]
+    return [warp_group_dot(ctx, a, b, c, max_imprecise=int(maxNumImpreciseAcc or 0),
+                           pending=None if isAsync else WAIT_PENDING)]
+
+
+@RULES.register("ttg.warp_group_dot_wait")
+def _warp_group_dot_wait(ctx, inputs, *, pendings):
+    """``wgmma.wait_group pendings``, the accumulator registers of the tensor inputs tied through it; memdesc
+    inputs (buffers an asynchronous dot reads, kept alive until here) pass through."""
+    flat, spans = [], []
+    for i, (vals, v) in enumerate(zip(inputs, ctx.op.operands)):
+        if not _is_memdesc(v.type):
+            spans.append((i, len(flat), len(vals)))
+            flat += vals
+    waited = W.wgmma_wait(ctx, int(pendings), flat)
+    out = [list(v) for v in inputs]
+    for i, start, n in spans:
+        out[i] = waited[start:start + n]
+    return out
 
 
 # ------------------------------------------------------------------------------------------------

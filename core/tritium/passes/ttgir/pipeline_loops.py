@@ -276,14 +276,27 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         iv = nb.arguments[0]
         ahead = {a: nb.arguments[1 + n_old + k] for k, a in enumerate(args)}
         read, write = nb.arguments[1 + n_old + len(args)], nb.arguments[2 + n_old + len(args)]
-        # after the wait: this iteration's tiles, then the copies of iteration iv + (S-1) * step
+        # after the wait: this iteration's tiles, then the copies of iteration iv + (S-1) * step (after the
+        # asynchronous dot's wait when there is one: the stage they overwrite is the one its previous instance read)
         after_wait = _next_op(wait)
-        ip = ir.InsertionPoint(after_wait)
-        with ip:
+        with ir.InsertionPoint(after_wait):
             for c, buf in zip(cands, bufs):
                 sub_ty = _subview_type(buf.type)
                 tile = ir.Operation.create(ttg.MEMDESC_SUBVIEW, results=[sub_ty], operands=[buf, read]).results[0]
                 c.alloc.results[0].replace_all_uses_with(tile)
+        old_term = as_op(list(nb.operations)[-1])
+        adot = _async_dot(nb, old_term)
+        if adot is not None:
+            dot, k = adot
+            dot.attributes["isAsync"] = ir.BoolAttr.get(True)
+            with ir.InsertionPoint(_next_op(dot)), dot.location:
+                dwait = tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[dot.results[0].type],
+                                     operands=[dot.results[0]],
+                                            attributes={"pendings": ir.IntegerAttr.get(i32, 1)})
+            old_term.operands[k] = dwait.results[0]
+            after_wait = _next_op(dwait)
+        ip = ir.InsertionPoint(after_wait)
+        with ip:
             iv_a = _arith("arith.addi", iv, _arith("arith.muli", step, _const(S - 1, iv_ty)))
             pred = _cmp_lt(iv_a, ub)
             for c, buf in zip(cands, bufs):
@@ -313,7 +326,6 @@ def pipeline_loop(loop, stages: int, info) -> bool:
 
             r2, w2 = nxt(read), nxt(write)
         # the yield: old values + the new iter_args
-        old_term = as_op(list(nb.operations)[-1])
         with ir.InsertionPoint(old_term):
             ir.Operation.create("scf.yield", operands=list(old_term.operands) + [new_ahead[a] for a in args]
                                 + [r2, w2])
@@ -327,8 +339,47 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         loop.erase()
         after = _next_op(new_loop)
         with ir.InsertionPoint(after):
+            if adot is not None:  # the last dot (and the buffers it reads) until here
+                res = new_loop.results[adot[1]]
+                uses = [(as_op(u.owner), u.operand_number) for u in res.uses]
+                keep = bufs[:tt.MIXED_SLOTS - 1]
+                w0 = tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[res.type] + [b.type for b in keep],
+                                  operands=[res] + keep,
+                                         attributes={"pendings": ir.IntegerAttr.get(i32, 0)})
+                for owner, i in uses:
+                    owner.operands[i] = w0.results[0]
             ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, 0)})
     return True
+
+
+_ASYNC_ACC = ("f32", "i32")
+_FP8 = ("f8E4M3FN", "f8E5M2")
+
+
+def _async_dot(body, term):
+    """``(warp_group_dot, k)`` when the loop body's one warp_group_dot can run asynchronously, one instance in
+    flight across iterations: its accumulator is iter_arg ``k`` used by nothing else and its result only goes to
+    yield operand ``k`` (so only wgmmas touch those registers until the wait after the loop), in f32 / i32 (no
+    fp8 partial accumulators)."""
+    dots = [as_op(o) for o in walk(as_op(body.owner)) if as_op(o).name == ttg.WARP_GROUP_DOT]
+    if len(dots) != 1 or dots[0].operation.block != body:
+        return None
+    dot = dots[0]
+    uses = list(dot.results[0].uses)
+    if len(uses) != 1 or as_op(uses[0].owner) != term:
+        return None
+    k = uses[0].operand_number
+    acc = dot.operands[2]
+    if not isinstance(acc.owner, ir.Block) or acc.owner != body or acc.arg_number != k + 1 or \
+            len(list(acc.uses)) != 1:
+        return None
+    if str(tt.elem_of(acc.type)) not in _ASYNC_ACC:
+        return None
+    b_shape, b_elem, _ = ttg.memdesc_layout(dot.operands[1].type)
+    imprecise = dot.attributes["maxNumImpreciseAcc"].value if "maxNumImpreciseAcc" in dot.attributes else 0
+    if str(b_elem) in _FP8 and int(imprecise) < int(b_shape[0]):
+        return None
+    return dot, k
 
 
 def _next_op(op):
