@@ -238,7 +238,7 @@ def test_batched_dot_stays_on_mma_sync():
 def test_attention_uses_wgmma(dtype, D, stage):
     k = attention(dtype, D=D, stage=stage)
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
-    assert ttgir.count("ttg.warp_group_dot") == (2 if stage == 1 else 4)  # q @ k and p @ v per loop
+    assert ttgir.count('"ttg.warp_group_dot"(') == (2 if stage == 1 else 4)  # q @ k and p @ v per loop
     # q @ k feeds p @ v: all 8 warps along M (Triton's chained-dot rule)
     assert "nvidia_mma<3 : i32, array<i32: 8, 1>, array<i32: 16, 64, 16>>" in ttgir
     assert "wgmma.mma_async.sync.aligned.m64n64k16.f32" in ptx and "mma.sync" not in ptx

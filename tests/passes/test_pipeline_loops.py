@@ -93,3 +93,91 @@ def test_a_load_with_nonzero_other_stays_synchronous():
     loop = _loop(k.asm["ttgir"])
     # B is pipelined, A (other = 1.0: cp.async fills zeros) is loaded in the loop as before
     assert loop.count('"ttg.async_copy_global_to_local"') == 1 and loop.count('"tt.load"') == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# Asynchronous wgmma (sm_90): one dot in flight across iterations
+# ------------------------------------------------------------------------------------------------
+
+def _ops(text):
+    """The op names of a TTGIR region in order (generic form)."""
+    return re.findall(r'"((?:tt|ttg|arith|math)\.[a-z_]+)"\(', text)
+
+
+def test_matmul_dot_is_async_on_sm90():
+    cx = dict(CX, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64)
+    k = _compile(3, arch=90, cx=cx)
+    ttgir = k.asm["ttgir"]
+    loop = _loop(ttgir)
+    assert "isAsync = true" in loop
+    ops = _ops(loop)
+    # the dot, then a wait leaving it in flight, then the copies of a later iteration (into the stage the
+    # previous dot read, done by now)
+    d = ops.index("ttg.warp_group_dot")
+    assert ops[d + 1] == "ttg.warp_group_dot_wait" and "pendings = 1" in loop
+    assert ops.index("ttg.async_copy_global_to_local") > d + 1
+    # the yield carries the waited-for accumulator; after the loop, wait for everything, buffers alive until then
+    tail = ttgir[ttgir.index("scf.yield"):]
+    w0 = re.search(r'"ttg.warp_group_dot_wait"\(([^)]*)\) \{[^}]*pendings = 0', tail)
+    assert w0 and w0.group(1).count("%") == 3  # the accumulator and the two stacks
+    assert tail.index("pendings = 0") < tail.index('"ttg.async_wait"')
+    ptx = k.asm["ptx"]
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx and "wgmma.wait_group.sync.aligned 0;" in ptx
+    # the wait after the loop is the first instruction of its block (ptxas serialises every wgmma otherwise)
+    after = ptx[ptx.rindex("wgmma.commit_group"):]
+    block = after[after.index("\n$L__BB"):]
+    first = [ln.strip() for ln in block.split("\n")[2:] if ln.strip() and not ln.strip().startswith("//")][0]
+    assert first.startswith("wgmma.wait_group.sync.aligned 0"), first
+    if "ptxas_log" in k.metadata:
+        assert "C7514" not in k.metadata["ptxas_log"] and "serialized" not in k.metadata["ptxas_log"]
+
+
+def test_attention_dots_are_async_on_sm90():
+    from tests.nvidia.test_wgmma_dot import attention
+
+    k = attention(D=64, stage=1, num_warps=4)
+    loop = _loop(k.asm["ttgir"])
+    ops = _ops(loop)
+    dots = [i for i, o in enumerate(ops) if o == "ttg.warp_group_dot"]
+    waits = [i for i, o in enumerate(ops) if o == "ttg.warp_group_dot_wait"]
+    assert len(dots) == 2 and len(waits) == 2 and loop.count("isAsync = true") == 2
+    qk, pv = dots
+    # q @ k waited for right before the row max reads it (nothing else in flight)
+    assert waits[0] == qk + 1 and ops[waits[0] + 1] == "tt.reduce"
+    # the previous iteration's p @ v waited for before the rescale of the accumulator (q @ k issued since)
+    assert qk < waits[1] < pv and re.search(r"pendings = 1 : i32", loop)
+    # every copy after both dots
+    assert min(i for i, o in enumerate(ops) if o == "ttg.async_copy_global_to_local") > pv
+    if "ptxas_log" in k.metadata:
+        assert "C7514" not in k.metadata["ptxas_log"]
+
+
+def test_fp8_partial_sums_stay_synchronous():
+    sig = dict(SIG, a_ptr="*fp8e4nv", b_ptr="*fp8e4nv")
+    cx = dict(CX, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, stride_bk=1)
+    del cx["stride_bn"]
+    sig.pop("stride_bk")
+    sig["stride_bn"] = "i32"
+
+    @tritium.jit
+    def mm_fp8_promoted(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                        stride_cn, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                        BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
+        offs_m = tl.arange(0, BLOCK_SIZE_M)
+        offs_n = tl.arange(0, BLOCK_SIZE_N)
+        offs_k = tl.arange(0, BLOCK_SIZE_K)
+        a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+        b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+        acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc, max_num_imprecise_acc=0)
+            a_ptrs += BLOCK_SIZE_K * stride_ak
+            b_ptrs += BLOCK_SIZE_K * stride_bk
+        tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn, acc.to(tl.float16))
+
+    attrs = {p: {"tt.divisibility": 16} for p in ("a_ptr", "b_ptr", "c_ptr", "stride_am", "stride_bn", "stride_cm")}
+    k = tritium.compile(ASTSource(mm_fp8_promoted, sig, cx, attrs), target="cuda:90", options={"num_stages": 3},
+                        until="ttgir", use_cache=False)
+    ttgir = k.asm["ttgir"]
+    assert '"ttg.async_copy_global_to_local"' in _loop(ttgir)  # pipelined, but the dot stays synchronous
+    assert '"ttg.warp_group_dot"(' in ttgir and "isAsync" not in ttgir and "warp_group_dot_wait" not in ttgir

@@ -285,16 +285,9 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                 tile = ir.Operation.create(ttg.MEMDESC_SUBVIEW, results=[sub_ty], operands=[buf, read]).results[0]
                 c.alloc.results[0].replace_all_uses_with(tile)
         old_term = as_op(list(nb.operations)[-1])
-        adot = _async_dot(nb, old_term)
-        if adot is not None:
-            dot, k = adot
-            dot.attributes["isAsync"] = ir.BoolAttr.get(True)
-            with ir.InsertionPoint(_next_op(dot)), dot.location:
-                dwait = tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[dot.results[0].type],
-                                     operands=[dot.results[0]],
-                                            attributes={"pendings": ir.IntegerAttr.get(i32, 1)})
-            old_term.operands[k] = dwait.results[0]
-            after_wait = _next_op(dwait)
+        in_flight = _make_dots_async(nb, old_term)
+        if in_flight is not None:  # the copies last: every dot of the previous iteration has been waited for
+            after_wait = old_term
         ip = ir.InsertionPoint(after_wait)
         with ip:
             iv_a = _arith("arith.addi", iv, _arith("arith.muli", step, _const(S - 1, iv_ty)))
@@ -339,15 +332,14 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         loop.erase()
         after = _next_op(new_loop)
         with ir.InsertionPoint(after):
-            if adot is not None:  # the last dot (and the buffers it reads) until here
-                res = new_loop.results[adot[1]]
-                uses = [(as_op(u.owner), u.operand_number) for u in res.uses]
-                keep = bufs[:tt.MIXED_SLOTS - 1]
-                w0 = tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[res.type] + [b.type for b in keep],
-                                  operands=[res] + keep,
-                                         attributes={"pendings": ir.IntegerAttr.get(i32, 0)})
-                for owner, i in uses:
-                    owner.operands[i] = w0.results[0]
+            if in_flight:  # the last dots (and the buffers they read) until here
+                res = [new_loop.results[k] for k in in_flight]
+                uses = [(as_op(u.owner), u.operand_number, j) for j, r in enumerate(res) for u in r.uses]
+                keep = bufs[:max(0, tt.MIXED_SLOTS - len(res))]
+                w0 = tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[r.type for r in res] + [b.type for b in keep],
+                                  operands=res + keep, attributes={"pendings": ir.IntegerAttr.get(i32, 0)})
+                for owner, i, j in uses:
+                    owner.operands[i] = w0.results[j]
             ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, 0)})
     return True
 
@@ -356,30 +348,82 @@ _ASYNC_ACC = ("f32", "i32")
 _FP8 = ("f8E4M3FN", "f8E5M2")
 
 
-def _async_dot(body, term):
-    """``(warp_group_dot, k)`` when the loop body's one warp_group_dot can run asynchronously, one instance in
-    flight across iterations: its accumulator is iter_arg ``k`` used by nothing else and its result only goes to
-    yield operand ``k`` (so only wgmmas touch those registers until the wait after the loop), in f32 / i32 (no
-    fp8 partial accumulators)."""
+def _in_block(op, body):
+    """The op of ``body`` that is or contains ``op`` (None when outside)."""
+    op = as_op(op)
+    while op is not None and op.operation.block != body:
+        op = as_op(op.parent) if op.parent is not None else None
+    return op
+
+
+def _wait(before, values, pendings: int):
+    """A ``ttg.warp_group_dot_wait {pendings}`` of ``values`` before ``before``."""
+    i32 = ir.IntegerType.get_signless(32)
+    with ir.InsertionPoint(before), before.location:
+        return tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[v.type for v in values], operands=list(values),
+                            attributes={"pendings": ir.IntegerAttr.get(i32, pendings)})
+
+
+def _make_dots_async(body, term):
+    """Make the warp_group_dots of a pipelined loop body asynchronous (Triton's asynchronous wgmma); returns the
+    yield positions whose values are still in flight when the loop ends (None: nothing changed).
+
+    Each dot gets a ``ttg.warp_group_dot_wait`` before the first op that reads its result: in the same iteration
+    (``pendings`` = the dots issued in between), or, for a result only yielded, before the first reader of its
+    iter_arg in the next iteration (``pendings`` = the dots issued in between, across the back edge), the iter_arg
+    tied through it; a result that only goes back into the same dot as its accumulator (a matmul's) is waited
+    for with ``pendings = 1`` right after the dot (its previous instance done).  Either way every dot of
+    iteration ``i - 1`` is done by the end of iteration ``i``: the copies into the stage it read go last.  Dots
+    must be directly in the body, accumulate in f32 / s32 and not in fp8 partial sums."""
     dots = [as_op(o) for o in walk(as_op(body.owner)) if as_op(o).name == ttg.WARP_GROUP_DOT]
-    if len(dots) != 1 or dots[0].operation.block != body:
+    if not dots or any(d.operation.block != body or not _async_ok(d) for d in dots):
         return None
-    dot = dots[0]
-    uses = list(dot.results[0].uses)
-    if len(uses) != 1 or as_op(uses[0].owner) != term:
-        return None
-    k = uses[0].operand_number
-    acc = dot.operands[2]
-    if not isinstance(acc.owner, ir.Block) or acc.owner != body or acc.arg_number != k + 1 or \
-            len(list(acc.uses)) != 1:
-        return None
-    if str(tt.elem_of(acc.type)) not in _ASYNC_ACC:
-        return None
+    def pos(op):
+        return [as_op(o) for o in body.operations].index(op)
+
+    def issued_between(a, b):  # dots after op a and before op b in program order (wrapping around)
+        lo, hi = pos(a), pos(b)
+        ps = [pos(x) for x in dots]
+        return sum(lo < p < hi for p in ps) if lo < hi else sum(p > lo or p < hi for p in ps)
+
+    in_flight = []
+    for d in dots:
+        d.attributes["isAsync"] = ir.BoolAttr.get(True)
+        res = d.results[0]
+        readers = [(as_op(u.owner), u.operand_number) for u in res.uses]
+        inner = [_in_block(o, body) for o, _ in readers if o != term]
+        if inner:  # read in this iteration
+            first = min(inner, key=pos)
+            w = _wait(first, [res], issued_between(d, first))
+            at = pos(first)
+            for o, i in readers:
+                if o == term or pos(_in_block(o, body)) >= at:
+                    o.operands[i] = w.results[0]
+            continue
+        ks = [i for o, i in readers if o == term]
+        for k in ks:
+            arg = body.arguments[k + 1]
+            arg_readers = [(as_op(u.owner), u.operand_number) for u in arg.uses]
+            if all(o == d and i == 2 for o, i in arg_readers):  # only this dot's accumulator: a matmul
+                w = _wait(_next_op(d), [res], 1)
+                term.operands[k] = w.results[0]
+            else:
+                first = min((_in_block(o, body) for o, _ in arg_readers), key=pos)
+                w = _wait(first, [arg], issued_between(d, first))
+                for o, i in arg_readers:
+                    o.operands[i] = w.results[0]
+            in_flight.append(k)
+    return sorted(set(in_flight))
+
+
+def _async_ok(dot) -> bool:
+    """An asynchronous dot keeps its accumulator in the instruction's registers: f32 / s32, no fp8 partial
+    accumulators (``maxNumImpreciseAcc`` below K)."""
+    if str(tt.elem_of(dot.results[0].type)) not in _ASYNC_ACC:
+        return False
     b_shape, b_elem, _ = ttg.memdesc_layout(dot.operands[1].type)
     imprecise = dot.attributes["maxNumImpreciseAcc"].value if "maxNumImpreciseAcc" in dot.attributes else 0
-    if str(b_elem) in _FP8 and int(imprecise) < int(b_shape[0]):
-        return None
-    return dot, k
+    return not (str(b_elem) in _FP8 and int(imprecise) < int(b_shape[0]))
 
 
 def _next_op(op):
