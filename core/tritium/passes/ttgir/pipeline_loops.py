@@ -409,11 +409,28 @@ def _make_dots_async(body, term):
                 term.operands[k] = w.results[0]
             else:
                 first = min((_in_block(o, body) for o, _ in arg_readers), key=pos)
-                w = _wait(first, [arg], issued_between(d, first))
+                # a wait for everything already there before the reader (attention's q @ k): the iter_arg joins it
+                full = [w for w in body.operations if as_op(w).name == ttg.WARP_GROUP_DOT_WAIT and
+                        pos(as_op(w)) < pos(first) and as_op(w).attributes["pendings"].value == 0]
+                if full:
+                    w = _join_wait(as_op(full[-1]), arg)
+                else:
+                    w = _wait(first, [arg], issued_between(d, first))
                 for o, i in arg_readers:
-                    o.operands[i] = w.results[0]
+                    o.operands[i] = w.results[-1]
             in_flight.append(k)
     return sorted(set(in_flight))
+
+
+def _join_wait(w, value):
+    """``w`` (a warp_group_dot_wait) remade with ``value`` as its last input; returns the new wait."""
+    with ir.InsertionPoint(w), w.location:
+        new = tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[r.type for r in w.results] + [value.type],
+                           operands=list(w.operands) + [value], attributes={"pendings": w.attributes["pendings"]})
+    for old_r, new_r in zip(w.results, new.results):
+        old_r.replace_all_uses_with(new_r)
+    w.erase()
+    return new
 
 
 def _async_ok(dot) -> bool:
