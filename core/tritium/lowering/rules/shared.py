@@ -104,6 +104,11 @@ def _swizzle_mask(lay, eb: int) -> int:
     return 0
 
 
+#: per (layout, shape, element bytes, combine, thread indices): the threads' base offsets and the answers of
+#: :meth:`Addresser.split` / :meth:`Addresser.contiguous` (pure functions of those)
+_MEMO: dict = {}
+
+
 class Addresser:
     """Byte offsets into one buffer for elements ``thread(t) (+) const``: ``thread_py(t)`` gives, for each thread
     ``t`` of the CTA, its index tuple; ``thread_vals`` the same index as i32 values for the running thread;
@@ -112,10 +117,15 @@ class Addresser:
     def __init__(self, ctx, lay, shape, eb: int, thread_py: Callable, nthreads: int, thread_vals: Sequence,
                  combine: str = "xor"):
         self.ctx, self.lay, self.shape, self.eb = ctx, lay, tuple(shape), eb
-        self.threads = [tuple(thread_py(t)) for t in range(nthreads)]
+        self.threads = tuple(tuple(thread_py(t)) for t in range(nthreads))
         self.thread_vals = tuple(thread_vals)
         self.combine = combine
-        self.base_py = [py_byte_offset(lay, shape, ix, eb) for ix in self.threads]
+        key = (lay, self.shape, eb, combine, self.threads)
+        if key not in _MEMO:  # the same copy / store pattern recurs (a pipeliner's prologue and loop)
+            if len(_MEMO) > 64:
+                _MEMO.clear()
+            _MEMO[key] = ([py_byte_offset(lay, shape, ix, eb) for ix in self.threads], {}, {})
+        self.base_py, self._splits, self._contiguous = _MEMO[key]
         self._base = None
         self.mask = _swizzle_mask(lay, eb)
 
@@ -131,6 +141,12 @@ class Addresser:
 
     def split(self, const) -> tuple:
         """``(X, Y)`` with ``offset(thread (+) const) == (base ^ X) + Y`` for every thread, or None."""
+        const = tuple(const)
+        if const not in self._splits:
+            self._splits[const] = self._split(const)
+        return self._splits[const]
+
+    def _split(self, const) -> tuple:
         offs = [py_byte_offset(self.lay, self.shape, self._join(ix, const), self.eb) for ix in self.threads]
         for x in ((offs[0] ^ self.base_py[0]) & self.mask, 0):
             y = offs[0] - (self.base_py[0] ^ x)
@@ -161,6 +177,12 @@ class Addresser:
 
     def contiguous(self, const, fast: int, n: int) -> bool:
         """Elements ``const .. const + n - 1`` along ``fast`` are consecutive in the buffer for every thread."""
+        key = (tuple(const), fast, n)
+        if key not in self._contiguous:
+            self._contiguous[key] = self._is_contiguous(key[0], fast, n)
+        return self._contiguous[key]
+
+    def _is_contiguous(self, const, fast: int, n: int) -> bool:
         first = [py_byte_offset(self.lay, self.shape, self._join(ix, const), self.eb) for ix in self.threads]
         if any(f % (n * self.eb) for f in first):
             return False
