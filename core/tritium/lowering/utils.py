@@ -287,27 +287,91 @@ def reg_lookup(src_ll, dst_ll, project):
     return out
 
 
-def exchange(ctx, sources, dst_ty, dst_offset) -> list:
+def register_runs(ll, fast: int, max_elems: int) -> list:
+    """Register runs ``(first, n)``: ``n`` (a power of two <= ``max_elems``) consecutive registers holding
+    consecutive elements along ``fast``."""
+    out, r = [], 0
+    while r < ll.num_regs:
+        n = 1
+        while n < max_elems and r % (2 * n) == 0 and r + 2 * n <= ll.num_regs and all(
+                ll.index(r + i)[fast] == ll.index(r)[fast] + i and
+                all(ll.index(r + i)[d] == ll.index(r)[d] for d in range(ll.rank) if d != fast)
+                for i in range(2 * n)):
+            n *= 2
+        out.append((r, n))
+        r += n
+    return out
+
+
+def row_vectors(ll, shape, max_elems: int) -> list:
+    """Register runs ``(first, n)`` (:func:`register_runs` along the last dim) that are, in every thread, one
+    aligned vector of ``n`` elements of a row-major buffer of ``shape``: the run's first column and every lane /
+    warp basis' column are multiples of ``n``, and so is the row length."""
+    last = len(shape) - 1
+    thread_cols = [b[last] for b in list(ll.lane) + list(ll.warp)]
+    out = []
+
+    def place(r, n):
+        if n == 1 or (not ll.index(r)[last] % n and not shape[last] % n and not any(c % n for c in thread_cols)):
+            out.append((r, n))
+        else:
+            place(r, n // 2)
+            place(r + n // 2, n // 2)
+
+    for r, n in register_runs(ll, last, max_elems):
+        place(r, n)
+    return out
+
+
+def _vector_store(ctx, vals, ptr, sty, nbytes):
+    if len(vals) == 1:
+        ctx.emit_op("llvm.store", [vals[0], ptr])
+        return
+    vec_ty = ir.VectorType.get([len(vals)], sty)
+    vec = ctx.emit("llvm.mlir.undef", [], vec_ty)
+    for i, v in enumerate(vals):
+        vec = ctx.emit("llvm.insertelement", [vec, v, ctx.c32(i)], vec_ty)
+    ctx.emit_op("llvm.store", [vec, ptr], attrs={"alignment": ir.IntegerAttr.get(ctx.int_ty(64),
+                                                                                    len(vals) * nbytes)})
+
+
+def _vector_load(ctx, ptr, sty, n, nbytes) -> list:
+    if n == 1:
+        return [ctx.emit("llvm.load", [ptr], sty)]
+    vec_ty = ir.VectorType.get([n], sty)
+    vec = ctx.emit("llvm.load", [ptr], vec_ty, {"alignment": ir.IntegerAttr.get(ctx.int_ty(64), n * nbytes)})
+    return [ctx.emit("llvm.extractelement", [vec, ctx.c32(i)], sty) for i in range(n)]
+
+
+def exchange(ctx, sources, dst_ty, dst_offset, row_major=None) -> list:
     """Move tensors between threads through ``ctx.op``'s scratch buffer: write every source ``(values, type,
-    index -> offset spec)``, one barrier, then read the registers of ``dst_ty`` at ``dst_offset(index)``."""
+    index -> offset spec)``, one barrier, then read the registers of ``dst_ty`` at ``dst_offset(index)``.
+    ``row_major``: the shape of a buffer both sides address row-major (``linear``): runs of registers that are one
+    aligned vector there (:func:`row_vectors`) are stored / loaded as one (up to 16 bytes)."""
     sty, to_s, from_s, nbytes = smem_elem(ctx, dst_ty)
     size = sum(tt.numel(ir.RankedTensorType(ty).shape) for _, ty, _ in sources)
     buf = ctx.scratch(ctx.op, size * nbytes)
+    width = max(1, 16 // nbytes) if row_major is not None else 1
+
+    def runs(ll):
+        return row_vectors(ll, row_major, width) if width > 1 else [(r, 1) for r in range(ll.num_regs)]
+
     for vals, ty, off in sources:
         idx = ctx.indices(ty)
         seen = set()
         ll = ctx.linear(ty)
-        for r, (v, ix) in enumerate(zip(vals, idx)):
-            if ll.index(r) in seen:  # a register holding an element again (replication) stores it once
+        for r, n in runs(ll):
+            if ll.index(r) in seen:  # registers holding elements again (replication) store them once
                 continue
             seen.add(ll.index(r))
-            o = emit_offset(ctx, off(ix))
-            ctx.emit_op("llvm.store", [to_s(v), ctx.smem_ptr(o, sty, buf.base)])
+            o = emit_offset(ctx, off(idx[r]))
+            _vector_store(ctx, [to_s(v) for v in vals[r:r + n]], ctx.smem_ptr(o, sty, buf.base), sty, nbytes)
     ctx.barrier()
-    out = []
-    for ix in ctx.indices(dst_ty):
-        o = emit_offset(ctx, dst_offset(ix))
-        out.append(from_s(ctx.emit("llvm.load", [ctx.smem_ptr(o, sty, buf.base)], sty)))
+    idx = ctx.indices(dst_ty)
+    out = [None] * len(idx)
+    for r, n in runs(ctx.linear(dst_ty)):
+        o = emit_offset(ctx, dst_offset(idx[r]))
+        out[r:r + n] = [from_s(v) for v in _vector_load(ctx, ctx.smem_ptr(o, sty, buf.base), sty, n, nbytes)]
     ctx.release(buf)
     return out
 

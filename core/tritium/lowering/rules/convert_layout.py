@@ -1,6 +1,6 @@
 """``ttg.convert_layout``: nothing to do for equal layouts, register moves when every thread keeps its
 elements, else one round through the op's scratch buffer (the whole tensor, row major; the allocation analysis
-sizes it so)."""
+sizes it so), in vectors of up to 16 bytes where a thread's registers are consecutive there."""
 from __future__ import annotations
 
 from ...dialects import tt
@@ -20,4 +20,5 @@ def _convert_layout(ctx, src):
     if m is not None:
         return [[src[i] for i in m]]
     shape = tt.shape_of(src_ty)
-    return [exchange(ctx, [(src, src_ty, lambda ix: linear(ix, shape))], res_ty, lambda ix: linear(ix, shape))]
+    return [exchange(ctx, [(src, src_ty, lambda ix: linear(ix, shape))], res_ty, lambda ix: linear(ix, shape),
+                     row_major=shape)]

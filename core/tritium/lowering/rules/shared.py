@@ -20,7 +20,7 @@ from mlir import ir
 from ...dialects import layouts, tt, ttg
 from ...errors import LoweringError
 from ..table import Rules
-from ..utils import smem_elem
+from ..utils import register_runs, smem_elem
 
 memdesc_layout = ttg.memdesc_layout  # the rules that read buffers import it from here
 
@@ -208,22 +208,6 @@ def layout_addresser(ctx, ll, lay, shape, eb, ty) -> Addresser:
                      ctx.indices(ty)[0], "xor")
 
 
-def _runs(ll, fast: int, max_elems: int) -> list:
-    """Register runs ``(first, n)``: ``n`` (a power of two <= ``max_elems``) consecutive registers holding
-    consecutive elements along ``fast``."""
-    out, r = [], 0
-    while r < ll.num_regs:
-        n = 1
-        while n < max_elems and r % (2 * n) == 0 and r + 2 * n <= ll.num_regs and all(
-                ll.index(r + i)[fast] == ll.index(r)[fast] + i and
-                all(ll.index(r + i)[d] == ll.index(r)[d] for d in range(ll.rank) if d != fast)
-                for i in range(2 * n)):
-            n *= 2
-        out.append((r, n))
-        r += n
-    return out
-
-
 def memdesc_ptr(ctx, op):
     """The ``!llvm.ptr<3>`` of the buffer ``op`` (a ``ttg.local_alloc``) allocates."""
     if "allocation.offset" not in op.attributes:
@@ -259,7 +243,7 @@ def _chunks(ll, addr, fast: int, eb: int):
             yield from split(r, n // 2)
             yield from split(r + n // 2, n // 2)
 
-    for r, n in _runs(ll, fast, max(1, 16 // eb)):
+    for r, n in register_runs(ll, fast, max(1, 16 // eb)):
         yield from split(r, n)
 
 

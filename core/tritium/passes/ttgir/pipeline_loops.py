@@ -333,15 +333,40 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         after = _next_op(new_loop)
         with ir.InsertionPoint(after):
             if in_flight:  # the last dots (and the buffers they read) until here
-                res = [new_loop.results[k] for k in in_flight]
-                uses = [(as_op(u.owner), u.operand_number, j) for j, r in enumerate(res) for u in r.uses]
-                keep = bufs[:max(0, tt.MIXED_SLOTS - len(res))]
-                w0 = tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[r.type for r in res] + [b.type for b in keep],
-                                  operands=res + keep, attributes={"pendings": ir.IntegerAttr.get(i32, 0)})
-                for owner, i, j in uses:
-                    owner.operands[i] = w0.results[j]
+                _wait_after_loop(new_loop, in_flight, bufs, lb, ub)
             ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, 0)})
     return True
+
+
+def _wait_after_loop(loop, in_flight, bufs, lb, ub) -> None:
+    """``ttg.warp_group_dot_wait {pendings = 0}`` after ``loop`` of its results still in flight (and the stacks
+    their dots read), the loop and the wait inside ``scf.if lb < ub`` whose else yields the loop's initial values:
+    LLVM rotates a loop behind a guard whose zero-trip path sets the accumulators' registers to their initial
+    values; were that path to reach the wait, ptxas would count those moves inside the wgmma pipeline and
+    serialise every wgmma (C7515)."""
+    i32 = ir.IntegerType.get_signless(32)
+    loop = as_op(loop)
+    uses = [(as_op(u.owner), u.operand_number, j) for j, r in enumerate(loop.results) for u in r.uses]
+    with ir.InsertionPoint(loop), loop.location:
+        ran = ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)], operands=[lb, ub],
+                                  attributes={"predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 2)})
+        branch = ir.Operation.create("scf.if", results=[r.type for r in loop.results], operands=[ran.results[0]],
+                                     regions=2)
+    then, other = (ir.Block.create_at_start(branch.regions[i], []) for i in (0, 1))
+    with ir.InsertionPoint(other), loop.location:
+        ir.Operation.create("scf.yield", operands=list(loop.operands)[3:])
+    with ir.InsertionPoint(then), loop.location:
+        res = [loop.results[k] for k in in_flight]
+        keep = bufs[:max(0, tt.MIXED_SLOTS - len(res))]
+        w0 = tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[r.type for r in res] + [b.type for b in keep],
+                          operands=res + keep, attributes={"pendings": ir.IntegerAttr.get(i32, 0)})
+        out = list(loop.results)
+        for j, k in enumerate(in_flight):
+            out[k] = w0.results[j]
+        ir.Operation.create("scf.yield", operands=out)
+    loop.operation.move_before(w0)
+    for owner, i, j in uses:
+        owner.operands[i] = branch.results[j]
 
 
 _ASYNC_ACC = ("f32", "i32")
