@@ -232,11 +232,16 @@ def pack_word(ctx, vals):
     if tt.is_fp8(t):
         vals = [ctx.emit("arith.bitcast", [v], ctx.int_ty(8)) for v in vals]
         t = ctx.int_ty(8)
-    vec_ty = ir.VectorType.get([len(vals)], t)
+    return ctx.emit("llvm.bitcast", [vector_of(ctx, vals, t)], ctx.i32())
+
+
+def vector_of(ctx, vals, elem_ty):
+    """An LLVM vector of the scalars ``vals`` (of ``elem_ty``)."""
+    vec_ty = ir.VectorType.get([len(vals)], elem_ty)
     vec = ctx.emit("llvm.mlir.undef", [], vec_ty)
     for i, v in enumerate(vals):
         vec = ctx.emit("llvm.insertelement", [vec, v, ctx.c32(i)], vec_ty)
-    return ctx.emit("llvm.bitcast", [vec], ctx.i32())
+    return vec
 
 
 def unpack_word(ctx, word, elem_ty, n: int) -> list:
@@ -327,11 +332,7 @@ def _vector_store(ctx, vals, ptr, sty, nbytes):
     if len(vals) == 1:
         ctx.emit_op("llvm.store", [vals[0], ptr])
         return
-    vec_ty = ir.VectorType.get([len(vals)], sty)
-    vec = ctx.emit("llvm.mlir.undef", [], vec_ty)
-    for i, v in enumerate(vals):
-        vec = ctx.emit("llvm.insertelement", [vec, v, ctx.c32(i)], vec_ty)
-    ctx.emit_op("llvm.store", [vec, ptr], attrs={"alignment": ir.IntegerAttr.get(ctx.int_ty(64),
+    ctx.emit_op("llvm.store", [vector_of(ctx, vals, sty), ptr], attrs={"alignment": ir.IntegerAttr.get(ctx.int_ty(64),
                                                                                     len(vals) * nbytes)})
 
 

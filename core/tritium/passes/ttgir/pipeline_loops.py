@@ -344,13 +344,10 @@ def _wait_after_loop(loop, in_flight, bufs, lb, ub) -> None:
     LLVM rotates a loop behind a guard whose zero-trip path sets the accumulators' registers to their initial
     values; were that path to reach the wait, ptxas would count those moves inside the wgmma pipeline and
     serialise every wgmma (C7515)."""
-    i32 = ir.IntegerType.get_signless(32)
     loop = as_op(loop)
     uses = [(as_op(u.owner), u.operand_number, j) for j, r in enumerate(loop.results) for u in r.uses]
     with ir.InsertionPoint(loop), loop.location:
-        ran = ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)], operands=[lb, ub],
-                                  attributes={"predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 2)})
-        branch = ir.Operation.create("scf.if", results=[r.type for r in loop.results], operands=[ran.results[0]],
+        branch = ir.Operation.create("scf.if", results=[r.type for r in loop.results], operands=[_cmp_lt(lb, ub)],
                                      regions=2)
     then, other = (ir.Block.create_at_start(branch.regions[i], []) for i in (0, 1))
     with ir.InsertionPoint(other), loop.location:
@@ -358,8 +355,7 @@ def _wait_after_loop(loop, in_flight, bufs, lb, ub) -> None:
     with ir.InsertionPoint(then), loop.location:
         res = [loop.results[k] for k in in_flight]
         keep = bufs[:max(0, tt.MIXED_SLOTS - len(res))]
-        w0 = tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[r.type for r in res] + [b.type for b in keep],
-                          operands=res + keep, attributes={"pendings": ir.IntegerAttr.get(i32, 0)})
+        w0 = _wait_op(res + keep, 0)
         out = list(loop.results)
         for j, k in enumerate(in_flight):
             out[k] = w0.results[j]
@@ -370,7 +366,6 @@ def _wait_after_loop(loop, in_flight, bufs, lb, ub) -> None:
 
 
 _ASYNC_ACC = ("f32", "i32")
-_FP8 = ("f8E4M3FN", "f8E5M2")
 
 
 def _in_block(op, body):
@@ -381,12 +376,16 @@ def _in_block(op, body):
     return op
 
 
+def _wait_op(values, pendings: int):
+    """A ``ttg.warp_group_dot_wait {pendings}`` of ``values`` at the insertion point."""
+    return tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[v.type for v in values], operands=list(values),
+                        attributes={"pendings": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), pendings)})
+
+
 def _wait(before, values, pendings: int):
     """A ``ttg.warp_group_dot_wait {pendings}`` of ``values`` before ``before``."""
-    i32 = ir.IntegerType.get_signless(32)
     with ir.InsertionPoint(before), before.location:
-        return tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[v.type for v in values], operands=list(values),
-                            attributes={"pendings": ir.IntegerAttr.get(i32, pendings)})
+        return _wait_op(values, pendings)
 
 
 def _make_dots_async(body, term):
@@ -403,6 +402,7 @@ def _make_dots_async(body, term):
     dots = [as_op(o) for o in walk(as_op(body.owner)) if as_op(o).name == ttg.WARP_GROUP_DOT]
     if not dots or any(d.operation.block != body or not _async_ok(d) for d in dots):
         return None
+
     def pos(op):
         return [as_op(o) for o in body.operations].index(op)
 
@@ -449,9 +449,7 @@ def _make_dots_async(body, term):
 
 def _join_wait(w, value):
     """``w`` (a warp_group_dot_wait) remade with ``value`` as its last input; returns the new wait."""
-    with ir.InsertionPoint(w), w.location:
-        new = tt.create_op(ttg.WARP_GROUP_DOT_WAIT, results=[r.type for r in w.results] + [value.type],
-                           operands=list(w.operands) + [value], attributes={"pendings": w.attributes["pendings"]})
+    new = _wait(w, list(w.operands) + [value], w.attributes["pendings"].value)
     for old_r, new_r in zip(w.results, new.results):
         old_r.replace_all_uses_with(new_r)
     w.erase()
@@ -465,7 +463,7 @@ def _async_ok(dot) -> bool:
         return False
     b_shape, b_elem, _ = ttg.memdesc_layout(dot.operands[1].type)
     imprecise = dot.attributes["maxNumImpreciseAcc"].value if "maxNumImpreciseAcc" in dot.attributes else 0
-    return not (str(b_elem) in _FP8 and int(imprecise) < int(b_shape[0]))
+    return not (tt.is_fp8(b_elem) and int(imprecise) < int(b_shape[0]))
 
 
 def _next_op(op):
