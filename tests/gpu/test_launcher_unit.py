@@ -167,3 +167,305 @@ def test_param_count_unknown_when_the_driver_lacks_the_entry_point(monkeypatch):
 
     monkeypatch.setattr(D, "cu", lambda: NoEntry())
     assert D.LoadedKernel._param_count(types.SimpleNamespace(function=object())) is None
+
+
+# ---------------------------------------------------------------------------------------------- tensormaps (TMA)
+def _tm_bytes(tag):
+    """128 recognisable bytes."""
+    return bytes((tag + i) % 256 for i in range(128))
+
+
+class FakeEncoder:
+    """A cuTensorMapEncodeTiled stand-in (plain-int lists): records its arguments, returns 128 tagged bytes."""
+
+    def __init__(self, err=0):
+        self.calls = []
+        self.err = err
+
+    def __call__(self, *args):
+        self.calls.append(args)
+        return (self.err, _tm_bytes(len(self.calls)))
+
+
+# a kernel (A_desc fp16 rank 3, x_ptr, B_desc bf16 rank 2 with NaN fill, n): tensormap parameters at 0 and 9
+TM_TYPES = ["tensormap", "*i8", "i32", "i32", "i32", "i64", "i64", "i64", "*fp32",
+            "tensormap", "*i8", "i32", "i32", "i64", "i64", "i32"]
+TM_SPECS = [{"index": 0, "dtype": "fp16", "rank": 3, "box": [1, 64, 32], "swizzle": 128, "fill_nan": False},
+            {"index": 9, "dtype": "bf16", "rank": 2, "box": [16, 8], "swizzle": 0, "fill_nan": True}]
+
+
+def make_tm(types=TM_TYPES, specs=TM_SPECS, n_extra=0, names=(), encoder="fake", **kw):
+    """A launcher for ``types`` (tensormaps described by ``specs``) with a FakeEncoder (``encoder=None``: the
+    default, cuda.bindings' through :func:`cuda_encode_tiled`) and a cuLaunchKernel stand-in that records each
+    slot's address and bytes."""
+    calls = []
+    encoder = FakeEncoder() if encoder == "fake" else encoder
+
+    def fake_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        arr = (ctypes.c_void_p * packer.n).from_address(params)
+        size = [128 if i < len(types) and types[i] == "tensormap" else L.SLOT for i in range(packer.n)]
+        calls.append([(arr[i], ctypes.string_at(arr[i], size[i])) for i in range(packer.n)])
+        return (0,)
+
+    packer = L.Packer(types, n_extra)
+    fn = L.make_launch("F", packer, block=128, shared=0, cu_launch=fake_launch, names=names, kernel_name="k",
+                       tensormaps=specs, encode_tensormap=encoder, **kw)
+    return fn, packer, calls, encoder
+
+
+def tm_args(a_base=0x10000, b_base=0x20000):
+    # A: shape (2, 100, 48), strides (4800, 48, 1); B: shape (40, 24), strides (32, 1)
+    return [FakeCudaTensor(a_base), 2, 100, 48, 4800, 48, 1, FakeCudaTensor(0xF00), FakeCudaTensor(b_base), 40, 24,
+            32, 1, 7]
+
+
+def test_tensormap_struct_layout():
+    fmt, offsets, size = L.layout(["i32", "tensormap", "*i8", "tensormap"], 1)
+    assert offsets == [0, 64, 192, 256, 384] and size == 392
+    assert fmt == "<i4x56x128sQ56x128sQ" == L.struct_format(["i32", "tensormap", "*i8", "tensormap"], 1)
+    assert struct.calcsize(fmt) == size
+
+
+def test_tensormap_encode_arguments_and_slots():
+    from cuda.bindings import driver as D
+
+    fn, packer, calls, enc = make_tm(n_extra=1)
+    fn(1, 1, 1, 0, tm_args())
+    assert len(enc.calls) == 2
+    a, b = enc.calls
+    assert a == (D.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, 0x10000, [48, 100, 2], [96, 9600],
+                 [32, 64, 1], [1, 1, 1], D.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+                 D.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+                 D.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                 D.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    assert b == (D.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 0x20000, [24, 40], [64], [8, 16],
+                 [1, 1], D.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+                 D.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
+                 D.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                 D.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+    (slots,) = calls
+    assert len(slots) == len(TM_TYPES) + 1
+    (pa, ta), (pb, tb) = slots[0], slots[9]
+    assert pa % 64 == 0 and pb % 64 == 0
+    assert ta == _tm_bytes(1) and tb == _tm_bytes(2)
+    vals = [struct.unpack("<Q" if TM_TYPES[i] in ("*i8", "*fp32") else ("<q" if TM_TYPES[i] == "i64" else "<i4x"),
+                          slots[i][1])[0] for i in range(len(TM_TYPES)) if TM_TYPES[i] != "tensormap"]
+    assert vals == [0x10000, 2, 100, 48, 4800, 48, 1, 0xF00, 0x20000, 40, 24, 32, 1, 7]
+    assert struct.unpack("<Q", slots[-1][1])[0] == 0  # the extra (scratch) parameter
+    # the slots are where the packer says, and no slot overlaps the next
+    addrs = [p for p, _ in slots]
+    assert addrs == [ctypes.addressof(packer.buffer) + off for off in packer.offsets]
+    assert all(addrs[i] + len(slots[i][1]) <= addrs[i + 1] for i in range(len(addrs) - 1))
+    assert "tmc0(" in fn.source and "tm1(" in fn.source
+
+
+def test_tensormap_cache():
+    fn, packer, calls, enc = make_tm()
+    fn(1, 1, 1, 0, tm_args())
+    fn(1, 1, 1, 0, tm_args())
+    assert len(enc.calls) == 2  # the second launch: cache hits
+    assert calls[1][0][1] == calls[0][0][1] == _tm_bytes(1)
+    fn(1, 1, 1, 0, tm_args(a_base=0x30000))  # A's base moved: A re-encoded, B still cached
+    assert len(enc.calls) == 3 and enc.calls[-1][2] == 0x30000
+    assert calls[-1][0][1] == _tm_bytes(3) and calls[-1][9][1] == _tm_bytes(2)
+    args = tm_args()
+    args[2] = 99  # A's shape changed
+    fn(1, 1, 1, 0, args)
+    assert len(enc.calls) == 4 and enc.calls[-1][3] == [48, 99, 2]
+    fn(1, 1, 1, 0, tm_args(a_base=0x30000))
+    assert len(enc.calls) == 4
+    # through launch.grid as well (the same caches)
+    fn2, _, calls2, enc2 = make_tm(current_stream=lambda: 0, make_stream=lambda s: s)
+    fn2.grid(None, (1, 1, 1), tm_args())
+    fn2.grid(None, (1, 1, 1), tm_args())
+    assert len(enc2.calls) == 2 and len(calls2) == 2
+
+
+def test_tensormap_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(L, "TENSORMAP_CACHE_LIMIT", 3)
+    fn, packer, calls, enc = make_tm()
+    for i in range(10):
+        fn(1, 1, 1, 0, tm_args(a_base=0x10000 + 256 * i))
+    tm0 = fn.tensormaps[0]
+    assert 1 <= len(tm0.cache) <= 3 and len(fn.tensormaps[1].cache) == 1
+
+
+def test_tensormap_slow_path():
+    np = pytest.importorskip("numpy")
+    fn, packer, calls, enc = make_tm()
+    args = tm_args()
+    args[0] = CAIArray(0x40000)  # not a torch tensor: convert_args
+    args[2] = np.int64(100)
+    args[-1] = np.int32(7)
+    fn(1, 1, 1, 0, args)
+    assert enc.calls[0][2] == 0x40000 and enc.calls[0][3] == [48, 100, 2]
+    slots = calls[-1]
+    assert slots[0][1] == _tm_bytes(1) and slots[9][1] == _tm_bytes(2)
+    assert struct.unpack("<Q", slots[1][1])[0] == 0x40000
+    # an int address and a float shape that is integral: still the slow path, and the cache is shared
+    args = tm_args()
+    args[0] = 0x40000
+    args[2] = 100.0
+    fn(1, 1, 1, 0, args)
+    assert len(enc.calls) == 2 and calls[-1][0][1] == _tm_bytes(1)
+    v = L.convert_args(tm_args(), TM_TYPES, (), "k", None, {e.index: e for e in fn.tensormaps})
+    assert len(v) == len(TM_TYPES) and v[0] == _tm_bytes(3) and v[1] == 0x10000 and v[9] == _tm_bytes(2)
+
+
+def test_tensormap_argument_errors():
+    fn, packer, calls, enc = make_tm(names=["A_base", "A_s0", "A_s1", "A_s2", "A_t0", "A_t1", "A_t2", "x"])
+    with pytest.raises(KernelRuntimeError, match="takes 14 runtime arguments, got 13"):
+        fn(1, 1, 1, 0, tm_args()[:-1])
+    args = tm_args()
+    args[7] = "x"
+    with pytest.raises(KernelRuntimeError, match="argument 'x'.*got str"):
+        fn(1, 1, 1, 0, args)
+    args = tm_args()
+    args[6] = 2  # innermost stride
+    with pytest.raises(KernelRuntimeError, match=r"tensor descriptor #0 \(parameter 0, base argument 'A_base'\).*"
+                                                 r"innermost stride must be 1"):
+        fn(1, 1, 1, 0, args)
+    args = tm_args()
+    args[2] = 2.5
+    with pytest.raises(KernelRuntimeError, match="cannot pass 2.5 as i32"):
+        fn(1, 1, 1, 0, args)
+    assert not calls
+
+
+def test_tensormap_encode_error():
+    from cuda.bindings import driver as D
+
+    enc = FakeEncoder(err=D.CUresult.CUDA_ERROR_INVALID_VALUE)
+    fn, packer, calls, _ = make_tm(encoder=enc)
+    with pytest.raises(KernelRuntimeError) as ei:
+        fn(1, 1, 1, 0, tm_args(a_base=0x10008))
+    msg = str(ei.value)
+    assert "kernel 'k'" in msg and "tensor descriptor #0 (parameter 0)" in msg
+    assert "CUDA_ERROR_INVALID_VALUE (1)" in msg
+    assert "base 0x10008" in msg and "shape (2, 100, 48)" in msg and "strides (4800, 48, 1)" in msg
+    assert "box (1, 64, 32)" in msg and "16-byte aligned" in msg
+    assert not calls
+    # an int error code (a stand-in) is named too; the second descriptor is named by its number
+    enc2 = FakeEncoder()
+    fn2, _, _, _ = make_tm(encoder=lambda *a: (1, b"") if a[2] == 0x20000 else enc2(*a))
+    with pytest.raises(KernelRuntimeError, match=r"tensor descriptor #1 \(parameter 9\).*"
+                                                 r"CUDA_ERROR_INVALID_VALUE \(1\).*box \(16, 8\)"):
+        fn2(1, 1, 1, 0, tm_args())
+
+
+def test_tensormap_metadata_must_match_the_parameters():
+    with pytest.raises(KernelRuntimeError, match="does not describe"):
+        make_tm(specs=TM_SPECS[:1])
+    with pytest.raises(KernelRuntimeError, match="not a tensormap"):
+        make_tm(specs=[TM_SPECS[0], dict(TM_SPECS[1], index=8)])
+    with pytest.raises(KernelRuntimeError, match="followed by its descriptor's base"):
+        make_tm(types=["tensormap", "*i8", "i32", "i64"], specs=[dict(TM_SPECS[0])])
+    with pytest.raises(KernelRuntimeError, match="cannot copy elements of type 'fp4'"):
+        make_tm(types=["tensormap", "*i8", "i32", "i64"], specs=[dict(TM_SPECS[0], rank=1, box=[8], dtype="fp4")])
+    with pytest.raises(KernelRuntimeError, match="swizzle must be"):
+        make_tm(types=["tensormap", "*i8", "i32", "i64"], specs=[dict(TM_SPECS[0], rank=1, box=[8], swizzle=16)])
+    with pytest.raises(KernelRuntimeError, match="no tensormap metadata"):
+        L.convert_args([None, 1], ["tensormap", "i32"], (), "k")
+
+
+def test_no_tensormap_launch_source_is_unchanged():
+    fn, packer, calls = make(["*fp32", "i32", "fp16"], n_extra=1)
+    assert "tm" not in fn.source and "d0" not in fn.source and fn.tensormaps == []
+    assert "pack(buf, 0, (a0.data_ptr() if a0.is_cuda else cpu(a0)), a1, a2, 0)" in fn.source
+    assert packer.offsets == [0, 8, 16, 24] and len(packer.buffer) == 32
+    fn0 = L.make_launch("F", L.Packer([], 2), block=32, shared=0, cu_launch=lambda *a: (0,))
+    fn0(1, 1, 1, 0, [])  # no runtime arguments, scratch parameters only
+
+
+def test_tensormap_bytes_of_a_cutensormap():
+    from cuda.bindings import driver as D
+
+    t = D.CUtensorMap()
+    t.opaque = list(range(100, 116))
+    assert L._tensormap_bytes(t) == struct.pack("<16Q", *range(100, 116))
+
+
+def test_default_encoder_wraps_plain_ints(monkeypatch):
+    from cuda.bindings import driver as D
+
+    seen = []
+
+    def fake(*args):
+        seen.append(args)
+        return (D.CUresult.CUDA_SUCCESS, D.CUtensorMap())
+
+    try:
+        monkeypatch.setattr(D, "cuTensorMapEncodeTiled", fake)
+    except (AttributeError, TypeError):
+        pytest.skip("cuda.bindings.driver's functions cannot be replaced")
+    fn, packer, calls, _ = make_tm(encoder=None)
+    assert fn.tensormaps[0].encode is L.cuda_encode_tiled
+    fn(1, 1, 1, 0, tm_args())
+    a = seen[0]
+    assert [int(x) for x in a[3]] == [48, 100, 2] and all(isinstance(x, D.cuuint64_t) for x in a[3] + a[4])
+    assert [int(x) for x in a[4]] == [96, 9600]
+    assert all(isinstance(x, D.cuuint32_t) for x in a[5] + a[6]) and [int(x) for x in a[5]] == [32, 64, 1]
+    assert calls[0][0][1] == b"\0" * 128
+
+
+def test_arg_types_keep_tensormaps():
+    from tritium.compiler.compiler import CompiledKernel
+    from tritium_nvidia.driver import arg_types
+
+    md = {"signature": [["a_desc", "tensordesc<fp16[64, 64]>"], ["n", "i32"]],
+          "arg_types": ["tensormap", "ptr", "i32", "i32", "i64", "i64", "i32"]}
+    assert arg_types(CompiledKernel({}, md)) == (["tensormap", "*i8", "i32", "i32", "i64", "i64", "i32"], [])
+
+
+def test_loaded_kernel_passes_tensormaps(monkeypatch):
+    """LoadedKernel with a fake cuda.bindings: the cubin's parameter count counts a tensormap as one parameter,
+    and the launch encodes it from the runtime arguments after it."""
+    import types as T
+
+    from cuda.bindings import driver as D
+
+    from tritium.compiler.compiler import CompiledKernel
+    from tritium_nvidia import driver as drv
+
+    launched = []
+
+    def fake_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        arr = (ctypes.c_void_p * 6).from_address(params)
+        launched.append((arr[0], ctypes.string_at(arr[0], 128), [ctypes.string_at(arr[i], 8) for i in range(1, 6)]))
+        return (0,)
+
+    fa = T.SimpleNamespace(**{k: k for k in ("CU_FUNC_ATTRIBUTE_NUM_REGS", "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES",
+                                             "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
+                                             "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES")})
+    attrs = {"CU_FUNC_ATTRIBUTE_NUM_REGS": 32, "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES": 0,
+             "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK": 1024, "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES": 0}
+    fake_cu = T.SimpleNamespace(
+        cuModuleLoadData=lambda cubin: (0, "M"), cuModuleGetFunction=lambda m, n: (0, "F"),
+        CUfunction_attribute=fa, cuFuncGetAttribute=lambda a, f: (0, attrs[a]),
+        cuFuncGetParamCount=lambda f: (0, 6), cuLaunchKernel=fake_launch)
+    monkeypatch.setattr(drv, "cu", lambda: fake_cu)
+    encoded = []
+
+    def fake_encode(*a):
+        encoded.append(a)
+        return (0, _tm_bytes(9))
+
+    monkeypatch.setattr(L, "cuda_encode_tiled", fake_encode)
+    md = {"name": "k", "shared": 0, "num_warps": 4, "target": {"arch": 90},
+          "signature": [["a_desc", "tensordesc<fp16[64, 64]>"]],
+          "arg_types": ["tensormap", "ptr", "i32", "i64"],
+          "tensormaps": [{"index": 0, "dtype": "fp32", "rank": 1, "box": [64], "swizzle": 0, "fill_nan": False}]}
+    kernel = CompiledKernel({"cubin": b"\0"}, md)
+    device = T.SimpleNamespace(index=0, capability=90, make_current=lambda: None,
+                               properties=lambda: {"max_shared_mem": 232448})
+    driver = T.SimpleNamespace(check_pointer=None, _stream_getter=lambda i: (lambda: 0), _stream=lambda s: s,
+                               _streams={})
+    lk = drv.LoadedKernel(driver, kernel, device)
+    assert lk.types == ["tensormap", "*i8", "i32", "i64"] and lk.packer.n_extra == 2
+    lk.launch(1, 1, 1, 0, [FakeCudaTensor(0x5000), 1000, 1])
+    lk.launch.grid(kernel, (1, 1, 1), [FakeCudaTensor(0x5000), 1000, 1])
+    assert len(encoded) == 1 and encoded[0][1:5] == (1, 0x5000, [1000], [])
+    assert encoded[0][0] == D.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+    p0, tm, rest = launched[-1]
+    assert p0 % 64 == 0 and tm == _tm_bytes(9)
+    assert [struct.unpack("<q", x)[0] for x in rest] == [0x5000, 1000, 1, 0, 0]

@@ -8,6 +8,13 @@ Launch path (per launch, after the first): the current device and stream (torch'
 one dict lookup for the kernel's :class:`LoadedKernel` on that device (``kernel.loaded[device]``), then
 :mod:`tritium_nvidia.launcher` (one ``struct.pack_into`` and ``cuLaunchKernel``).  The JIT's fast path calls the
 loaded kernel's generated launch function directly (:meth:`CUDADriver.launcher`).
+
+Parameters: the lowered kernel's (``metadata["arg_types"]``, see :func:`arg_types`), plus null pointers for
+scratch parameters the cubin has beyond them.  An sm_90 kernel taking host-side tensor descriptors as TMA tensor
+maps has a ``"tensormap"`` parameter (128 bytes by value) before each such descriptor's base, shape and strides,
+described by ``metadata["tensormaps"]``: the runtime arguments do not include it, the launcher encodes it from the
+descriptor's arguments (``cuTensorMapEncodeTiled``, cached per base/shape/strides; see
+:mod:`tritium_nvidia.launcher`).
 """
 from __future__ import annotations
 
@@ -218,6 +225,8 @@ class LoadedKernel:
                 raise KernelRuntimeError(f"kernel '{self.name}': the cubin has {n_params} parameters but the "
                                          f"metadata lists {len(self.types)} arguments")
             n_extra = n_params - len(self.types)  # scratch pointers: passed as null
+        # TMA tensor maps (sm_90 tensor descriptors): encoded by the launcher from the arguments after each
+        self.tensormaps = list(md.get("tensormaps") or ())
         self.packer = _launcher.Packer(self.types, n_extra)
         # tritium (like Triton) allocates shared memory dynamically: what the metadata counts beyond the
         # cubin's static shared memory is passed as the launch's dynamic shared memory
@@ -228,7 +237,7 @@ class LoadedKernel:
                                             on_error=self._on_error, check_pointer=driver.check_pointer,
                                             current_stream=driver._stream_getter(device.index),
                                             make_stream=driver._stream, streams=driver._streams,
-                                            retry=_RetryLaunch)
+                                            retry=_RetryLaunch, tensormaps=self.tensormaps)
         self._driver = driver
 
     def _param_count(self) -> Optional[int]:
@@ -265,8 +274,11 @@ _LLVM_TYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "f64": "fp64", "hal
 
 
 def _from_lowered(t: str) -> str:
-    """A lowered (LLVM-level) argument type as a launcher type string: ``ptr`` -> a pointer."""
+    """A lowered (LLVM-level) argument type as a launcher type string: ``ptr`` -> a pointer; ``"tensormap"`` (a
+    TMA tensor map passed by value) stays itself."""
     t = str(t)
+    if t == _launcher.TENSORMAP:
+        return t
     if t == "ptr" or t.startswith("!llvm.ptr") or t.startswith("!tt.ptr") or t.startswith("*"):
         return "*i8"
     return _LLVM_TYPES.get(t, t)
@@ -277,15 +289,17 @@ def arg_types(kernel: Any) -> tuple:
 
     The compile signature (``kernel.signature``: ``[(name, "*fp32" | "i32" | ...)]`` in order) gives each
     argument's type; the lowering's ``arg_types`` (``["ptr", "ptr", "i32"]``, the kernel function's actual
-    parameters) wins where they disagree on pointer-ness, and is used alone when its length differs (flattened
-    aggregates)."""
+    parameters) wins where they disagree on pointer-ness, and is used alone, without names, when its length
+    differs or it has a ``"tensormap"`` (flattened aggregates, tensor descriptors: the launcher's messages then
+    name a descriptor by its number and parameter index).  The types include the ``"tensormap"`` parameters,
+    which are not runtime arguments (see :mod:`tritium_nvidia.launcher`)."""
     names = [n for n, _ in kernel.signature]
     sig_types = [t for _, t in kernel.signature]
     lowered = kernel.metadata.get("arg_types")
     if not lowered:
         return sig_types, names
     low = [_from_lowered(t) for t in lowered]
-    if len(low) != len(sig_types):
+    if len(low) != len(sig_types) or _launcher.TENSORMAP in low:  # (names are of runtime arguments)
         return low, []
     types = [s if _launcher.is_pointer(s) == _launcher.is_pointer(lt) else lt for s, lt in zip(sig_types, low)]
     return types, names
