@@ -688,11 +688,36 @@ def test_persistent_matmul_host_descriptors(subtile):
     np.testing.assert_allclose(c.astype(np.float32), ref, rtol=1e-2, atol=5e-2)
 
 
-def test_cuda_host_descriptors_compile_to_ptx():
+def test_cuda_host_descriptors_compile_to_tma_on_sm90():
+    """sm_90: each host descriptor is a TMA tensor map (a 128-byte parameter) followed by base, shape and strides;
+    loads are TMA copies completed on an mbarrier, stores bulk TMA stores; the metadata tells the launcher how to
+    encode each map."""
     sig = {"x_desc": "tensordesc<fp16[32, 64]>", "y_desc": "tensordesc<fp16[32, 64],nan>"}
-    k = _cuda(host_scale, sig, "ptx", ALPHA=2.0)
-    assert k.metadata["arg_types"] == ["ptr", "i32", "i32", "i64", "i64"] * 2
+    k = compile(ASTSource(host_scale, sig, constexprs={"ALPHA": 2.0}, attrs={"y_desc": {"tt.padding": 2}}),
+                target="cuda:90", options={"num_warps": 4}, until="ptx")
+    assert k.metadata["arg_types"] == ["tensormap", "ptr", "i32", "i32", "i64", "i64"] * 2
+    assert k.metadata["tensormaps"] == [
+        {"index": 0, "dtype": "fp16", "rank": 2, "box": [32, 64], "swizzle": 128, "fill_nan": False},
+        {"index": 6, "dtype": "fp16", "rank": 2, "box": [32, 64], "swizzle": 128, "fill_nan": True}]
+    ptx = k.asm["ptx"]
+    assert ptx.count(".param .align 64 .b8") == 2 and "cvta.param.u64" in ptx
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" in ptx
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r" in ptx and "mbarrier.try_wait.parity" in ptx
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group" in ptx
+    assert "fence.proxy.async.shared::cta" in ptx and "cp.async.bulk.wait_group.read 0" in ptx
+    assert "ld.global" not in ptx and "st.global" not in ptx  # every access through TMA
+
+
+def test_cuda_host_descriptors_compile_to_pointers_on_sm80_and_when_not_tma_capable():
+    sig = {"x_desc": "tensordesc<fp16[32, 64]>", "y_desc": "tensordesc<fp16[32, 64],nan>"}
+    k = compile(ASTSource(host_scale, sig, constexprs={"ALPHA": 2.0}), target="cuda:80", options={"num_warps": 4},
+                until="ptx")
+    assert k.metadata["arg_types"] == ["ptr", "i32", "i32", "i64", "i64"] * 2 and not k.metadata["tensormaps"]
     assert ".entry host_scale" in k.asm["ptx"] and "!tt.tensordesc" not in k.asm["ttgir"]
+    # rows of 8 bytes: below TMA's 16 -- ordinary loads and stores on sm_90 too
+    k = _cuda(host_scale, {"x_desc": "tensordesc<fp16[32, 4]>", "y_desc": "tensordesc<fp16[32, 4]>"}, "ptx",
+              ALPHA=2.0)
+    assert "tensormap" not in k.metadata["arg_types"] and "cp.async.bulk" not in k.asm["ptx"]
 
 
 def test_host_descriptor_precompile_stub_specialises_alike():

@@ -40,12 +40,15 @@ class CUDAOptions(BaseOptions):
     extern_libs: Optional[tuple] = None
 
 
-def _ttir_passes() -> tuple:
+def _ttir_passes(arch: int = 80) -> tuple:
     """The backend's own TTIR passes, run first in the TTIR pipeline (the interpreter keeps block pointers and
-    tensor descriptors): tensor descriptors and block pointers become tensors of pointers."""
+    tensor descriptors): tensor descriptors and block pointers become tensors of pointers -- on sm_90+ except the
+    loads and stores through host-side descriptors that can be TMA tensor maps (``tritium-tma-descriptor-args``)."""
     from tritium.passes.ttir.rewrite_tensor_pointer import rewrite_tensor_pointer_pass
+    from tritium.passes.ttir.tma_descriptors import tma_descriptor_args_pass
 
-    return (("tritium-rewrite-tensor-pointer", rewrite_tensor_pointer_pass),)
+    tma = (("tritium-tma-descriptor-args", tma_descriptor_args_pass),) if arch >= 90 else ()
+    return tma + (("tritium-rewrite-tensor-pointer", rewrite_tensor_pointer_pass),)
 
 
 class CUDACompiler(BaseCompiler):
@@ -89,7 +92,7 @@ class CUDACompiler(BaseCompiler):
     def make_ttir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
         """Python AST -> TTIR; block pointers are rewritten into tensors of pointers first (Triton's make_ttir on
         GPUs), inside the one TTIR pipeline."""
-        return _make_ttir(src, metadata, options, handoff, backend_passes=_ttir_passes())
+        return _make_ttir(src, metadata, options, handoff, backend_passes=_ttir_passes(_arch(metadata)))
 
     @staticmethod
     def make_ttgir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
@@ -129,12 +132,16 @@ class CUDACompiler(BaseCompiler):
             lowered = lower_module(module, CUDATargetInfo(_arch(metadata)), CUDA_RULES,
                                    kernel_attrs=kernel_attrs(num_warps), options=options, axis_info=info)
             llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))
+            tensormaps = _tensormaps(module, lowered.kernel)
         metadata["name"] = lowered.kernel or metadata.get("name")
         # the allocation's total; the lowering's need is larger only for ops placed without it (offset 0, bracketed)
         metadata["shared"] = max(shared, lowered.shared)
         metadata["shared_dynamic"] = metadata["shared"]
         metadata["num_warps"] = num_warps
         metadata["arg_types"] = [_short(t) for t in lowered.arg_types]
+        for tm in tensormaps:
+            metadata["arg_types"][tm["index"]] = "tensormap"
+        metadata["tensormaps"] = tensormaps
         return llir
 
     @staticmethod
@@ -164,6 +171,38 @@ def _arch(metadata) -> int:
         return int(str(a).lower().removeprefix("sm_").removesuffix("a"))
     except ValueError:
         return 90
+
+
+# MLIR element types -> the launcher's type strings (integers: their width is what a copy needs)
+_TMA_DTYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "f64": "fp64", "f8E4M3FN": "fp8e4nv", "f8E5M2": "fp8e5",
+               "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64"}
+
+
+def _tensormaps(module, kernel: str) -> list:
+    """The TMA tensor maps the kernel takes (parameters marked ``tt.tma``), as the launcher encodes them: position,
+    element type, rank, box, swizzle, NaN fill."""
+    from mlir import ir
+
+    from tritium.dialects import tt
+    from tritium.passes.ttir._util import arg_attrs, attr_int
+    from tritium.passes.ttir.tma_descriptors import TMA_ATTR, tma_box, tma_layout
+
+    out = []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name != "func.func" or ir.StringAttr(op.attributes["sym_name"]).value != kernel:
+            continue
+        args = op.regions[0].blocks[0].arguments
+        for i, (a, at) in enumerate(zip(args, arg_attrs(op))):
+            if TMA_ATTR not in at:
+                continue
+            block = tt.desc_block_type(a.type)
+            fill_nan = attr_int(at["tt.padding"]) == 2 if "tt.padding" in at else False
+            elem = str(tt.elem_of(block))
+            out.append({"index": i, "dtype": _TMA_DTYPES.get(elem, elem), "rank": len(tt.shape_of(block)),
+                        "box": [int(b) for b in tma_box(block)], "swizzle": tma_layout(block).swizzle_bytes,
+                        "fill_nan": bool(fill_nan)})
+    return out
 
 
 def kernel_attrs(num_warps: int):

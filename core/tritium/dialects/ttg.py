@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import tt
-from .tt import MIXED, OPTIONAL, READ, SINGLE, TENSOR, WRITE, OpDef, TypeConstraint, irdl_operation_lines, \
-    irdl_parametric_lines
+from .tt import MIXED, OPTIONAL, READ, SINGLE, TENSOR, VARIADIC, WRITE, OpDef, TypeConstraint, \
+    irdl_operation_lines, irdl_parametric_lines
 
 NUM_WARPS = "ttg.num-warps"
 THREADS_PER_WARP = "ttg.threads-per-warp"
@@ -40,9 +40,11 @@ class TTGOpDef(OpDef):
     dialect = "ttg"
 
 
-_S, _O = SINGLE, OPTIONAL
+_S, _O, _V = SINGLE, OPTIONAL, VARIADIC
 _RW = frozenset({READ, WRITE})
 MEMDESC = TypeConstraint("!ttg.memdesc", "irdl.base @ttg::@memdesc")
+I1_TYPE = TypeConstraint("i1", "irdl.is i1")
+DESC = TypeConstraint("!tt.tensordesc", "irdl.any")  # tt's types are not visible to ttg's IRDL: checked in Python
 
 #: attributes: (name, parameter names)
 ATTRIBUTES = (
@@ -114,6 +116,25 @@ def _v_warp_group_dot(op, g):
         return f"shapes do not multiply: a {shape_a} @ b {shape_b} + c {shape_c}"
 
 
+def _v_tma_copy(op, g):
+    desc, buf = g["desc"][0].type, (g["dst"] if "dst" in g else g["src"])[0].type
+    if not tt.is_tensordesc(desc):
+        return f"copies through a !tt.tensordesc, got {desc}"
+    block = tt.desc_block_type(desc)
+    shape, elem = memdesc_shape_and_element(buf)
+    if tuple(shape) != tuple(tt.shape_of(block)) or elem != tt.elem_of(block):
+        return f"copies a block of {block} into a buffer of its shape and element type, got {buf}"
+    if len(g["indices"]) != len(shape):
+        return f"takes one index per dimension ({len(shape)}), got {len(g['indices'])}"
+
+
+def _v_memdesc_trans(op, g):
+    (shape, elem), (rshape, relem) = (memdesc_shape_and_element(op.operands[0].type),
+                                      memdesc_shape_and_element(op.results[0].type))
+    if len(shape) != 2 or tuple(rshape) != (shape[1], shape[0]) or elem != relem:
+        return f"transposes a 2-D buffer, got {op.operands[0].type} -> {op.results[0].type}"
+
+
 def _v_warp_group_dot_wait(op, g):
     if [str(v.type) for v in op.operands] != [str(r.type) for r in op.results]:
         return "its results are its inputs, one for one, of the same types"
@@ -146,6 +167,27 @@ OPS: tuple = (
              doc="close the group of the asynchronous copies started since the last commit"),
     TTGOpDef("async_wait", results=(), attrs={"num": tt.required(tt.I32)}, pure=False, effects=_RW,
              doc="wait until at most num committed groups of asynchronous copies are still in flight"),
+    TTGOpDef("memdesc_trans", (("src", _S),), types={"src": MEMDESC, "result": MEMDESC}, verify=_v_memdesc_trans,
+             doc="the same 2-D buffer viewed transposed (its layout says how: the bytes do not move)"),
+    TTGOpDef("init_barrier", (("barrier", _S),), results=(), attrs={"count": tt.required(tt.I32)},
+             types={"barrier": MEMDESC}, pure=False, effects=frozenset({WRITE}),
+             doc="initialise an mbarrier (an i64 in shared memory) expecting count arrivals per phase"),
+    TTGOpDef("wait_barrier", (("barrier", _S), ("phase", _S)), results=(),
+             types={"barrier": MEMDESC, "phase": tt.I32_TYPE}, pure=False, effects=frozenset({READ}),
+             doc="every thread waits until the mbarrier has completed the phase of the given parity (0 / 1)"),
+    TTGOpDef("async_tma_copy_global_to_local", (("desc", _S), ("indices", _V), ("dst", _S), ("barrier", _S),
+                                                ("pred", _O)), results=(),
+             types={"desc": DESC, "indices": tt.I32_TYPE, "dst": MEMDESC, "barrier": MEMDESC, "pred": I1_TYPE},
+             pure=False, effects=_RW, verify=_v_tma_copy,
+             doc="one thread starts a TMA copy of the descriptor's block at indices into dst (cp.async.bulk.tensor; "
+                 "out-of-shape elements read the descriptor's fill) and arrives on the barrier expecting its bytes; "
+                 "with pred false nothing happens"),
+    TTGOpDef("async_tma_copy_local_to_global", (("desc", _S), ("indices", _V), ("src", _S)), results=(),
+             types={"desc": DESC, "indices": tt.I32_TYPE, "src": MEMDESC}, pure=False, effects=_RW,
+             verify=_v_tma_copy,
+             doc="store a buffer through the descriptor at indices with TMA (out-of-shape elements dropped): "
+                 "every thread's writes of src are made visible to the copy first, and the op returns once src "
+                 "has been read"),
     TTGOpDef("warp_group_dot", (("a", _S), ("b", _S), ("c", _S)),
              attrs={"inputPrecision": tt.InputPrecision, "maxNumImpreciseAcc": tt.I32, "isAsync": tt.BOOL},
              types={"b": MEMDESC, "c": tt.same("C", TENSOR), "result": tt.same("C")}, pure=False,

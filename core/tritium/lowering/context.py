@@ -27,6 +27,11 @@ class TargetInfo(abc.ABC):
     shared_address_space: int = 3
     global_address_space: int = 1
 
+    def kernel_arg_attrs(self, ty) -> dict:
+        """Argument attributes of a kernel parameter of TTGIR type ``ty`` on its ``llvm.func`` (the cuda target
+        passes a TMA tensor map by value); none by default."""
+        return {}
+
     @abc.abstractmethod
     def thread_id(self, ctx: "LoweringContext"):
         """The thread's index in the CTA (i32)."""

@@ -21,11 +21,13 @@ DYNAMIC_INDEX = -2147483648  # a ``rawConstantIndices`` entry that stands for th
 # ------------------------------------------------------------------------------------------------
 
 def scalar_type(ty):
-    """The LLVM-dialect-compatible scalar type of a TTGIR (element) type: pointers become ``!llvm.ptr<1>``,
-    ``index`` becomes ``i64``."""
+    """The LLVM-dialect-compatible scalar type of a TTGIR (element) type: pointers become ``!llvm.ptr<1>``, tensor
+    descriptors (TMA tensor maps) ``!llvm.ptr``, ``index`` becomes ``i64``."""
     t = tt.elem_of(ty)
     if tt.is_ptr(t):
         return ir.Type.parse("!llvm.ptr<1>", t.context)
+    if tt.is_tensordesc(t):  # a TMA tensor map: the generic address of the parameter holding it
+        return ir.Type.parse("!llvm.ptr", t.context)
     if isinstance(t, ir.IndexType):
         return ir.IntegerType.get_signless(64, t.context)
     return t

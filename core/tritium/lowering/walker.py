@@ -236,8 +236,11 @@ def lower_module(module, target_info: TargetInfo, rules: Mapping, *, kernel_attr
                      "function_type": ir.TypeAttr.get(ir.FunctionType.get(ins, outs))}
             if not public:
                 attrs["sym_visibility"] = ir.StringAttr.get("private")
-            elif kernel_attrs is not None:
-                post_attrs[name] = kernel_attrs(ctx, name)
+            else:
+                post_attrs[name] = dict(kernel_attrs(ctx, name)) if kernel_attrs is not None else {}
+                arg_attrs = [target_info.kernel_arg_attrs(t) for t in fty.inputs]
+                if any(arg_attrs) and len(ins) == len(arg_attrs):  # on the llvm.func, a kernel by then
+                    post_attrs[name]["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in arg_attrs])
             with ir.InsertionPoint(out.body), f.location:
                 nf = ir.Operation.create("func.func", attributes=attrs, regions=1)
             block = ir.Block.create_at_start(nf.regions[0], ins)

@@ -14,6 +14,19 @@ class CUDATargetInfo(TargetInfo):
     def __init__(self, arch: int = 90):
         self.arch = arch
 
+    def kernel_arg_attrs(self, ty) -> dict:
+        """A TMA tensor map (``!tt.tensordesc`` parameter): 128 bytes by value, 64-byte aligned, ``__grid_constant__``
+        (the kernel reads it in place through its generic address)."""
+        from tritium.dialects import tt
+
+        if not tt.is_tensordesc(ty):
+            return {}
+        from mlir import ir
+
+        return {"llvm.byval": ir.TypeAttr.get(ir.Type.parse("!llvm.array<128 x i8>")),
+                "llvm.align": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64),
+                "nvvm.grid_constant": ir.UnitAttr.get()}
+
     def _sreg(self, ctx, name):
         return ctx.emit(f"nvvm.read.ptx.sreg.{name}", [], ctx.i32())
 

@@ -15,6 +15,16 @@ op with a scratch buffer              writes and reads its interval (convert_lay
 ``ttg.warp_group_dot``                reads the buffers of its memdesc operands (wgmma)
 ``ttg.async_copy_global_to_local``    writes the buffer of its destination (when issued: the copy completes by the
                                       ``ttg.async_wait`` the program puts before its readers)
+``ttg.init_barrier``                  writes its mbarrier (after a read of it: a wait on its previous use; not
+                                      after writes: the thread that initialises is the one that copies)
+``ttg.wait_barrier``                  reads its mbarrier
+``ttg.async_tma_copy_global_to_local``  writes its destination for the hazards before it (a
+                                      barrier before a copy into a buffer still being read) but leaves nothing
+                                      pending: every thread waits on the mbarrier before reading the data, which
+                                      makes the copy's writes visible to it
+``ttg.async_tma_copy_local_to_global``  contains a CTA barrier (its lowering fences the generic writes of its
+                                      source and syncs), then reads its source (one thread's bulk copy, done when
+                                      the op ends)
 ``ttg.barrier``                       clears everything pending
 ====================================  ===================================================================
 
@@ -31,11 +41,13 @@ from __future__ import annotations
 
 from mlir import ir
 
+from tritium.dialects import tt
 from tritium.passes.ttir._util import as_op as _as_op
 
 from .allocation import OFFSET_ATTR, SHARED_ATTR, SIZE_ATTR
 
 BARRIER = "ttg.barrier"
+TMA_LOAD, TMA_STORE = "ttg.async_tma_copy_global_to_local", "ttg.async_tma_copy_local_to_global"
 _LOOPS = ("scf.for", "scf.while")
 
 
@@ -77,6 +89,8 @@ class _Membar:
             return (self._buffer_of(op.operands[0]),), ()
         if name == "ttg.async_copy_global_to_local":  # its write lands by the async_wait; ordered as issued
             return (), (self._buffer_of(op.operands[1]),)
+        if name == "ttg.wait_barrier":
+            return (self._buffer_of(op.operands[0]),), ()
         if name == "ttg.warp_group_dot":  # wgmma reads its memdesc operands (a may be registers)
             mems = [v for v in list(op.operands)[:2] if str(v.type).startswith("!ttg.memdesc")]
             return tuple(self._buffer_of(v) for v in mems), ()
@@ -100,6 +114,12 @@ class _Membar:
                 if self._overlap(iv, w):
                     return True
         return False
+
+    def _insert(self, op, insert: bool) -> None:
+        if insert:
+            with ir.InsertionPoint(op):
+                ir.Operation.create(BARRIER, results=[], operands=[], loc=op.location)
+            self.inserted += 1
 
     def block(self, block, state: frozenset, insert: bool) -> frozenset:
         for op in list(block.operations):
@@ -144,14 +164,25 @@ class _Membar:
             for r in op.regions:
                 state = self.region(r, state, insert)
             return state
+        if name == TMA_STORE:  # its own barrier first
+            return frozenset({("r", self._buffer_of(op.operands[-1]))})
+        if name == TMA_LOAD:  # hazards as a write; visible through the mbarrier, nothing left pending (its
+            dst = self._buffer_of(tt.operand_groups(op)["dst"][0])  # mbarrier: the thread that initialised it)
+            if self._hazard(state, (), (dst,)):
+                self._insert(op, insert)
+                state = frozenset()
+            return state
+        if name == "ttg.init_barrier":  # one thread initialises: only waits on the barrier's last use conflict
+            bar = self._buffer_of(op.operands[0])
+            if any(kind == "r" and self._overlap(iv, bar) for kind, iv in state):
+                self._insert(op, insert)
+                state = frozenset()
+            return state | {("w", bar)}
         reads, writes = self.accesses(op)
         if not reads and not writes:
             return state
         if self._hazard(state, reads, writes):
-            if insert:
-                with ir.InsertionPoint(op):
-                    ir.Operation.create(BARRIER, results=[], operands=[], loc=op.location)
-                self.inserted += 1
+            self._insert(op, insert)
             state = frozenset()
         return state | {("r", iv) for iv in reads} | {("w", iv) for iv in writes}
 

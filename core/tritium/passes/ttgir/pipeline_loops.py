@@ -40,6 +40,8 @@ from tritium.passes.ttir._util import is_pure, is_zero
 
 from .accelerate_matmul import target_arch
 from .coalesce import as_op, layout_of, module_int, walk
+from .tma_lowering import barrier_type, buffer_type, copy_in, init_barrier, is_tma_load, subview, tma_consumer, \
+    use_tile, wait_barrier
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,8 @@ def _slice(values, body):
 
 
 class _Load:
+    tma = False
+
     def __init__(self, load, alloc):
         self.load, self.alloc = load, alloc
         self.ptr = load.operands[0]
@@ -87,12 +91,33 @@ class _Load:
         self.mask = (groups.get("mask") or [None])[0]
         self.other = (groups.get("other") or [None])[0]
 
+    def operands(self):
+        """The values the copy is computed from (its slice's roots)."""
+        return [v for v in (self.ptr, self.mask) if v is not None]
+
+
+class _TMALoad:
+    """A descriptor load through a TMA tensor map whose tile a dot reads (:func:`.tma_lowering.tma_consumer`)."""
+    tma = True
+
+    def __init__(self, load, kind, alloc, trans):
+        self.load, self.kind, self.alloc, self.trans = load, kind, alloc, trans
+        self.desc, self.indices = load.operands[0], list(load.operands[1:])
+
+    def operands(self):
+        return list(self.indices)
+
 
 def _candidates(body, info):
     """Loads to pipeline and the iter_arg numbers (block argument numbers) their slices read."""
     out = []
     for op in body.operations:
         op = as_op(op)
+        if is_tma_load(op):
+            kind, alloc, trans = tma_consumer(op)
+            if kind != "load" and alloc.operation.block == body:
+                out.append(_TMALoad(op, kind, alloc, trans))
+            continue
         if op.name != tt.LOAD:
             continue
         uses = list(op.results[0].uses)
@@ -205,7 +230,7 @@ def pipeline_loop(loop, stages: int, info) -> bool:
     cands = []
     arg_set = set()
     for c in _candidates(body, info):
-        sl = _slice([v for v in (c.ptr, c.mask) if v is not None], body)
+        sl = _slice(c.operands(), body)
         if sl is None:
             log.debug("load at %s not pipelined: its operands have side effects", tt.loc_str(c.load))
             continue
@@ -231,12 +256,22 @@ def pipeline_loop(loop, stages: int, info) -> bool:
     with loc:
         # the buffers and the prologue, before the loop
         ip = ir.InsertionPoint(loop)
-        bufs = []
+        bufs, bars = [], {}
+        any_cp = any(not c.tma for c in cands)
         with ip:
             for c in cands:
-                shape, elem, lay = ttg.memdesc_layout(c.alloc.results[0].type)
-                stack_ty = ttg.memdesc_type((S,) + tuple(shape), elem, lay, loop.context)
+                if c.tma:  # the tensor map's layout, and a barrier per stage
+                    stack_ty = buffer_type(tt.desc_block_type(c.desc.type), (S,))
+                    bars[c] = ir.Operation.create(ttg.LOCAL_ALLOC, results=[barrier_type(S, loop.context)],
+                                                  operands=[]).results[0]
+                    for i in range(S):
+                        init_barrier(subview(bars[c], _const(i, i32)))
+                else:
+                    shape, elem, lay = ttg.memdesc_layout(c.alloc.results[0].type)
+                    stack_ty = ttg.memdesc_type((S,) + tuple(shape), elem, lay, loop.context)
                 bufs.append(ir.Operation.create(ttg.LOCAL_ALLOC, results=[stack_ty], operands=[]).results[0])
+            if bars:  # every thread sees the barriers initialised before it waits on one (once, not in the loop)
+                ir.Operation.create(ttg.BARRIER)
             cur = {a: inits[a - 1] for a in args}
             for i in range(S - 1):
                 iv_i = _arith("arith.addi", lb, _arith("arith.muli", step, _const(i, iv_ty)))
@@ -245,10 +280,14 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                     m = {body.arguments[0]: iv_i}
                     m.update({body.arguments[a]: cur[a] for a in args})
                     _clone(c.slice, m, ip)
+                    if c.tma:
+                        _issue_tma(c, buf, bars[c], _const(i, i32), [m.get(v, v) for v in c.indices], pred)
+                        continue
                     ptr = m.get(c.ptr, c.ptr)
                     mask = m.get(c.mask, c.mask) if c.mask is not None else None
                     _issue(buf, _const(i, i32), ptr, mask, pred)
-                ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
+                if any_cp:
+                    ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
                 # the iter_args of iteration i + 1
                 nxt = {}
                 for a in args:
@@ -258,13 +297,15 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                     nxt[a] = m.get(y, y)
                 cur = nxt
         # the new loop: old iter_args + the ahead ones + read / write stage indices
-        new_inits = inits + [cur[a] for a in args] + [_const_at(loop, 0, i32), _const_at(loop, S - 1, i32)]
+        new_inits = inits + [cur[a] for a in args] + [_const_at(loop, 0, i32), _const_at(loop, S - 1, i32),
+                                                      _const_at(loop, 0, i32)]
         with ir.InsertionPoint(loop):
             new_loop = ir.Operation.create(LOOP, results=[v.type for v in new_inits],
                                            operands=[lb, ub, step] + new_inits, regions=1)
         nb = ir.Block.create_at_start(new_loop.regions[0], [iv_ty] + [v.type for v in new_inits])
         n_old = len(inits)
         with ir.InsertionPoint(nb):
+            # this iteration's stage has landed: cp.async groups (a no-op without any), TMA barriers (below)
             wait = ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, S - 2)})
         anchor = wait
         for op in list(body.operations):
@@ -276,14 +317,20 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         iv = nb.arguments[0]
         ahead = {a: nb.arguments[1 + n_old + k] for k, a in enumerate(args)}
         read, write = nb.arguments[1 + n_old + len(args)], nb.arguments[2 + n_old + len(args)]
+        phase = nb.arguments[3 + n_old + len(args)]
         # after the wait: this iteration's tiles, then the copies of iteration iv + (S-1) * step (after the
         # asynchronous dot's wait when there is one: the stage they overwrite is the one its previous instance read)
         after_wait = _next_op(wait)
-        with ir.InsertionPoint(after_wait):
+        with ir.InsertionPoint(after_wait), loc:
             for c, buf in zip(cands, bufs):
                 sub_ty = _subview_type(buf.type)
+                if c.tma:
+                    wait_barrier(subview(bars[c], read), phase)
                 tile = ir.Operation.create(ttg.MEMDESC_SUBVIEW, results=[sub_ty], operands=[buf, read]).results[0]
-                c.alloc.results[0].replace_all_uses_with(tile)
+                if c.tma:
+                    use_tile(c.kind, c.alloc, c.trans, tile)
+                else:
+                    c.alloc.results[0].replace_all_uses_with(tile)
         old_term = as_op(list(nb.operations)[-1])
         in_flight = _make_dots_async(nb, old_term)
         if in_flight is not None:  # the copies last: every dot of the previous iteration has been waited for
@@ -296,10 +343,14 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                 m = {iv: iv_a}
                 m.update({nb.arguments[a]: ahead[a] for a in args})
                 _clone(c.slice, m, ip)
+                if c.tma:
+                    _issue_tma(c, buf, bars[c], write, [m.get(v, v) for v in c.load.operands[1:]], pred)
+                    continue
                 # the load moved into the new body: its operands are the new body's values now
                 ptr, mask = c.load.operands[0], (c.load.operands[1] if c.mask is not None else None)
                 _issue(buf, write, m.get(ptr, ptr), m.get(mask, mask) if mask is not None else None, pred)
-            ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
+            if any_cp:
+                ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
             new_ahead = {}
             for a in args:
                 sl, y = ups[a]
@@ -318,13 +369,20 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                 return ir.Operation.create("arith.select", results=[i32], operands=[wrap, zero, inc]).results[0]
 
             r2, w2 = nxt(read), nxt(write)
+            # the barriers' phase flips each time the read stage wraps around
+            wrapped = ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
+                                          operands=[read, last], attributes={"predicate": ir.IntegerAttr.get(
+                                              ir.IntegerType.get_signless(64), 0)}).results[0]
+            flipped = _arith("arith.xori", phase, one)
+            p2 = ir.Operation.create("arith.select", results=[i32], operands=[wrapped, flipped, phase]).results[0]
         # the yield: old values + the new iter_args
         with ir.InsertionPoint(old_term):
             ir.Operation.create("scf.yield", operands=list(old_term.operands) + [new_ahead[a] for a in args]
-                                + [r2, w2])
+                                + [r2, w2, p2])
         old_term.erase()
         for c in cands:
-            c.alloc.erase()
+            if not c.tma:
+                c.alloc.erase()
             if not list(c.load.results[0].uses):
                 c.load.erase()
         for i, r in enumerate(loop.results):
@@ -334,8 +392,16 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         with ir.InsertionPoint(after):
             if in_flight:  # the last dots (and the buffers they read) until here
                 _wait_after_loop(new_loop, in_flight, bufs, lb, ub)
-            ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, 0)})
+            if any_cp:
+                ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, 0)})
+        if not any_cp:
+            wait.erase()
     return True
+
+
+def _issue_tma(c, buf, bars, index, indices, pred):
+    """The TMA copy of ``c`` (at ``indices``) into stage ``index`` of ``buf``, completing on its barrier."""
+    copy_in(c.desc, indices, subview(buf, index), subview(bars, index), pred)
 
 
 def _wait_after_loop(loop, in_flight, bufs, lb, ub) -> None:

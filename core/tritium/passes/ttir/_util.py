@@ -183,6 +183,18 @@ def constant_scalar(value) -> Optional[ir.Attribute]:
     return None
 
 
+def arg_attrs(func) -> list:
+    """A ``func.func``'s argument attributes: one ``{name: attribute}`` dict per argument of its entry block."""
+    n = len(func.regions[0].blocks[0].arguments)
+    if "arg_attrs" not in func.attributes:
+        return [{} for _ in range(n)]
+    out = []
+    for a in ir.ArrayAttr(func.attributes["arg_attrs"]):
+        d = ir.DictAttr(a)
+        out.append({d[i].name: d[i].attr for i in range(len(d))})
+    return out + [{} for _ in range(n - len(out))]
+
+
 def attr_int(attr) -> Optional[int]:
     """An integer (or boolean) attribute's value; None for None and attributes of other kinds."""
     return int(attr.value) if isinstance(attr, (ir.IntegerAttr, ir.BoolAttr)) else None

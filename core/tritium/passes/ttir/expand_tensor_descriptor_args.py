@@ -11,6 +11,9 @@ leading strides are multiples of 16 bytes (``tt.divisibility = 16 / element size
 descriptor uses the constant; its argument stays in the ABI, unused).  A parameter with ``tt.divisibility = 16``
 (the JIT's specialisation: every dim of the shape a multiple of 16) gives it to the shape arguments.
 
+A parameter marked ``tt.tma`` (:mod:`.tma_descriptors`, sm_90+) stays, right before those arguments, as the
+kernel's TMA tensor map: the descriptor loads and stores on it keep it, its other uses take the rebuilt descriptor.
+
 Backends that accept host-side descriptors run it before anything else sees the kernel's arguments: the
 interpreter's ``npy`` stage, and the cuda backend through :mod:`.rewrite_tensor_descriptor`, which calls it
 first.  Private (``noinline``) functions keep descriptor arguments.
@@ -24,18 +27,8 @@ from ...dialects.enums import PaddingOption
 from . import _util as u
 
 _DIVISIBILITY = 16
-
-
-def _arg_attrs(func) -> list:
-    n = len(func.regions[0].blocks[0].arguments)
-    if "arg_attrs" not in func.attributes:
-        return [{} for _ in range(n)]
-    arr = ir.ArrayAttr(func.attributes["arg_attrs"])
-    out = []
-    for a in arr:
-        d = ir.DictAttr(a)
-        out.append({d[i].name: d[i].attr for i in range(len(d))})
-    return out
+TMA_ATTR = "tt.tma"  # a parameter kept as a TMA tensor map (passes/ttir/tma_descriptors.py): 0 to expand, 1 done
+_TMA_OPS = (tt.DESCRIPTOR_LOAD, tt.DESCRIPTOR_STORE)
 
 
 def _i32_attr(v: int):
@@ -51,19 +44,24 @@ def _expand(func) -> int:
     old_args = list(block.arguments)
     if not any(tt.is_tensordesc(a.type) for a in old_args):
         return 0
-    attrs = _arg_attrs(func)
+    attrs = u.arg_attrs(func)
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
     new_attrs = []
-    plan = []  # per old argument: (new args, padding or None)
+    plan = []  # per old argument: (new args, padding or None, the kept tensor map or None)
     for a, at in zip(old_args, attrs):
-        if not tt.is_tensordesc(a.type):
-            plan.append(([block.add_argument(a.type, a.location)], None))
+        if not tt.is_tensordesc(a.type) or u.attr_int(at.get(TMA_ATTR)) == 1:  # (a tensor map, expanded)
+            plan.append(([block.add_argument(a.type, a.location)], None, None))
             new_attrs.append(at)
             continue
         blk = tt.desc_block_type(a.type)
         elem, r = tt.elem_of(blk), len(tt.shape_of(blk))
         pad = PaddingOption(u.attr_int(at["tt.padding"])) if "tt.padding" in at else PaddingOption.PAD_ZERO
         esize = _element_bytes(elem)
+        tma = TMA_ATTR in at
+        if tma:  # the tensor map: its direct loads / stores keep it (a TMA parameter), the rest take the rebuilt one
+            keep = block.add_argument(a.type, a.location)
+            new_attrs.append({TMA_ATTR: _i32_attr(1), **({"tt.padding": at["tt.padding"]} if "tt.padding" in at
+                                                         else {})})
         vals = [block.add_argument(tt.ptr_type(elem), a.location)]
         new_attrs.append({"tt.divisibility": _i32_attr(_DIVISIBILITY)})
         vals += [block.add_argument(i32, a.location) for _ in range(r)]
@@ -71,9 +69,13 @@ def _expand(func) -> int:
         new_attrs += [{"tt.divisibility": _i32_attr(shape_div)} if shape_div else {} for _ in range(r)]
         vals += [block.add_argument(i64, a.location) for _ in range(r)]
         new_attrs += [{"tt.divisibility": _i32_attr(max(1, _DIVISIBILITY // esize))} for _ in range(r - 1)] + [{}]
-        plan.append((vals, pad))
+        plan.append((vals, pad, keep if tma else None))
     first = list(block.operations)[0] if list(block.operations) else None
-    for a, (vals, pad) in zip(old_args, plan):
+    for a, (vals, pad, keep) in zip(old_args, plan):
+        if keep is not None:
+            for use in list(a.uses):
+                if u.as_op(use.owner).name in _TMA_OPS and use.operand_number == 0:
+                    u.as_op(use.owner).operands[0] = keep
         if pad is None:
             a.replace_all_uses_with(vals[0])
             continue
@@ -94,7 +96,7 @@ def _expand(func) -> int:
     ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(types, list(ftype.results)))
     func.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in new_attrs])
-    return sum(1 for _, pad in plan if pad is not None)
+    return sum(1 for _, pad, _ in plan if pad is not None)
 
 
 @u.in_context

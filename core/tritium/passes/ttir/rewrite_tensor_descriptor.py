@@ -21,8 +21,9 @@ block pointers do there).
 
 :func:`.rewrite_tensor_pointer.rewrite_tensor_pointer` runs this rewrite first, so a backend lists only
 ``rewrite_tensor_pointer_pass`` (the cuda backend, first in its TTIR pipeline).  The descriptor ops stay in TTIR
-until then, so a TMA lowering (sm_90+: ``cp.async.bulk.tensor`` through a tensormap in global scratch) can take
-them over by running before that pass; the interpreter runs them natively.
+until then; on sm_90+ the loads and stores through a kernel parameter kept as a TMA tensor map
+(:mod:`.tma_descriptors`, which runs first) are left as they are, for the TTGIR pipeline to make TMA copies of them.
+The interpreter runs descriptors natively.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from ...dialects.enums import PaddingOption
 from ...errors import RewriteError
 from . import _util as u
 from .expand_tensor_descriptor_args import expand_tensor_descriptor_args
+from .tma_descriptors import is_tma_desc
 
 # ops a descriptor value may flow through: rewrite_tensor_pointer handles them once they carry block pointers
 _CARRIERS = frozenset({"scf.for", "scf.if", "scf.yield"})
@@ -143,7 +145,7 @@ def rewrite_tensor_descriptor(root) -> int:
     # the paddings first: they are read from the make ops this pass replaces
     paddings = {}
     for i, op in enumerate(ops):
-        if op.name == tt.DESCRIPTOR_LOAD:
+        if op.name == tt.DESCRIPTOR_LOAD and not is_tma_desc(op.operands[0]):
             pad = _padding(op.operands[0])
             if pad is None:
                 raise _unsupported(op, "a tensor descriptor whose origin is unknown (a function argument or an "
@@ -153,10 +155,12 @@ def rewrite_tensor_descriptor(root) -> int:
     with ir.Location.unknown():
         for i, op in enumerate(ops):
             name = op.name
+            if name in (tt.DESCRIPTOR_LOAD, tt.DESCRIPTOR_STORE) and is_tma_desc(op.operands[0]):
+                continue  # through a TMA tensor map: the TTGIR pipeline makes it a TMA copy
             for region in op.regions:
                 for block in region.blocks:
                     for arg in block.arguments:
-                        if tt.is_tensordesc(arg.type):
+                        if tt.is_tensordesc(arg.type) and not is_tma_desc(arg):
                             if name != "scf.for":
                                 raise _unsupported(op, "takes a tensor descriptor as a block argument, which the "
                                                        "rewrite into block pointers does not support")

@@ -1,0 +1,132 @@
+"""Host-side tensor descriptors as TMA tensor maps (sm_90+): which descriptors go through TMA, and the kernel
+parameters they take.
+
+A kernel parameter of type ``!tt.tensordesc<tensor<R x C x T>>`` (a host ``TensorDescriptor`` argument) is
+*TMA-capable* when its block is 2-D, ``T`` is 1, 2 or 4 bytes wide (not ``i1``), a row of the block is at least 16
+bytes (``C * bytes(T)``), ``R <= 256`` (a TMA box dimension), NaN padding only for float types, and the kernel body
+loads or stores through the parameter itself (``tt.descriptor_load`` / ``tt.descriptor_store`` whose descriptor is
+the block argument).
+
+:func:`tma_descriptor_args` (the cuda backend's first TTIR pass on sm_90+) keeps such a parameter as the kernel's
+*tensor map* (marked ``tt.tma = 1`` once expanded; the LLVM lowering passes it as a 128-byte ``.param`` by value, ``__grid_constant__``)
+and adds right after it the arguments :mod:`.expand_tensor_descriptor_args` gives every descriptor -- base, shape
+(i32 each), strides (i64 each) -- which the launcher encodes the tensor map from and which rebuild a
+``tt.make_tensor_descriptor`` for the uses that do not go through TMA (a descriptor carried through a loop, passed
+on).  The descriptor loads and stores on the parameter stay: the TTGIR pipeline turns them into TMA copies
+(:mod:`tritium.passes.ttgir.tma_lowering`); every other descriptor is rewritten into pointers as on sm_80.
+
+The tensor map's shared-memory side (:func:`tma_layout`, :func:`tma_box`): the block is copied into a
+``#ttg.nvmma_shared`` buffer, row-major, swizzled by the widest of 128 / 64 / 32 bytes that a row fills (none for a
+16-byte row); a row wider than the swizzle is copied as several boxes ``[R, swizzle / bytes(T)]``, one slab of the
+buffer each (the layout stores slabs one after the other).  The launcher encodes the map with that box and swizzle
+(the compiled kernel's ``tensormaps`` metadata).
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from ...dialects import layouts, tt
+from ...dialects.enums import PaddingOption
+from . import _util as u
+from .expand_tensor_descriptor_args import TMA_ATTR, expand_tensor_descriptor_args
+
+MAX_BOX = 256
+
+
+def _elem_bytes(elem) -> int:
+    return (ir.IntegerType(elem).width if tt.is_int(elem) else ir.FloatType(elem).width) // 8
+
+
+def tma_layout(block_ty) -> layouts.NVMMASharedLayout:
+    """The shared layout a TMA copy of a ``block_ty`` (2-D) block writes."""
+    shape, elem = tt.shape_of(block_ty), tt.elem_of(block_ty)
+    eb = _elem_bytes(elem)
+    row = shape[-1] * eb
+    swizzle = next((s for s in (128, 64, 32) if row >= s), 0)
+    return layouts.NVMMASharedLayout(swizzle, 0, eb * 8)
+
+
+def tma_box(block_ty) -> list:
+    """The TMA box (outermost dim first) the block is copied in: ``[R, min(C, row elements of the swizzle)]``."""
+    shape = list(tt.shape_of(block_ty))
+    lay = tma_layout(block_ty)
+    return shape[:-1] + [min(shape[-1], lay.row_elems())]
+
+
+def tma_capable(desc_ty, padding=PaddingOption.PAD_ZERO) -> str:
+    """Why a descriptor of type ``desc_ty`` cannot be a TMA tensor map ("" when it can)."""
+    block = tt.desc_block_type(desc_ty)
+    shape, elem = tt.shape_of(block), tt.elem_of(block)
+    if len(shape) != 2:
+        return f"a {len(shape)}-D block (TMA copies here are 2-D)"
+    if not (tt.is_int(elem) or isinstance(elem, ir.FloatType)) or (tt.is_int(elem) and
+                                                                    ir.IntegerType(elem).width == 1):
+        return f"elements of type {elem}"
+    eb = _elem_bytes(elem)
+    if eb not in (1, 2, 4):
+        return f"{eb}-byte elements"
+    if shape[-1] * eb < 16:
+        return f"rows of {shape[-1] * eb} bytes (TMA needs 16 at least)"
+    if shape[0] > MAX_BOX:
+        return f"{shape[0]} rows (a TMA box has at most {MAX_BOX})"
+    if padding == PaddingOption.PAD_NAN and not isinstance(elem, ir.FloatType):
+        return "NaN padding of an integer type"
+    return ""
+
+
+def _direct_uses(arg) -> int:
+    return sum(1 for use in arg.uses if u.as_op(use.owner).name in (tt.DESCRIPTOR_LOAD, tt.DESCRIPTOR_STORE)
+               and use.operand_number == 0)
+
+
+def _mark(func) -> int:
+    block = func.regions[0].blocks[0]
+    attrs = u.arg_attrs(func)
+    n = 0
+    for a, at in zip(block.arguments, attrs):
+        if not tt.is_tensordesc(a.type) or TMA_ATTR in at:
+            continue
+        pad = PaddingOption(u.attr_int(at["tt.padding"])) if "tt.padding" in at else PaddingOption.PAD_ZERO
+        if tma_capable(a.type, pad) or not _direct_uses(a):
+            continue
+        at[TMA_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0)  # expanded next (then 1)
+        n += 1
+    if n:
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in attrs])
+    return n
+
+
+def is_tma_desc(value) -> bool:
+    """A kernel parameter kept as a TMA tensor map (a block argument of a function entry marked ``tt.tma``)."""
+    if not isinstance(value.owner, ir.Block):
+        return False
+    arg = ir.BlockArgument(value)
+    parent = u.as_op(arg.owner.owner)
+    if parent.name != "func.func":
+        return False
+    attrs = u.arg_attrs(parent)
+    return arg.arg_number < len(attrs) and TMA_ATTR in attrs[arg.arg_number]
+
+
+@u.in_context
+def tma_descriptor_args(root) -> int:
+    """Mark the TMA-capable descriptor parameters of every public function under ``root`` and expand all of them
+    (the marked ones keep their parameter, see the module doc); returns how many were marked."""
+    n = 0
+    for op in u.walk(root):
+        if op.name != "func.func" or not op.regions[0].blocks:
+            continue
+        vis = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+        if vis is not None and ir.StringAttr(vis).value == "private":
+            continue
+        n += _mark(op)
+    expand_tensor_descriptor_args(root)
+    return n
+
+
+def tma_descriptor_args_pass(op, pass_=None) -> None:
+    """``PassManager.add`` entry point."""
+    tma_descriptor_args(op)
+
+
+tma_descriptor_args_pass.__name__ = "tritium-tma-descriptor-args"
