@@ -136,3 +136,50 @@ def test_persistent_matmul_host_descriptors(gpu):
         GROUP_SIZE_M=8, EPILOGUE_SUBTILE=False, NUM_SMS=NUM_SMS, WARP_SPECIALIZE=False)
     gpu.done()
     torch.testing.assert_close(c, (a.float() @ b.float().T).half(), rtol=1e-2, atol=1e-2)
+
+
+_TL = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
+
+
+@pytest.mark.parametrize("dtype,M,N,K,BM,BN,BK,warps", [
+    (torch.float16, 512, 384, 256, 128, 128, 64, 8), (torch.float16, 300, 200, 136, 128, 64, 64, 4),
+    (torch.bfloat16, 256, 264, 520, 64, 128, 64, 4), (torch.float32, 200, 136, 100, 64, 64, 32, 4),
+    (torch.float8_e4m3fn, 384, 256, 512, 128, 128, 128, 8), (torch.float8_e5m2, 130, 72, 256, 64, 64, 128, 4),
+])
+def test_matmul_kernel_tma(gpu, dtype, M, N, K, BM, BN, BK, warps):
+    """Triton 3.6's tutorial matmul_kernel_tma (host descriptors, b.T): TMA loads pipelined on mbarriers, a TMA
+    store; sizes that are not multiples of the block (TMA fills and drops at the edges) -- against torch."""
+    import tritium.language as tl
+
+    if dtype.itemsize == 1:
+        a = (gpu.randn(M, K) * 0.5).to(dtype)
+        b = (gpu.randn(N, K) * 0.5).to(dtype)
+        out_t, out = torch.float16, tl.float16
+    else:
+        a, b = gpu.randn(M, K, dtype=dtype), gpu.randn(N, K, dtype=dtype)
+        out_t, out = dtype, getattr(tl, _TL[dtype])
+    c = torch.full((M, N), 7.0, dtype=out_t, device=gpu.device)
+    grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
+    k = T.matmul_kernel_tma[grid](
+        TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BN, BK]),
+        TensorDescriptor.from_tensor(c, [BM, BN]), M, N, K, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK,
+        GROUP_SIZE_M=4, OUT=out, num_warps=warps, num_stages=3)
+    gpu.done()
+    assert len(k.metadata["tensormaps"]) == 3  # the sm_90 path under test: all three through TMA
+    want = a.float() @ b.float().T
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype != torch.float32 else dict(rtol=1e-2, atol=5e-2)  # tf32
+    torch.testing.assert_close(c.float(), want.to(out_t).float(), **tol)
+
+
+def test_tma_store_and_load_of_a_sub_matrix(gpu):
+    """A descriptor over part of a larger tensor: TMA loads read NaN past its shape, stores drop what is past it
+    (nothing outside the descriptor's rows and columns changes)."""
+    big = gpu.randn(48, 96)
+    src = TensorDescriptor(big, [40, 70], [96, 1], [32, 32], padding="nan")
+    dst_buf = torch.full((48, 96), -3.0, device=gpu.device)
+    dst = TensorDescriptor(dst_buf, [35, 50], [96, 1], [32, 32])
+    T.host_scale[(2, 3)](src, dst, ALPHA=2.0)
+    gpu.done()
+    want = torch.full((48, 96), -3.0, device=gpu.device)
+    want[:35, :50] = big[:35, :50] * 2.0
+    assert torch.equal(dst_buf, want)

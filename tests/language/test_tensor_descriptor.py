@@ -731,3 +731,62 @@ def test_host_descriptor_precompile_stub_specialises_alike():
         (stub,) = pickle.loads(pickle.dumps(_stub_args((d,))))
         describe = describe_fn(True, True)
         assert describe(stub) == describe(d)
+
+
+# ---------------------------------------------------------------------------------------------
+# Triton 3.6's persistent-matmul tutorial, matmul_kernel_tma: host descriptors, B given N x K (b.T); on sm_90
+# every load and store is a TMA copy and the loop is pipelined on mbarriers
+# ---------------------------------------------------------------------------------------------
+
+@triton.jit
+def matmul_kernel_tma(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                      BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr, OUT: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    pid_m, pid_n = _compute_pid(pid, num_pid_in_group, num_pid_m, GROUP_SIZE_M, 0)
+    offs_am = pid_m * BLOCK_SIZE_M
+    offs_bn = pid_n * BLOCK_SIZE_N
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in tl.range(k_tiles):
+        offs_k = k * BLOCK_SIZE_K
+        a = a_desc.load([offs_am, offs_k])
+        b = b_desc.load([offs_bn, offs_k])
+        accumulator = tl.dot(a, b.T, accumulator)
+    c_desc.store([offs_am, offs_bn], accumulator.to(OUT))
+
+
+def test_matmul_kernel_tma_on_the_interpreter():
+    rng = np.random.default_rng(5)
+    M, N, K = 70, 52, 40
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N, K)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    BM, BN, BK = 32, 32, 16
+    matmul_kernel_tma[(triton.cdiv(M, BM) * triton.cdiv(N, BN),)](
+        TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BN, BK]),
+        TensorDescriptor.from_tensor(c, [BM, BN]), M, N, K, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK,
+        GROUP_SIZE_M=2, OUT=tl.float32)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32).T, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("dt,out,acc_bits", [("fp16", "fp16", 16), ("bf16", "bf16", 16), ("fp8e4nv", "fp16", 8),
+                                             ("fp32", "fp32", 32)])
+def test_matmul_kernel_tma_compiles_to_a_tma_pipeline_on_sm90(dt, out, acc_bits):
+    """Both operands TMA-copied into 3 stages of mbarrier-completed buffers, B read transposed in place
+    (memdesc_trans: K-major for every type), wgmma, a TMA store; no ld.global / st.global."""
+    BK = 128 if dt == "fp8e4nv" else 64
+    sig = {"a_desc": f"tensordesc<{dt}[128, {BK}]>", "b_desc": f"tensordesc<{dt}[128, {BK}]>",
+           "c_desc": f"tensordesc<{out}[128, 128]>", "M": "i32", "N": "i32", "K": "i32"}
+    ce = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=BK, GROUP_SIZE_M=8,
+              OUT={"fp16": tl.float16, "bf16": tl.bfloat16, "fp32": tl.float32}[out])
+    k = compile(ASTSource(matmul_kernel_tma, sig, constexprs=ce), target="cuda:90",
+                options={"num_warps": 8, "num_stages": 3}, until="cubin")
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert ttgir.count('"ttg.init_barrier"') == 6 and ttgir.count('"ttg.memdesc_trans"') == 1
+    assert ttgir.count('"ttg.async_tma_copy_global_to_local"') == 3 * 2  # 2 in the prologue, 1 in the loop, each
+    assert "ttg.local_load" not in ttgir and "ld.global" not in ptx and "st.global" not in ptx
+    assert "wgmma.mma_async" in ptx and ptx.count("cp.async.bulk.tensor.2d.shared::cluster") >= 6
+    assert k.metadata["n_spills"] == 0

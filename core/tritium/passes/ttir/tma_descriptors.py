@@ -3,7 +3,8 @@ parameters they take.
 
 A kernel parameter of type ``!tt.tensordesc<tensor<R x C x T>>`` (a host ``TensorDescriptor`` argument) is
 *TMA-capable* when its block is 2-D, ``T`` is 1, 2 or 4 bytes wide (not ``i1``), a row of the block is at least 16
-bytes (``C * bytes(T)``), ``R <= 256`` (a TMA box dimension), NaN padding only for float types, and the kernel body
+bytes (``C * bytes(T)``), ``R <= 256`` (a TMA box dimension) and a multiple of 8 (every box starts on its swizzle
+pattern), NaN padding only for float types, and the kernel body
 loads or stores through the parameter itself (``tt.descriptor_load`` / ``tt.descriptor_store`` whose descriptor is
 the block argument).
 
@@ -69,6 +70,8 @@ def tma_capable(desc_ty, padding=PaddingOption.PAD_ZERO) -> str:
         return f"rows of {shape[-1] * eb} bytes (TMA needs 16 at least)"
     if shape[0] > MAX_BOX:
         return f"{shape[0]} rows (a TMA box has at most {MAX_BOX})"
+    if shape[0] % 8:  # each box (slab) then starts on its swizzle pattern: 8 rows of the swizzle width
+        return f"{shape[0]} rows (TMA copies here take multiples of 8)"
     if padding == PaddingOption.PAD_NAN and not isinstance(elem, ir.FloatType):
         return "NaN padding of an integer type"
     return ""
