@@ -51,6 +51,7 @@ LAYERNORM_N = [1024, 4096, 8192]
 ROWS = 4096
 MATMUL_SIZES = [4096, 8192]        # square M = N = K, fp16 and bf16
 MATMUL_FP8_SIZES = [8192]          # fp8 e4m3
+MATMUL_TMA_SIZES = [8192]          # fp16, the persistent-matmul tutorial's matmul_kernel_tma (host descriptors)
 ATTN_SHAPE = (4, 32, 4096, 64)     # Z, H, N_CTX, HEAD_DIM (fp16)
 ATTN_SM_SCALE = 0.5
 
@@ -221,6 +222,9 @@ def compile_only(args) -> dict:
         f8, f16 = torch.float8_e4m3fn, torch.float16
         jobs.append((f"matmul_fp8e4m3_{n}", lambda n=n: matmul(
             tuners["fp8"], t(dt=f8), t(dt=f8), t(dt=f16), n, n, n, b_kmajor=True)))
+    for n in MATMUL_TMA_SIZES:
+        jobs.append((f"matmul_tma_fp16_{n}", lambda n=n: R.matmul_tma(
+            R, t(dt=torch.float16), t(dt=torch.float16), t(dt=torch.float16), n, n, n)))
     attn = attn_tuner(R)
     h = lambda: t(dt=torch.float16)  # noqa: E731
     for causal in (False, True):
@@ -406,6 +410,16 @@ def tensor_cores(impls, add_row):
             add_row(f"matmul {name}", f"{n}^3", 3 * n * n * dt.itemsize, fns, ref, check_rel(c, 1e-2),
                     flops=matmul_flops(n))
             del a, b, c, ref
+    for n in MATMUL_TMA_SIZES:  # the tutorial's host-descriptor kernel: TMA copies on sm_90
+        a = torch.randn(n, n, device=dev, dtype=torch.float16)
+        b = torch.randn(n, n, device=dev, dtype=torch.float16)  # N x K
+        c = torch.full((n, n), float("nan"), device=dev, dtype=torch.float16)
+        fns = {k: (lambda K=K: K.matmul_tma(K, a, b, c, n, n, n)) for k, K in impls.items()}
+        fns["torch"] = lambda: torch.matmul(a, b.T)
+        ref = torch.matmul(a, b.T)
+        add_row("matmul fp16 TMA desc", f"{n}^3", 3 * n * n * 2, fns, ref, check_rel(c, 1e-2),
+                flops=matmul_flops(n))
+        del a, b, c, ref
     for n in MATMUL_FP8_SIZES:
         f8 = torch.float8_e4m3fn
         a = torch.randn(n, n, device=dev).to(f8)

@@ -8,6 +8,7 @@ import os
 
 triton = importlib.import_module(os.environ.get("BENCH_IMPL", "tritium"))
 tl = importlib.import_module(triton.__name__ + ".language")
+TensorDescriptor = importlib.import_module(triton.__name__ + ".tools.tensor_descriptor").TensorDescriptor
 
 
 @triton.jit
@@ -331,6 +332,47 @@ MATMUL_CONFIGS_FP8 = [
     triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 32, 'BLOCK_SIZE_K': 64, 'GROUP_SIZE_M': 8}, num_stages=4,
                   num_warps=4),
 ]
+
+
+# Triton 3.6's persistent-matmul tutorial, matmul_kernel_tma: host-side TensorDescriptors, B given N x K (b.T);
+# one config (the tutorial sets the descriptors' block shapes from it), on TMA copies on sm_90
+MATMUL_TMA_CONFIG = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, num_stages=3,
+                         num_warps=8)
+
+
+@triton.jit
+def matmul_kernel_tma(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                      BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
+    dtype = c_desc.dtype
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + (pid % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = pid_m * BLOCK_SIZE_M
+    offs_bn = pid_n * BLOCK_SIZE_N
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in tl.range(k_tiles):
+        offs_k = k * BLOCK_SIZE_K
+        a = a_desc.load([offs_am, offs_k])
+        b = b_desc.load([offs_bn, offs_k])
+        accumulator = tl.dot(a, b.T, accumulator)
+    c_desc.store([offs_am, offs_bn], accumulator.to(dtype))
+
+
+def matmul_tma(K, a, b, c, M, N, Kd, cfg=MATMUL_TMA_CONFIG):
+    """``matmul_kernel_tma`` of the module ``K`` on A [M, K], B [N, K] (row-major), C [M, N]."""
+    meta = dict(cfg)
+    BM, BN, BK = meta["BLOCK_SIZE_M"], meta["BLOCK_SIZE_N"], meta["BLOCK_SIZE_K"]
+    D = K.TensorDescriptor
+    grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
+    K.matmul_kernel_tma[grid](D(a, [M, Kd], [Kd, 1], [BM, BK]), D(b, [N, Kd], [Kd, 1], [BN, BK]),
+                              D(c, [M, N], [N, 1], [BM, BN]), M, N, Kd, **meta)
 
 
 @triton.jit

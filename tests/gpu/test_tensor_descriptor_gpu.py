@@ -165,7 +165,9 @@ def test_matmul_kernel_tma(gpu, dtype, M, N, K, BM, BN, BK, warps):
         TensorDescriptor.from_tensor(c, [BM, BN]), M, N, K, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK,
         GROUP_SIZE_M=4, OUT=out, num_warps=warps, num_stages=3)
     gpu.done()
-    assert len(k.metadata["tensormaps"]) == 3  # the sm_90 path under test: all three through TMA
+    # the sm_90 path under test: A and B through TMA, C too when its shape is a multiple of 16 (a TMA store
+    # writes whole 16-byte chunks: else C takes ordinary stores, which write exactly its shape)
+    assert len(k.metadata["tensormaps"]) == (3 if M % 16 == 0 and N % 16 == 0 else 2)
     want = a.float() @ b.float().T
     tol = dict(rtol=2e-2, atol=2e-2) if dtype != torch.float32 else dict(rtol=1e-2, atol=5e-2)  # tf32
     torch.testing.assert_close(c.float(), want.to(out_t).float(), **tol)
@@ -173,7 +175,8 @@ def test_matmul_kernel_tma(gpu, dtype, M, N, K, BM, BN, BK, warps):
 
 def test_tma_store_and_load_of_a_sub_matrix(gpu):
     """A descriptor over part of a larger tensor: TMA loads read NaN past its shape, stores drop what is past it
-    (nothing outside the descriptor's rows and columns changes)."""
+    (nothing outside the descriptor's rows and columns changes; the destination's 50 fp32 columns, 200 bytes, are
+    not a multiple of 16 bytes: a TMA store would write columns 50 and 51, so it is stored with ordinary stores)."""
     big = gpu.randn(48, 96)
     src = TensorDescriptor(big, [40, 70], [96, 1], [32, 32], padding="nan")
     dst_buf = torch.full((48, 96), -3.0, device=gpu.device)

@@ -693,7 +693,7 @@ def test_cuda_host_descriptors_compile_to_tma_on_sm90():
     loads are TMA copies completed on an mbarrier, stores bulk TMA stores; the metadata tells the launcher how to
     encode each map."""
     sig = {"x_desc": "tensordesc<fp16[32, 64]>", "y_desc": "tensordesc<fp16[32, 64],nan>"}
-    k = compile(ASTSource(host_scale, sig, constexprs={"ALPHA": 2.0}, attrs={"y_desc": {"tt.padding": 2}}),
+    k = compile(ASTSource(host_scale, sig, constexprs={"ALPHA": 2.0}, attrs={"y_desc": {"tt.padding": 2, "tt.divisibility": 16}}),
                 target="cuda:90", options={"num_warps": 4}, until="ptx")
     assert k.metadata["arg_types"] == ["tensormap", "ptr", "i32", "i32", "i64", "i64"] * 2
     assert k.metadata["tensormaps"] == [
@@ -782,11 +782,23 @@ def test_matmul_kernel_tma_compiles_to_a_tma_pipeline_on_sm90(dt, out, acc_bits)
            "c_desc": f"tensordesc<{out}[128, 128]>", "M": "i32", "N": "i32", "K": "i32"}
     ce = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=BK, GROUP_SIZE_M=8,
               OUT={"fp16": tl.float16, "bf16": tl.bfloat16, "fp32": tl.float32}[out])
-    k = compile(ASTSource(matmul_kernel_tma, sig, constexprs=ce), target="cuda:90",
-                options={"num_warps": 8, "num_stages": 3}, until="cubin")
+    k = compile(ASTSource(matmul_kernel_tma, sig, constexprs=ce, attrs={"c_desc": {"tt.divisibility": 16}}),
+                target="cuda:90", options={"num_warps": 8, "num_stages": 3}, until="cubin")
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
     assert ttgir.count('"ttg.init_barrier"') == 6 and ttgir.count('"ttg.memdesc_trans"') == 1
     assert ttgir.count('"ttg.async_tma_copy_global_to_local"') == 3 * 2  # 2 in the prologue, 1 in the loop, each
     assert "ttg.local_load" not in ttgir and "ld.global" not in ptx and "st.global" not in ptx
     assert "wgmma.mma_async" in ptx and ptx.count("cp.async.bulk.tensor.2d.shared::cluster") >= 6
     assert k.metadata["n_spills"] == 0
+
+
+def test_tma_stores_only_through_shapes_divisible_by_16():
+    """A TMA store writes whole 16-byte chunks of the inner dim: a descriptor stored through takes TMA only when
+    the JIT saw its shape divisible by 16 (``tt.divisibility``); loads take TMA either way."""
+    sig = {"x_desc": "tensordesc<fp32[32, 32]>", "y_desc": "tensordesc<fp32[32, 32]>"}
+    k = compile(ASTSource(host_scale, sig, constexprs={"ALPHA": 2.0}), target="cuda:90", until="ptx")
+    assert [t["index"] for t in k.metadata["tensormaps"]] == [0]
+    assert "cp.async.bulk.tensor.2d.shared::cluster" in k.asm["ptx"] and "bulk_group" not in k.asm["ptx"]
+    k = compile(ASTSource(host_scale, sig, constexprs={"ALPHA": 2.0}, attrs={"y_desc": {"tt.divisibility": 16}}),
+                target="cuda:90", until="ptx")
+    assert [t["index"] for t in k.metadata["tensormaps"]] == [0, 6] and "bulk_group" in k.asm["ptx"]

@@ -6,7 +6,10 @@ A kernel parameter of type ``!tt.tensordesc<tensor<R x C x T>>`` (a host ``Tenso
 bytes (``C * bytes(T)``), ``R <= 256`` (a TMA box dimension) and a multiple of 8 (every box starts on its swizzle
 pattern), NaN padding only for float types, and the kernel body
 loads or stores through the parameter itself (``tt.descriptor_load`` / ``tt.descriptor_store`` whose descriptor is
-the block argument).
+the block argument).  A parameter stored through must also have every dim of its shape a multiple of 16 (the JIT's
+``tt.divisibility = 16`` specialisation): a TMA store writes whole 16-byte chunks of the inner dim, so past an inner
+extent whose bytes are not a multiple of 16 it would overwrite the memory that follows (the hardware does; Triton
+documents it as a limitation), where the pointer path writes exactly the descriptor's shape.
 
 :func:`tma_descriptor_args` (the cuda backend's first TTIR pass on sm_90+) keeps such a parameter as the kernel's
 *tensor map* (marked ``tt.tma = 1`` once expanded; the LLVM lowering passes it as a 128-byte ``.param`` by value, ``__grid_constant__``)
@@ -77,9 +80,8 @@ def tma_capable(desc_ty, padding=PaddingOption.PAD_ZERO) -> str:
     return ""
 
 
-def _direct_uses(arg) -> int:
-    return sum(1 for use in arg.uses if u.as_op(use.owner).name in (tt.DESCRIPTOR_LOAD, tt.DESCRIPTOR_STORE)
-               and use.operand_number == 0)
+def _direct_uses(arg, name) -> int:
+    return sum(1 for use in arg.uses if u.as_op(use.owner).name == name and use.operand_number == 0)
 
 
 def _mark(func) -> int:
@@ -90,7 +92,12 @@ def _mark(func) -> int:
         if not tt.is_tensordesc(a.type) or TMA_ATTR in at:
             continue
         pad = PaddingOption(u.attr_int(at["tt.padding"])) if "tt.padding" in at else PaddingOption.PAD_ZERO
-        if tma_capable(a.type, pad) or not _direct_uses(a):
+        loads, stores = _direct_uses(a, tt.DESCRIPTOR_LOAD), _direct_uses(a, tt.DESCRIPTOR_STORE)
+        if tma_capable(a.type, pad) or not loads + stores:
+            continue
+        # TMA stores write whole 16-byte chunks: past an inner dim whose bytes are not a multiple of 16, they would
+        # overwrite what follows it; only a shape the JIT saw divisible by 16 is sure not to be such a dim
+        if stores and u.attr_int(at.get("tt.divisibility")) != 16:
             continue
         at[TMA_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0)  # expanded next (then 1)
         n += 1
