@@ -469,3 +469,55 @@ def test_loaded_kernel_passes_tensormaps(monkeypatch):
     p0, tm, rest = launched[-1]
     assert p0 % 64 == 0 and tm == _tm_bytes(9)
     assert [struct.unpack("<q", x)[0] for x in rest] == [0x5000, 1000, 1, 0, 0]
+
+
+def test_global_scratch_is_allocated_per_launch_for_the_whole_grid():
+    """A kernel with tensor maps made on the device: its first extra parameter is a buffer of the per-program
+    scratch times the grid, from the allocator (kept alive until the next launch), on both packing paths."""
+    calls, allocs = [], []
+
+    def fake_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        calls.append([ctypes.string_at(p, L.SLOT) for p in (ctypes.c_void_p * packer.n).from_address(params)])
+        return (0,)
+
+    def allocator(size, align, stream):
+        allocs.append((size, align))
+        return FakeCudaTensor(0x7000_0000 + 0x1000 * len(allocs))
+
+    packer = L.Packer(["*fp16", "i32"], 1)
+    fn = L.make_launch("F", packer, block=128, shared=0, cu_launch=fake_launch, names=["x", "n"], kernel_name="k",
+                       global_scratch=(256, 128), allocator=allocator)
+    fn(4, 3, 2, "S", [FakeCudaTensor(0xA000), 7])
+    fn(1, 1, 1, "S", [CAIArray(0xB000), 9])  # the slow path (no .is_cuda)
+    assert allocs == [(256 * 24, 128), (256, 128)]
+    assert struct.unpack("<Q", calls[0][2])[0] == 0x7000_1000 and struct.unpack("<Q", calls[1][2])[0] == 0x7000_2000
+    assert struct.unpack("<Q", calls[1][0])[0] == 0xB000
+
+
+def test_global_scratch_without_an_allocator_or_torch_says_how_to_fix_it(monkeypatch):
+    import builtins
+
+    from tritium.runtime import _allocation
+
+    real_import = builtins.__import__
+
+    def no_torch(name, *a, **k):
+        if name == "torch":
+            raise ImportError("no torch here")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_torch)
+    token = _allocation._allocator.set(_allocation.NullAllocator())  # (another test may have installed one)
+    try:
+        _run_without_allocator(_allocation)
+    finally:
+        _allocation._allocator.reset(token)
+
+
+def _run_without_allocator(_allocation):
+    assert isinstance(_allocation.scratch_allocator(), _allocation.NullAllocator)
+    packer = L.Packer(["i32"], 1)
+    fn = L.make_launch("F", packer, block=128, shared=0, cu_launch=lambda *a: (0,), kernel_name="k",
+                       global_scratch=(128, 128))
+    with pytest.raises(RuntimeError, match="set_allocator"):
+        fn(1, 1, 1, "S", [1])

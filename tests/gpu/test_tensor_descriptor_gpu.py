@@ -115,13 +115,25 @@ def test_persistent_matmul_device_descriptors(gpu, M, N, K, subtile):
     b = gpu.randn(N, K, dtype=torch.float16)
     c = torch.zeros(M, N, dtype=torch.float16, device=gpu.device)
     BM, BN, BK, NUM_SMS = 64, 64, 32, 8
-    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device=gpu.device, dtype=torch.int8))
+    asked = []
+
+    def alloc(size, alignment, stream):
+        asked.append((size, alignment))
+        return torch.empty(size, device=gpu.device, dtype=torch.int8)
+
+    triton.set_allocator(alloc)
     grid = (min(NUM_SMS, triton.cdiv(M, BM) * triton.cdiv(N, BN)),)
-    T.matmul_kernel_descriptor_persistent[grid](a, b, c, M, N, K, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK,
+    k = T.matmul_kernel_descriptor_persistent[grid](a, b, c, M, N, K, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK,
                                                 GROUP_SIZE_M=8, EPILOGUE_SUBTILE=subtile, NUM_SMS=NUM_SMS,
                                                 WARP_SPECIALIZE=False, FLATTEN=True)
     gpu.done()
     torch.testing.assert_close(c, (a.float() @ b.float().T).half(), rtol=1e-2, atol=1e-2)
+    # sm_90: the descriptors are TMA tensor maps in global scratch from the installed allocator, 128 bytes each per
+    # program (K = 72 is not a multiple of 16: A's and B's rows may not be 16-byte multiples, so only C's, and its
+    # store only when N is a multiple of 16 too)
+    n_maps = 3 if K % 16 == 0 else (1 if N % 16 == 0 else 0)
+    assert k.metadata["global_scratch_size"] == 128 * n_maps
+    assert asked == ([(128 * n_maps * grid[0], 128)] if n_maps else [])
 
 
 def test_persistent_matmul_host_descriptors(gpu):

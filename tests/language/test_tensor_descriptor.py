@@ -802,3 +802,28 @@ def test_tma_stores_only_through_shapes_divisible_by_16():
     k = compile(ASTSource(host_scale, sig, constexprs={"ALPHA": 2.0}, attrs={"y_desc": {"tt.divisibility": 16}}),
                 target="cuda:90", until="ptx")
     assert [t["index"] for t in k.metadata["tensormaps"]] == [0, 6] and "bulk_group" in k.asm["ptx"]
+
+
+def test_device_descriptors_are_tma_tensor_maps_in_global_scratch_on_sm90():
+    """tl.make_tensor_descriptor on sm_90: the map is built in shared memory with tensormap.replace, copied to the
+    program's 128-byte slot of global scratch (a parameter after the runtime arguments; metadata
+    global_scratch_size), and the loads / stores are TMA copies; without the alignment the JIT saw, pointers."""
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    ce = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, EPILOGUE_SUBTILE=False, NUM_SMS=132,
+              WARP_SPECIALIZE=False, FLATTEN=True)
+    aligned = {n: {"tt.divisibility": 16} for n in ("a_ptr", "b_ptr", "c_ptr", "N", "K")}
+    k = compile(ASTSource(matmul_kernel_descriptor_persistent, sig, constexprs=ce, attrs=aligned), target="cuda:90",
+                options={"num_warps": 8}, until="ptx")
+    ptx = k.asm["ptx"]
+    assert k.metadata["global_scratch_size"] == 3 * 128 and k.metadata["arg_types"] == ["ptr"] * 3 + ["i32"] * 3
+    assert ptx.count("tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu") == 3
+    assert "tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%rd" in ptx and "fence.proxy.tensormap" in ptx
+    assert "cp.async.bulk.tensor.2d.shared::cluster" in ptx and "bulk_group" in ptx and "ld.global" not in ptx
+    # K not known divisible by 16: the leading strides of A and B (K elements) may not be 16-byte multiples
+    k = compile(ASTSource(matmul_kernel_descriptor_persistent, sig, constexprs=ce,
+                          attrs={n: v for n, v in aligned.items() if n != "K"}), target="cuda:90",
+                options={"num_warps": 8}, until="ptx")
+    assert k.metadata["global_scratch_size"] == 128 and "ld.global" in k.asm["ptx"]
+    k = compile(ASTSource(matmul_kernel_descriptor_persistent, sig, constexprs=ce, attrs=aligned), target="cuda:80",
+                options={"num_warps": 8}, until="ptx")
+    assert not k.metadata["global_scratch_size"] and "tensormap" not in k.asm["ptx"]

@@ -133,6 +133,7 @@ class CUDACompiler(BaseCompiler):
                                    kernel_attrs=kernel_attrs(num_warps), options=options, axis_info=info)
             llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))
             tensormaps = _tensormaps(module, lowered.kernel)
+            scratch = ttg.module_int(module, "ttg.global_scratch_memory_size", 0) or 0
         metadata["name"] = lowered.kernel or metadata.get("name")
         # the allocation's total; the lowering's need is larger only for ops placed without it (offset 0, bracketed)
         metadata["shared"] = max(shared, lowered.shared)
@@ -142,6 +143,9 @@ class CUDACompiler(BaseCompiler):
         for tm in tensormaps:
             metadata["arg_types"][tm["index"]] = "tensormap"
         metadata["tensormaps"] = tensormaps
+        # tensor maps made on the device: bytes per program of global scratch (the launcher allocates them)
+        metadata["global_scratch_size"] = scratch
+        metadata["global_scratch_align"] = 128 if scratch else 1
         return llir
 
     @staticmethod

@@ -214,9 +214,12 @@ class LoadedKernel:
             raise OutOfResources(self.block, self.max_threads, "threads per block (num_warps * 32)")
         if int(md.get("num_ctas", 1) or 1) != 1:
             raise KernelRuntimeError(f"kernel '{self.name}': num_ctas > 1 (clusters) is not supported yet")
-        if int(md.get("global_scratch_size", 0) or 0) or int(md.get("profile_scratch_size", 0) or 0):
-            raise KernelRuntimeError(f"kernel '{self.name}' needs global scratch memory, which the cuda launcher "
-                                     f"does not allocate yet")
+        if int(md.get("profile_scratch_size", 0) or 0):
+            raise KernelRuntimeError(f"kernel '{self.name}' needs profile scratch memory, which the cuda launcher "
+                                     f"does not allocate")
+        # tensor maps made on the device: per-program global scratch, allocated per launch through
+        # triton.set_allocator's allocator and passed as the first parameter past the runtime arguments
+        scratch = (int(md.get("global_scratch_size", 0) or 0), int(md.get("global_scratch_align", 1) or 1))
         self.types, self.names = arg_types(kernel)
         n_params = self._param_count()
         n_extra = 0
@@ -227,6 +230,8 @@ class LoadedKernel:
             n_extra = n_params - len(self.types)  # scratch pointers: passed as null
         # TMA tensor maps (sm_90 tensor descriptors): encoded by the launcher from the arguments after each
         self.tensormaps = list(md.get("tensormaps") or ())
+        if scratch[0]:  # its parameter, even where the driver cannot count the cubin's
+            n_extra = max(n_extra, 1)
         self.packer = _launcher.Packer(self.types, n_extra)
         # tritium (like Triton) allocates shared memory dynamically: what the metadata counts beyond the
         # cubin's static shared memory is passed as the launch's dynamic shared memory
@@ -237,7 +242,7 @@ class LoadedKernel:
                                             on_error=self._on_error, check_pointer=driver.check_pointer,
                                             current_stream=driver._stream_getter(device.index),
                                             make_stream=driver._stream, streams=driver._streams,
-                                            retry=_RetryLaunch, tensormaps=self.tensormaps)
+                                            retry=_RetryLaunch, global_scratch=scratch, tensormaps=self.tensormaps)
         self._driver = driver
 
     def _param_count(self) -> Optional[int]:

@@ -434,7 +434,8 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
                 check_pointer: Optional[Callable[[int], None]] = None,
                 current_stream: Optional[Callable[[], Any]] = None, make_stream: Optional[Callable] = None,
                 streams: Optional[dict] = None, retry: type = (), tensormaps: Optional[Sequence[dict]] = None,
-                encode_tensormap: Optional[Callable] = None) -> Callable:
+                encode_tensormap: Optional[Callable] = None, global_scratch: Optional[tuple] = None,
+                allocator: Optional[Callable] = None) -> Callable:
     """A ``launch(gx, gy, gz, stream, args)`` function for one loaded kernel.
 
     ``cu_launch`` is ``cuda.bindings.driver.cuLaunchKernel`` (or a stand-in with its signature: tests).
@@ -492,10 +493,18 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
         else:
             fast.append(a)
         j += 1
-    extra = (", " if fast else "") + ", ".join("0" for _ in range(packer.n_extra)) if packer.n_extra else ""
+    extra_vals = ["0"] * packer.n_extra
+    scratch_size, scratch_align = (global_scratch or (0, 1))
+    if scratch_size:  # the first extra parameter: this launch's global scratch (tensor maps made on the device)
+        if not extra_vals:
+            raise KernelRuntimeError(f"kernel '{kernel_name}' needs global scratch memory but has no parameter for it")
+        extra_vals[0] = "gs"
+    extra = (", " if fast else "") + ", ".join(extra_vals) if packer.n_extra else ""
     if n:  # wrong argument counts: a clear message instead of "not enough values to unpack"
         unpack = f"if len(args) != {n}:\n        convert(args)\n    {unpack}"
-    slow_extra = "".join(", 0" for _ in range(packer.n_extra))  # (extra, unless there are no arguments)
+    if scratch_size:
+        unpack += "\n    gs = scratch(gx * gy * gz)"
+    slow_extra = "".join(f", {v}" for v in extra_vals)  # (extra, unless there are no arguments)
     body = _BODY.replace("{unpack}", unpack).replace("*convert(args){extra}", "*convert(args)" + slow_extra)
     body = body.replace("{fast}", ", ".join(fast)).replace("{extra}", extra)
     if pre:
@@ -516,11 +525,27 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
     def default_error(err, args):
         raise KernelRuntimeError(f"cuLaunchKernel of '{kernel_name}' failed: {err}")
 
+    held = [None]
+
+    def scratch(programs):
+        """``scratch_size`` bytes per program from the allocator ``triton.set_allocator`` installed (else torch's;
+        kept until the next launch); its device address."""
+        if allocator is not None:
+            alloc = allocator
+        else:
+            from tritium.runtime._allocation import scratch_allocator
+
+            alloc = scratch_allocator()
+        buf = alloc(scratch_size * programs, scratch_align, None)
+        held[0] = buf
+        return pointer_value(buf, f"kernel '{kernel_name}' global scratch")
+
     ns = {"lock": threading.Lock(), "pack": packer.struct.pack_into, "buf": packer.buffer,
           "struct_error": struct.error, "KernelRuntimeError": KernelRuntimeError, "convert": convert, "cpu": cpu,
           "cuLaunchKernel": cu_launch, "func": func, "block": int(block), "shared": int(shared),
           "params": packer.params, "on_error": on_error or default_error, "current_stream": current_stream,
-          "streams": streams if streams is not None else {}, "make_stream": make_stream, "retry": retry}
+          "streams": streams if streams is not None else {}, "make_stream": make_stream, "retry": retry,
+          "scratch": scratch}
     for e in encoders:
         ns[f"tmc{e.number}"] = e.cache.get
         ns[f"tm{e.number}"] = e

@@ -98,6 +98,7 @@ class LoweringContext:
     op: Any = None  # the TTGIR op being lowered
     loc: Any = None  # its location: what emitted ops carry
     entry_block: Any = None
+    global_scratch: Any = None  # the kernel's global scratch parameter (!llvm.ptr<1>), when the module needs one
     values: dict = field(default_factory=dict)
     shared_bytes: int = 0  # scratch shared memory the function needs (max over ops)
     smem_symbol: str = "global_smem"

@@ -232,6 +232,11 @@ def lower_module(module, target_info: TargetInfo, rules: Mapping, *, kernel_attr
                                   symbols=symbols, bracket_base=bracket_base)
             fty = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
             ins, outs = flat_types(ctx, fty.inputs), flat_types(ctx, fty.results)
+            n_ins = len(ins)
+            # a kernel whose module needs global scratch (tensor maps made on the device) takes its base last,
+            # after the runtime arguments (the launcher allocates it: metadata global_scratch_size)
+            if public and ttg.module_int(module, "ttg.global_scratch_memory_size", 0):
+                ins = ins + [ir.Type.parse("!llvm.ptr<1>")]
             attrs = {"sym_name": ir.StringAttr.get(name),
                      "function_type": ir.TypeAttr.get(ir.FunctionType.get(ins, outs))}
             if not public:
@@ -239,14 +244,17 @@ def lower_module(module, target_info: TargetInfo, rules: Mapping, *, kernel_attr
             else:
                 post_attrs[name] = dict(kernel_attrs(ctx, name)) if kernel_attrs is not None else {}
                 arg_attrs = [target_info.kernel_arg_attrs(t) for t in fty.inputs]
-                if any(arg_attrs) and len(ins) == len(arg_attrs):  # on the llvm.func, a kernel by then
+                if any(arg_attrs) and n_ins == len(arg_attrs):  # on the llvm.func, a kernel by then
+                    arg_attrs += [{}] * (len(ins) - n_ins)
                     post_attrs[name]["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in arg_attrs])
             with ir.InsertionPoint(out.body), f.location:
                 nf = ir.Operation.create("func.func", attributes=attrs, regions=1)
             block = ir.Block.create_at_start(nf.regions[0], ins)
             ctx.entry_block = block
+            if len(ins) > n_ins:
+                ctx.global_scratch = block.arguments[n_ins]
             old_block = f.regions[0].blocks[0]
-            for a, vals in zip(old_block.arguments, regroup(ctx, list(fty.inputs), list(block.arguments))):
+            for a, vals in zip(old_block.arguments, regroup(ctx, list(fty.inputs), list(block.arguments)[:n_ins])):
                 ctx.set(a, vals)
             with ir.InsertionPoint(block):
                 lower_block(ctx, old_block)
@@ -254,7 +262,7 @@ def lower_module(module, target_info: TargetInfo, rules: Mapping, *, kernel_attr
             if public:
                 kernel = kernel or name
                 if kernel == name:
-                    arg_types = [str(t) for t in ins]
+                    arg_types = [str(t) for t in ins[:n_ins]]
         if shared:
             with ir.InsertionPoint.at_block_begin(out.body):
                 ir.Operation.create("llvm.mlir.global", attributes={

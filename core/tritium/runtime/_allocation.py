@@ -1,11 +1,11 @@
 """``triton.set_allocator`` (Triton 3.6's ``triton.runtime._allocation``): the function kernels would allocate
 their global scratch memory with, ``allocator(size: int, alignment: int, stream: Optional[int]) -> buffer``.
 
-Triton calls it before a launch whose kernel needs global scratch, above all device-side tensor descriptors
-(``tl.make_tensor_descriptor``), whose TMA tensormaps live there.  tritium accepts and keeps it (per context,
-as Triton does, in a ``ContextVar``) but calls it nowhere: its tensor descriptors need no scratch (the
-interpreter runs them natively; the cuda backend rewrites them into ordinary masked loads and stores).  A TMA
-lowering that needs tensormaps in global memory would call :func:`get_allocator` at launch.
+The cuda launcher calls it (through :func:`scratch_allocator`) before each launch of a kernel that needs global
+scratch: on sm_90, kernels whose ``tl.make_tensor_descriptor`` descriptors are TMA tensor maps written there, one
+128-byte slot per descriptor and program.  It is kept per context, as Triton does, in a ``ContextVar``.  Where
+Triton fails such a launch without one, tritium falls back to torch's caching allocator on the current device
+(stream-ordered, so concurrent launches never share a buffer), and raises Triton's error only without torch.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ _allocator: ContextVar = ContextVar("_allocator", default=NullAllocator())
 
 def set_allocator(allocator: Allocator) -> None:
     """Use ``allocator(size, alignment, stream) -> buffer`` for kernels' global scratch memory (see the module
-    doc: accepted and kept; tritium's kernels do not need it today)."""
+    doc)."""
     if not callable(allocator):
         raise TypeError(f"set_allocator expects a callable (size, alignment, stream) -> buffer, got {allocator!r}")
     _allocator.set(allocator)
@@ -43,3 +43,22 @@ def set_allocator(allocator: Allocator) -> None:
 def get_allocator() -> Allocator:
     """The allocator :func:`set_allocator` installed in this context (a :class:`NullAllocator` by default)."""
     return _allocator.get()
+
+
+def _torch_allocator(size: int, alignment: int, stream: Optional[int]) -> Buffer:
+    import torch
+
+    # the caching allocator aligns to 512 bytes at least; the current stream orders its reuse
+    return torch.empty(size, dtype=torch.int8, device=torch.device("cuda", torch.cuda.current_device()))
+
+
+def scratch_allocator() -> Allocator:
+    """The allocator for a launch's global scratch: the installed one, else torch's when torch is there."""
+    a = _allocator.get()
+    if isinstance(a, NullAllocator):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            return a
+        return _torch_allocator
+    return a

@@ -136,3 +136,116 @@ def _tma_store(ctx, desc, indices, src):
 @RULES.register("ttg.memdesc_trans")
 def _memdesc_trans(ctx, src):
     return [[src[0]]]
+
+
+# tensormap.replace's elemtype encoding (PTX ISA; not the driver's CUtensorMapDataType numbering past f32)
+_PTX_ELEMTYPE = {"i8": 0, "f8E4M3FN": 0, "f8E5M2": 0, "i16": 1, "i32": 3, "i64": 5, "f16": 6, "f32": 7, "f64": 9,
+                 "bf16": 10}
+_SWIZZLE_MODE = {0: 0, 32: 1, 64: 2, 128: 3}
+
+
+@RULES.register("tt.make_tensor_descriptor")
+def _make_tensormap(ctx, base, shape, strides, padding=None):
+    """A tensor map made on the device (the op marked ``tt.tma``): warp 0 zeroes the op's 128 bytes of shared
+    scratch, thread 0 fills every field with ``tensormap.replace`` (address, rank - 1, box, dims and byte strides
+    innermost first, element strides 1, element type, no interleave, the swizzle, the fill), warp 0 copies it to the
+    program's slot of global scratch with the release fence of the tensormap proxy and acquires it there
+    (``fence.proxy.tensormap::generic.acquire``); a CTA barrier, and the map's generic address is the value."""
+    from tritium.dialects.enums import PaddingOption
+    from tritium.passes.analysis.allocation import GLOBAL_SCRATCH_OFFSET
+    from tritium.passes.ttir.tma_descriptors import tma_layout
+
+    op = ctx.op
+    if ctx.global_scratch is None or GLOBAL_SCRATCH_OFFSET not in op.attributes:
+        raise LoweringError(f"tensor map at {tt.loc_str(op)}: no global scratch slot (the allocation pass and a "
+                            f"kernel function are needed)")
+    block = tt.desc_block_type(op.results[0].type)
+    elem = str(tt.elem_of(block))
+    _, _, _, eb = smem_elem(ctx, tt.elem_of(block))
+    box = list(reversed(tma_box(block)))
+    r = len(box)
+    i1, i32, i64 = ctx.int_ty(1), ctx.i32(), ctx.int_ty(64)
+    tid = ctx.thread_id()
+    warp0 = ctx.emit("arith.cmpi", [tid, ctx.c32(32)], i1, {"predicate": _pred_attr(6)})  # ult
+    first = _leader(ctx)
+    scratch = ctx.scratch(op, 128)
+    smem32 = ctx.emit("arith.addi", [ctx.emit("llvm.ptrtoint", [ctx.smem_base()], i32), ctx.c32(scratch.base)], i32)
+    lane4 = ctx.emit("arith.shli", [ctx.emit("arith.andi", [tid, ctx.c32(31)], i32), ctx.c32(2)], i32)
+    inline_asm(ctx, "@$0 st.shared.b32 [$1], 0;", "b,r",
+               [warp0, ctx.emit("arith.addi", [smem32, lane4], i32)], [], side_effects=True)
+    inline_asm(ctx, "bar.warp.sync -1;", "", [], [], side_effects=True)
+    smem = ctx.emit("arith.extui", [smem32], i64)
+
+    def replace(field, value, width=32, ordinal=None):
+        where = "" if ordinal is None else f", {ordinal}"
+        if isinstance(value, int):
+            inline_asm(ctx, f"@$0 tensormap.replace.tile.{field}.shared::cta.b1024.b{width} [$1]{where}, {value};",
+                       "b,l", [first, smem], [], side_effects=True)
+        else:
+            inline_asm(ctx, f"@$0 tensormap.replace.tile.{field}.shared::cta.b1024.b{width} [$1]{where}, $2;",
+                       "b,l," + ("l" if width == 64 else "r"), [first, smem, value], [], side_effects=True)
+
+    replace("global_address", ctx.emit("llvm.ptrtoint", [base[0]], i64), 64)
+    replace("rank", r - 1)
+    for i, b in enumerate(box):
+        replace("box_dim", b, ordinal=i)
+    for i, s in enumerate(reversed([x[0] for x in shape])):
+        replace("global_dim", s, ordinal=i)
+    outer = list(reversed([x[0] for x in strides]))[1:]  # dims 1.. innermost first, in bytes
+    for i, s in enumerate(outer):
+        replace("global_stride", ctx.emit("arith.muli", [s, ctx.emit("arith.constant", [], i64, {
+            "value": _i64_attr(eb)})], i64), 64, ordinal=i)
+    for i in range(r):
+        replace("element_stride", 1, ordinal=i)
+    if elem not in _PTX_ELEMTYPE:
+        raise LoweringError(f"tensor map of {elem} elements at {tt.loc_str(op)}")
+    replace("elemtype", _PTX_ELEMTYPE[elem])
+    replace("interleave_layout", 0)
+    replace("swizzle_mode", _SWIZZLE_MODE[tma_layout(block).swizzle_bytes])
+    replace("fill_mode", 1 if padding == PaddingOption.PAD_NAN else 0)
+    # this program's slot: scratch + (linear program id * per-program bytes + offset)
+    per = ttg_module_int(ctx, "ttg.global_scratch_memory_size")
+    pid = ctx.target.program_id(ctx, 0)
+    for axis in (1, 2):
+        pid = ctx.emit("arith.addi", [pid, ctx.emit("arith.muli", [ctx.target.program_id(ctx, axis), _grid_below(
+            ctx, axis)], i32)], i32)
+    off = ctx.emit("arith.addi", [ctx.emit("arith.muli", [ctx.emit("arith.extui", [pid], i64), _c64(ctx, per)], i64),
+                                  _c64(ctx, int(op.attributes[GLOBAL_SCRATCH_OFFSET].value))], i64)
+    gaddr = ctx.emit("arith.addi", [ctx.emit("llvm.ptrtoint", [ctx.global_scratch], i64), off], i64)
+    inline_asm(ctx, "@$0 tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+                    "[$1], [$2], 128;\n@$0 fence.proxy.tensormap::generic.acquire.gpu [$1], 128;", "b,l,l",
+               [warp0, gaddr, smem], [], side_effects=True)
+    ctx.release(scratch)
+    ctx.barrier()
+    generic = inline_asm(ctx, "cvta.global.u64 $0, $1;", "=l,l", [gaddr], [i64])[0]
+    return [[ctx.emit("llvm.inttoptr", [generic], ir_ptr(ctx))]]
+
+
+def _grid_below(ctx, axis):
+    """Programs in the grid's dims below ``axis`` (nctaid.x, or nctaid.x * nctaid.y)."""
+    n = ctx.target.num_programs(ctx, 0)
+    if axis == 2:
+        n = ctx.emit("arith.muli", [n, ctx.target.num_programs(ctx, 1)], ctx.i32())
+    return n
+
+
+def _i64_attr(v):
+    from mlir import ir
+
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
+
+
+def _c64(ctx, v):
+    return ctx.emit("arith.constant", [], ctx.int_ty(64), {"value": _i64_attr(v)})
+
+
+def ir_ptr(ctx):
+    from mlir import ir
+
+    return ir.Type.parse("!llvm.ptr")
+
+
+def ttg_module_int(ctx, name):
+    from tritium.dialects import ttg
+
+    return ttg.module_int(ctx.module, name, 0)

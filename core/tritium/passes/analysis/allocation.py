@@ -27,6 +27,8 @@ Buffers and their sizes (bytes; ``bytes(T)`` is the element size, pointers 8, ``
   the atomic and shares the result through shared memory);
 * **local_alloc** (explicit buffer): ``prod(memdesc shape) * bytes(T)``, live from the alloc to its last use
   (a use inside a loop that does not hold the alloc keeps it live to the end of that loop);
+* **tt.make_tensor_descriptor** marked ``tt.tma`` (a TMA tensor map made on the device; scratch): 128 bytes aligned
+  to 128, where it is built before being copied to its slot of global scratch (:func:`allocate_global_scratch`);
 * **func.call** of a function that uses shared memory: scratch of the callee's total; the callee's offsets are
   relative to the call's offset.
 
@@ -60,6 +62,11 @@ from tritium.dialects import layouts, tt, ttg
 from tritium.passes.ttir._util import ancestor_in_block, as_op as _as_op, walk as _walk
 
 ALIGNMENT = 16
+TMA_ATTR = "tt.tma"  # a tensor map made on the device (passes/ttir/tma_descriptors.py)
+TENSORMAP_BYTES = 128
+GLOBAL_SCRATCH_OFFSET = "ttg.global_scratch_memory_offset"
+GLOBAL_SCRATCH_SIZE = "ttg.global_scratch_memory_size"
+GLOBAL_SCRATCH_ALIGN = "ttg.global_scratch_memory_alignment"
 OFFSET_ATTR = "allocation.offset"
 SIZE_ATTR = "allocation.size"
 SHARED_ATTR = "ttg.shared"
@@ -183,6 +190,8 @@ def scratch_size(op, num_warps: int = 4, callee_totals: Optional[dict] = None) -
         return 0
     if name == "func.call" and callee_totals:
         return callee_totals.get(str(op.attributes["callee"]).lstrip("@"), 0)
+    if name == "tt.make_tensor_descriptor" and TMA_ATTR in op.attributes:
+        return TENSORMAP_BYTES  # the tensor map is built here, then copied to global scratch
     return 0
 
 
@@ -190,6 +199,8 @@ def buffer_alignment(op, default: int = ALIGNMENT) -> int:
     """Byte alignment of ``op``'s buffer: ``8 * swizzleBytes`` for a swizzled ``#ttg.nvmma_shared`` local_alloc
     (its swizzle pattern's period), else ``default``."""
     op = _as_op(op)
+    if op.name == "tt.make_tensor_descriptor":
+        return max(default, TENSORMAP_BYTES)
     if op.name != "ttg.local_alloc":
         return default
     s = str(op.results[0].type)
@@ -393,9 +404,30 @@ def shared_size(module) -> int:
     return int(op.attributes[SHARED_ATTR].value) if SHARED_ATTR in op.attributes else 0
 
 
+def allocate_global_scratch(module) -> int:
+    """Global scratch memory (Triton's ``GlobalScratchAllocation``): each tensor map made on the device
+    (``tt.make_tensor_descriptor`` marked ``tt.tma``) gets a 128-byte slot of its program's scratch,
+    ``ttg.global_scratch_memory_offset`` on the op; the module's ``ttg.global_scratch_memory_size`` is the bytes per
+    program (the launcher allocates that times the grid, through ``triton.set_allocator``'s allocator, aligned to
+    ``ttg.global_scratch_memory_alignment``).  Returns the size."""
+    module = _as_op(module)
+    offset = 0
+    with module.context:
+        i32 = ir.IntegerType.get_signless(32)
+        for op in _walk(module):
+            if op.name == "tt.make_tensor_descriptor" and TMA_ATTR in op.attributes:
+                op.attributes[GLOBAL_SCRATCH_OFFSET] = ir.IntegerAttr.get(i32, offset)
+                offset += TENSORMAP_BYTES
+        if offset:
+            module.attributes[GLOBAL_SCRATCH_SIZE] = ir.IntegerAttr.get(i32, offset)
+            module.attributes[GLOBAL_SCRATCH_ALIGN] = ir.IntegerAttr.get(i32, TENSORMAP_BYTES)
+    return offset
+
+
 def allocation_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
+    """``PassManager.add`` entry point (shared memory, then global scratch)."""
     allocate_shared_memory(op)
+    allocate_global_scratch(op)
 
 
 allocation_pass.__name__ = "tritium-allocation"

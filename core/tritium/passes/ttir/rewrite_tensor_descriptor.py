@@ -34,7 +34,7 @@ from ...dialects.enums import PaddingOption
 from ...errors import RewriteError
 from . import _util as u
 from .expand_tensor_descriptor_args import expand_tensor_descriptor_args
-from .tma_descriptors import is_tma_desc
+from .tma_descriptors import TMA_ATTR, is_tma_desc
 
 # ops a descriptor value may flow through: rewrite_tensor_pointer handles them once they carry block pointers
 _CARRIERS = frozenset({"scf.for", "scf.if", "scf.yield"})
@@ -166,7 +166,8 @@ def rewrite_tensor_descriptor(root) -> int:
                                                        "rewrite into block pointers does not support")
                             arg.set_type(_block_ptr_type(arg.type))
             if name == tt.MAKE_TENSOR_DESCRIPTOR:
-                _make(op)
+                if TMA_ATTR not in op.attributes:  # (a tensor map made on the device: stays)
+                    _make(op)
             elif name == tt.DESCRIPTOR_LOAD:
                 _load(op, paddings[i])
                 count += 1

@@ -19,6 +19,13 @@ and adds right after it the arguments :mod:`.expand_tensor_descriptor_args` give
 on).  The descriptor loads and stores on the parameter stay: the TTGIR pipeline turns them into TMA copies
 (:mod:`tritium.passes.ttgir.tma_lowering`); every other descriptor is rewritten into pointers as on sm_80.
 
+A descriptor made in the kernel (``tl.make_tensor_descriptor``) is a tensor map too (the op marked ``tt.tma``;
+its lowering writes the map into the program's slot of the global scratch memory, see
+:func:`tritium.passes.analysis.allocation.allocate_global_scratch`) when its block passes the same checks, every use
+of it is a load or store directly on it, its base is a parameter the JIT saw 16-byte aligned, its leading strides
+are provably multiples of 16 bytes (constants, parameters the JIT saw divisible by 16), and -- when stored
+through -- so is its inner extent; otherwise it is rewritten into pointers as before.
+
 The tensor map's shared-memory side (:func:`tma_layout`, :func:`tma_box`): the block is copied into a
 ``#ttg.nvmma_shared`` buffer, row-major, swizzled by the widest of 128 / 64 / 32 bytes that a row fills (none for a
 16-byte row); a row wider than the swizzle is copied as several boxes ``[R, swizzle / bytes(T)]``, one slab of the
@@ -27,12 +34,16 @@ buffer each (the layout stores slabs one after the other).  The launcher encodes
 """
 from __future__ import annotations
 
+import logging
+
 from mlir import ir
 
 from ...dialects import layouts, tt
 from ...dialects.enums import PaddingOption
 from . import _util as u
 from .expand_tensor_descriptor_args import TMA_ATTR, expand_tensor_descriptor_args
+
+log = logging.getLogger(__name__)
 
 MAX_BOX = 256
 
@@ -106,10 +117,84 @@ def _mark(func) -> int:
     return n
 
 
-def is_tma_desc(value) -> bool:
-    """A kernel parameter kept as a TMA tensor map (a block argument of a function entry marked ``tt.tma``)."""
-    if not isinstance(value.owner, ir.Block):
+def _divisible(value, k: int, depth: int = 0) -> bool:
+    """``value`` (a scalar integer) is provably a multiple of ``k``: a constant, a parameter whose
+    ``tt.divisibility`` is, an extension / truncation of one, a product with one factor that is."""
+    if depth > 8:
         return False
+    c = u.attr_int(u.constant_scalar(value))
+    if c is not None:
+        return c % k == 0
+    op = u.defining_op(value)
+    if op is None:
+        arg = ir.BlockArgument(value)
+        parent = u.as_op(arg.owner.owner)
+        if parent.name != "func.func":
+            return False
+        div = u.attr_int(u.arg_attrs(parent)[arg.arg_number].get("tt.divisibility"))
+        return div is not None and div % k == 0
+    if op.name in ("arith.extsi", "arith.extui", "arith.trunci"):
+        return _divisible(op.operands[0], k, depth + 1)
+    if op.name == "arith.muli":
+        return any(_divisible(x, k, depth + 1) for x in op.operands)
+    return False
+
+
+def _device_capable(make) -> str:
+    """Why a ``tt.make_tensor_descriptor`` cannot be a TMA tensor map made on the device ("" when it can): the
+    checks of :func:`tma_capable`, every use a load / store directly on it, a base and leading strides provably
+    16-byte aligned (TMA's requirement: the pointer path has none), and for a store an inner extent of a multiple of
+    16 bytes."""
+    res = make.results[0]
+    pad = tt.decode_attributes(make).get("padding", PaddingOption.PAD_ZERO)
+    why = tma_capable(res.type, pad)
+    if why:
+        return why
+    uses = [(u.as_op(x.owner).name, x.operand_number) for x in res.uses]
+    if not uses or any(n not in (tt.DESCRIPTOR_LOAD, tt.DESCRIPTOR_STORE) or i != 0 for n, i in uses):
+        return "a use other than a load or store on it (a loop-carried or selected descriptor)"
+    base, shape, strides = tt.split_operands(make)
+    eb = _elem_bytes(tt.elem_of(tt.desc_block_type(res.type)))
+    if not _base_aligned(base):
+        return "a base not known to be 16-byte aligned"
+    if not all(_divisible(s, max(1, 16 // eb)) for s in strides[:-1]):
+        return "leading strides not known to be multiples of 16 bytes"
+    if any(n == tt.DESCRIPTOR_STORE for n, _ in uses) and not _divisible(shape[-1], max(1, 16 // eb)):
+        return "stores through an inner extent not known to be a multiple of 16 bytes (TMA writes 16-byte chunks)"
+    return ""
+
+
+def _base_aligned(ptr) -> bool:
+    """A pointer parameter the JIT saw 16-byte aligned (``tt.divisibility = 16``)."""
+    op = u.defining_op(ptr)
+    if op is not None:
+        return False
+    arg = ir.BlockArgument(ptr)
+    parent = u.as_op(arg.owner.owner)
+    return parent.name == "func.func" and \
+        u.attr_int(u.arg_attrs(parent)[arg.arg_number].get("tt.divisibility")) in (16, 32, 64, 128)
+
+
+def _mark_device(func) -> int:
+    n = 0
+    for op in u.walk(func):
+        if op.name != tt.MAKE_TENSOR_DESCRIPTOR or TMA_ATTR in op.attributes:
+            continue
+        why = _device_capable(op)
+        if why:
+            log.debug("descriptor at %s not a TMA tensor map: %s", tt.loc_str(op), why)
+            continue
+        op.attributes[TMA_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
+        n += 1
+    return n
+
+
+def is_tma_desc(value) -> bool:
+    """A TMA tensor map: a kernel parameter kept as one (a block argument of a function entry marked ``tt.tma``) or
+    a ``tt.make_tensor_descriptor`` marked ``tt.tma`` (made on the device, in global scratch)."""
+    if not isinstance(value.owner, ir.Block):
+        op = u.as_op(value.owner)
+        return op.name == tt.MAKE_TENSOR_DESCRIPTOR and TMA_ATTR in op.attributes
     arg = ir.BlockArgument(value)
     parent = u.as_op(arg.owner.owner)
     if parent.name != "func.func":
@@ -131,6 +216,9 @@ def tma_descriptor_args(root) -> int:
             continue
         n += _mark(op)
     expand_tensor_descriptor_args(root)
+    for op in u.walk(root):
+        if op.name == "func.func" and op.regions[0].blocks:
+            n += _mark_device(op)
     return n
 
 
