@@ -225,6 +225,9 @@ def compile_only(args) -> dict:
     for n in MATMUL_TMA_SIZES:
         jobs.append((f"matmul_tma_fp16_{n}", lambda n=n: R.matmul_tma(
             R, t(dt=torch.float16), t(dt=torch.float16), t(dt=torch.float16), n, n, n)))
+        for sms in (132, 114):  # H100 SXM / PCIe (the kernel's NUM_SMS is a constexpr)
+            jobs.append((f"matmul_dev_desc_{n}_{sms}", lambda n=n, sms=sms: R.matmul_descriptor_persistent(
+                R, t(dt=torch.float16), t(dt=torch.float16), t(dt=torch.float16), n, n, n, sms)))
     attn = attn_tuner(R)
     h = lambda: t(dt=torch.float16)  # noqa: E731
     for causal in (False, True):
@@ -418,6 +421,15 @@ def tensor_cores(impls, add_row):
         fns["torch"] = lambda: torch.matmul(a, b.T)
         ref = torch.matmul(a, b.T)
         add_row("matmul fp16 TMA desc", f"{n}^3", 3 * n * n * 2, fns, ref, check_rel(c, 1e-2),
+                flops=matmul_flops(n))
+        # the device-descriptor persistent kernel: tensor maps made in global scratch (both allocate it through
+        # set_allocator, installed on each module)
+        sms = torch.cuda.get_device_properties(dev).multi_processor_count
+        for K in impls.values():
+            K.triton.set_allocator(lambda size, align, stream: torch.empty(size, device=dev, dtype=torch.int8))
+        fns = {k: (lambda K=K: K.matmul_descriptor_persistent(K, a, b, c, n, n, n, sms)) for k, K in impls.items()}
+        fns["torch"] = lambda: torch.matmul(a, b.T)
+        add_row("matmul fp16 dev desc persist", f"{n}^3", 3 * n * n * 2, fns, ref, check_rel(c, 1e-2),
                 flops=matmul_flops(n))
         del a, b, c, ref
     for n in MATMUL_FP8_SIZES:

@@ -376,6 +376,46 @@ def matmul_tma(K, a, b, c, M, N, Kd, cfg=MATMUL_TMA_CONFIG):
 
 
 @triton.jit
+def matmul_kernel_descriptor_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_SIZE_M: tl.constexpr,
+                                        BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                                        GROUP_SIZE_M: tl.constexpr, NUM_SMS: tl.constexpr):
+    # the tutorial's device-descriptor persistent matmul (no subtiling, no warp specialisation)
+    dtype = c_ptr.dtype.element_ty
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_tiles = num_pid_m * num_pid_n
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_SIZE_M, BLOCK_SIZE_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BLOCK_SIZE_N, BLOCK_SIZE_K])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_SIZE_M, BLOCK_SIZE_N])
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+        group_id = tile_id // num_pid_in_group
+        first_pid_m = group_id * GROUP_SIZE_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+        pid_m = first_pid_m + (tile_id % group_size_m)
+        pid_n = (tile_id % num_pid_in_group) // group_size_m
+        offs_am = pid_m * BLOCK_SIZE_M
+        offs_bn = pid_n * BLOCK_SIZE_N
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_SIZE_K
+            a = a_desc.load([offs_am, offs_k])
+            b = b_desc.load([offs_bn, offs_k])
+            accumulator = tl.dot(a, b.T, accumulator)
+        c_desc.store([offs_am, offs_bn], accumulator.to(dtype))
+
+
+def matmul_descriptor_persistent(K, a, b, c, M, N, Kd, num_sms, cfg=MATMUL_TMA_CONFIG):
+    """``matmul_kernel_descriptor_persistent`` of the module ``K`` on A [M, K], B [N, K], C [M, N] (the caller
+    installs a global-scratch allocator, as the tutorial does)."""
+    meta = dict(cfg)
+    grid = (min(num_sms, triton.cdiv(M, meta["BLOCK_SIZE_M"]) * triton.cdiv(N, meta["BLOCK_SIZE_N"])),)
+    K.matmul_kernel_descriptor_persistent[grid](a, b, c, M, N, Kd, NUM_SMS=num_sms, **meta)
+
+
+@triton.jit
 def leaky_relu(x):
     # fused into the matmul epilogue while the accumulator is still fp32
     return tl.where(x >= 0, x, 0.01 * x)
