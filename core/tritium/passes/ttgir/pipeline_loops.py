@@ -46,7 +46,6 @@ from .tma_lowering import barrier_type, buffer_type, copy_in, init_barrier, is_t
 log = logging.getLogger(__name__)
 
 LOOP = "scf.for"
-COPIES_LAST = False  # (experiment)
 
 
 def _in_body(value, body) -> bool:
@@ -334,8 +333,8 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                     c.alloc.results[0].replace_all_uses_with(tile)
         old_term = as_op(list(nb.operations)[-1])
         in_flight = _make_dots_async(nb, old_term)
-        if in_flight is not None or COPIES_LAST:  # the copies last: every dot of the previous iteration has been
-            after_wait = old_term                 # waited for
+        if in_flight is not None:  # the copies last: every dot of the previous iteration has been waited for
+            after_wait = old_term
         ip = ir.InsertionPoint(after_wait)
         with ip:
             iv_a = _arith("arith.addi", iv, _arith("arith.muli", step, _const(S - 1, iv_ty)))
