@@ -1049,6 +1049,8 @@ def atomic_rmw(kind: str, ptr, val, mask=None, sem=None, scope=None) -> tensor:
     if kind == "add":
         op = RMWOp.FADD if elt.is_floating() else RMWOp.ADD
     elif kind in ("max", "min"):
+        if elt.is_floating() and elt.primitive_bitwidth < 32:  # as Triton: no 16-bit float max / min atomics
+            raise SemanticError(f"atomic_{kind} does not support {elt} (fp32 and fp64 only among floats)")
         op = RMWOp[("U" if elt.is_int_unsigned() else "") + kind.upper()]
     else:
         if elt.is_floating() and kind in ("and", "or", "xor"):

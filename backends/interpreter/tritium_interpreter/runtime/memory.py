@@ -232,6 +232,16 @@ def store(ctx, addr, val, mask, active, sdt, esize, kind, loc, dtname):
             view[ix] = np.broadcast_to(v, sel.shape)[sel]
 
 
+def _float_order(x):
+    """An unsigned key per float of ``x`` whose order is the total order of the floats' bits (sign-magnitude)."""
+    x = np.asarray(x)
+    ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize]
+    bits = np.ascontiguousarray(x).view(ut).astype(np.uint64)
+    sign = np.uint64(1) << np.uint64(8 * x.dtype.itemsize - 1)
+    full = np.uint64((1 << (8 * x.dtype.itemsize)) - 1)
+    return np.where(bits & sign, ~bits & full, bits | sign)
+
+
 def _rmw_apply(op, old, val):
     """``old <op> val`` for the ``tt.atomic_rmw`` operation ``op`` (an :class:`RMWOp` value)."""
     from tritium.dialects.enums import RMWOp  # see atomic()
@@ -244,6 +254,11 @@ def _rmw_apply(op, old, val):
         return old ^ val
     if op == RMWOp.ADD or op == RMWOp.FADD:
         return old + val
+    if op in (RMWOp.MAX, RMWOp.MIN) and np.issubdtype(np.asarray(old).dtype, np.floating):
+        # floats in the total order of their bits, as the GPU computes them (through the integer orderings):
+        # -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN
+        ko, kv = _float_order(old), _float_order(val)
+        return np.where(kv > ko if op == RMWOp.MAX else kv < ko, val, old).astype(old.dtype)
     if op == RMWOp.MAX:
         return np.maximum(old, val)
     if op == RMWOp.MIN:

@@ -247,6 +247,60 @@ _SEM = {MemSemantic.RELAXED: ".relaxed", MemSemantic.ACQUIRE: ".acquire", MemSem
 _SCOPE = {MemSyncScope.GPU: ".gpu", MemSyncScope.CTA: ".cta", MemSyncScope.SYSTEM: ".sys"}
 
 
+# float max / min (fp32, fp64) as Triton lowers them: a value with its sign bit clear takes the signed integer max
+# (min) of the bits, one with it set the unsigned min (max) -- the total order -NaN < -inf < .. < -0 < +0 < .. <
+# +inf < +NaN, which the interpreter follows too
+_FLOAT_ORDER = {"fmax32": ("max.s", "min.u"), "fmax64": ("max.s", "min.u"),
+                "fmin32": ("min.s", "max.u"), "fmin64": ("min.s", "max.u")}
+
+
+# bf16 atomic add before sm_90 (as Triton): compare-and-swap the 32-bit word holding the element, its half replaced
+# by bf16(f32(old half) + f32(value)) (round to nearest even), until no other thread changed the word; $0 the old
+# element, $1 its address, $2 the value, $3 the mask
+_BF16_ADD_CAS = """{
+.reg .pred %p, %q;
+.reg .b64 %wa;
+.reg .b32 %old, %new, %prev, %sh, %h, %m, %fb;
+.reg .f32 %fo, %fv;
+.reg .b16 %hb;
+mov.b16 $0, 0;
+@!$3 bra bf16_add_done;
+and.b64 %wa, $1, -4;
+cvt.u32.u64 %sh, $1;
+and.b32 %sh, %sh, 2;
+shl.b32 %sh, %sh, 3;
+cvt.u32.u16 %fb, $2;
+shl.b32 %fb, %fb, 16;
+mov.b32 %fv, %fb;
+mov.b32 %m, 65535;
+shl.b32 %m, %m, %sh;
+not.b32 %m, %m;
+ld.global.b32 %old, [%wa];
+bf16_add_loop:
+shr.u32 %h, %old, %sh;
+shl.b32 %h, %h, 16;
+mov.b32 %fo, %h;
+add.rn.f32 %fo, %fo, %fv;
+cvt.rn.bf16.f32 %hb, %fo;
+cvt.u32.u16 %h, %hb;
+shl.b32 %h, %h, %sh;
+and.b32 %new, %old, %m;
+or.b32 %new, %new, %h;
+atom{sem}{scope}.global.cas.b32 %prev, [%wa], %old, %new;
+setp.ne.b32 %q, %prev, %old;
+mov.b32 %old, %prev;
+@%q bra bf16_add_loop;
+shr.u32 %h, %old, %sh;
+cvt.u16.u32 $0, %h;
+bf16_add_done:
+}"""
+
+
+def _native_bf16_add(ctx) -> bool:
+    """``atom.add.noftz.bf16`` exists (sm_90+)."""
+    return ctx.target.arch >= 90
+
+
 def _atom_op(rmw: RMWOp, elem) -> str:
     """The PTX ``atom`` operation (with its type) for ``rmw`` on ``elem``."""
     f = isinstance(elem, ir.FloatType)
@@ -258,13 +312,15 @@ def _atom_op(rmw: RMWOp, elem) -> str:
     if rmw == RMWOp.XOR:
         return f"xor.b{bits}"
     if rmw == RMWOp.ADD:
-        return f"add.u{bits}" if not f else f"add.f{bits}"
-    if rmw == RMWOp.FADD:
-        return f"add.f{bits}" if not (isinstance(elem, ir.BF16Type)) else "add.noftz.bf16"
+        return f"add.u{bits}"
+    if rmw == RMWOp.FADD or (rmw == RMWOp.ADD and f):
+        if isinstance(elem, ir.BF16Type):
+            return "add.noftz.bf16"
+        return "add.noftz.f16" if bits == 16 else f"add.f{bits}"
     if rmw == RMWOp.MAX:
-        return f"max.s{bits}" if not f else f"max.f{bits}"
+        return f"max.s{bits}" if not f else f"fmax{bits}"
     if rmw == RMWOp.MIN:
-        return f"min.s{bits}" if not f else f"min.f{bits}"
+        return f"min.s{bits}" if not f else f"fmin{bits}"
     if rmw == RMWOp.UMAX:
         return f"max.u{bits}"
     if rmw == RMWOp.UMIN:
@@ -318,7 +374,23 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
             cons.append("b")
             p = f"@${len(operands)} "
         args = ", ".join(f"${i + 2}" for i in range(len(ins)))
-        text = f"mov.b{bits} $0, 0;\n{p}atom{sem}{scope}.global.{opname} $0, [ $1 + 0 ], {args};"
+        if opname == "add.noftz.bf16" and not _native_bf16_add(ctx):  # sm_80: a CAS loop on the 32-bit word
+            text = _BF16_ADD_CAS.replace("{sem}", sem).replace("{scope}", scope)
+            if pred is None:
+                operands.append(ctx.emit("arith.constant", [], ctx.int_ty(1), {"value": ir.IntegerAttr.get(
+                    ctx.int_ty(1), 1)}))
+                cons.append("b")
+        elif opname in _FLOAT_ORDER:  # float max / min: no such atom; the integer orderings of the bits do it
+            pos_op, neg_op = _FLOAT_ORDER[opname]
+            q = f"$4" if pred is not None else ""
+            text = (f"{{\n.reg .pred %neg, %pos;\nsetp.lt.s{bits} %neg, $2, 0;\n" +
+                    (f"and.pred %neg, %neg, {q};\nnot.pred %pos, %neg;\nand.pred %pos, %pos, {q};\n" if q else
+                     "not.pred %pos, %neg;\n") +
+                    f"mov.b{bits} $0, 0;\n@%pos atom{sem}{scope}.global.{pos_op}{bits} $0, [ $1 + 0 ], $2;\n"
+                    f"@%neg atom{sem}{scope}.global.{neg_op}{bits} $0, [ $1 + 0 ], $2;\n}}")
+            text = text.replace("$4", f"${len(operands)}") if q else text  # the mask's operand
+        else:
+            text = f"mov.b{bits} $0, 0;\n{p}atom{sem}{scope}.global.{opname} $0, [ $1 + 0 ], {args};"
         w = inline_asm(ctx, text, ",".join(cons), operands, [wty], side_effects=True)[0]
         v = _from_words(ctx, [w], elem, 1, bits)[0]
         results[r] = v
