@@ -79,7 +79,14 @@ def _v_local_alloc(op, g):
 
 
 def _v_local_load(op, g):
-    return _v_tensor_matches_memdesc(op.results[0].type, op.operands[0].type) or None
+    if "offsets" not in op.attributes:
+        return _v_tensor_matches_memdesc(op.results[0].type, op.operands[0].type) or None
+    shape, elem = memdesc_shape_and_element(op.operands[0].type)
+    rshape, offs = tt.shape_of(op.results[0].type), tuple(op.attributes["offsets"])
+    if tt.elem_of(op.results[0].type) != elem or len(offs) != len(shape) or len(rshape) != len(shape) or any(
+            o < 0 or o % r or o + r > s for o, r, s in zip(offs, rshape, shape)):
+        return f"reads a block of the buffer {op.operands[0].type} at offsets {offs} (multiples of the block's " \
+               f"shape, inside the buffer), got {op.results[0].type}"
 
 
 def _v_local_store(op, g):
@@ -146,8 +153,10 @@ OPS: tuple = (
     TTGOpDef("local_alloc", (("src", _O),), types={"src": TENSOR, "result": MEMDESC}, pure=False, effects=_RW,
              verify=_v_local_alloc,
              doc="allocate a shared-memory buffer (!ttg.memdesc), optionally initialised from a tensor"),
-    TTGOpDef("local_load", (("src", _S),), types={"src": MEMDESC, "result": TENSOR}, pure=False,
-             effects=frozenset({READ}), verify=_v_local_load, doc="read a memdesc into a distributed tensor"),
+    TTGOpDef("local_load", (("src", _S),), attrs={"offsets": tt.I32_ARRAY}, types={"src": MEMDESC, "result": TENSOR},
+             pure=False, effects=frozenset({READ}), verify=_v_local_load,
+             doc="read a memdesc into a distributed tensor; with offsets, the block of the result's shape at those "
+                 "element offsets (multiples of that shape: a K-slice of a dot operand)"),
     TTGOpDef("local_store", (("src", _S), ("dst", _S)), results=(), types={"src": TENSOR, "dst": MEMDESC},
              pure=False, effects=frozenset({WRITE}), verify=_v_local_store,
              doc="write a distributed tensor into a memdesc"),

@@ -201,11 +201,17 @@ def thread_part(ll, t: int, threads_per_warp: int) -> tuple:
     return ll.index(0, t % threads_per_warp, t // threads_per_warp)
 
 
-def layout_addresser(ctx, ll, lay, shape, eb, ty) -> Addresser:
-    """An :class:`Addresser` for the registers of a distributed tensor of type ``ty`` (linear layout ``ll``)."""
+def layout_addresser(ctx, ll, lay, shape, eb, ty, offsets=None) -> Addresser:
+    """An :class:`Addresser` for the registers of a distributed tensor of type ``ty`` (linear layout ``ll``) in a
+    buffer of ``shape``; with ``offsets``, the tensor is the block at those element offsets (multiples of the
+    tensor's shape, so a register's index bits never carry into them)."""
     tpw = ctx.threads_per_warp
-    return Addresser(ctx, lay, shape, eb, lambda t: thread_part(ll, t, tpw), ctx.num_warps * tpw,
-                     ctx.indices(ty)[0], "xor")
+    vals = ctx.indices(ty)[0]
+    if not offsets or not any(offsets):
+        return Addresser(ctx, lay, shape, eb, lambda t: thread_part(ll, t, tpw), ctx.num_warps * tpw, vals, "xor")
+    vals = [v if not o else ctx.emit("arith.addi", [v, ctx.c32(o)], ctx.i32()) for v, o in zip(vals, offsets)]
+    return Addresser(ctx, lay, shape, eb, lambda t: tuple(a + o for a, o in zip(thread_part(ll, t, tpw), offsets)),
+                     ctx.num_warps * tpw, vals, "xor")
 
 
 def memdesc_ptr(ctx, op):
@@ -270,13 +276,14 @@ def store_tensor(ctx, base, vals, ty, mem_ty) -> None:
         ctx.emit_op("llvm.store", [v, ptr], [], {"alignment": ir.IntegerAttr.get(ctx.int_ty(64), n * eb)})
 
 
-def load_tensor(ctx, base, ty, mem_ty) -> list:
-    """The registers of a distributed tensor of type ``ty`` read from the buffer at ``base``."""
+def load_tensor(ctx, base, ty, mem_ty, offsets=None) -> list:
+    """The registers of a distributed tensor of type ``ty`` read from the buffer at ``base`` (the block at
+    ``offsets`` of it, see :func:`layout_addresser`)."""
     shape, _, lay = memdesc_layout(mem_ty)
     sty, _, from_s, eb = smem_elem(ctx, ty)
     ll = ctx.linear(ty)
     fast, _ = lay.fast_slow(len(shape))
-    addr = layout_addresser(ctx, ll, lay, shape, eb, ty)
+    addr = layout_addresser(ctx, ll, lay, shape, eb, ty, offsets)
     out = [None] * ll.num_regs
     first = {}  # element -> the register that loaded it
     for r, n in _chunks(ll, addr, fast, eb):
@@ -311,8 +318,8 @@ def _local_store(ctx, src, dst):
 
 
 @RULES.register("ttg.local_load")
-def _local_load(ctx, src):
-    return [load_tensor(ctx, src[0], ctx.op.results[0].type, ctx.op.operands[0].type)]
+def _local_load(ctx, src, offsets=None):
+    return [load_tensor(ctx, src[0], ctx.op.results[0].type, ctx.op.operands[0].type, offsets)]
 
 
 @RULES.register("ttg.local_dealloc")
