@@ -118,15 +118,17 @@ def _pick(ctx, jv, vals):
 
 
 @RULES.register("ttg.local_load")
-def _local_load(ctx, src):
+def _local_load(ctx, src, offsets=None):
     dst_ty, mem_ty = ctx.op.results[0].type, ctx.op.operands[0].type
     shape, _, slay = memdesc_layout(mem_ty)
     dlay = ctx.layout(dst_ty)
     sty, _, from_s, eb = smem_elem(ctx, dst_ty)
     ll = ctx.linear(dst_ty)
-    plan = LdmatrixPlan(dlay, slay, shape, eb, ll, ctx.threads_per_warp)
+    # a block of the buffer (offsets): the plan covers the result's shape, the addresses the buffer's
+    plan = LdmatrixPlan(dlay, slay, tuple(ir.RankedTensorType(dst_ty).shape), eb, ll, ctx.threads_per_warp)
     if not plan.ok:
-        return [load_tensor(ctx, src[0], dst_ty, mem_ty)]
+        return [load_tensor(ctx, src[0], dst_ty, mem_ty, offsets)]
+    offs = tuple(offsets) if offsets else (0,) * len(shape)
     # the running lane's element: matrix j = lane >> 3, row i = lane & 7
     i32 = ctx.i32()
     lane = ctx.lane_id()
@@ -141,7 +143,9 @@ def _local_load(ctx, src):
     vals = ctx.warp_offsets(ll)
     vals[plan.other] = ctx.emit("arith.addi", [vals[plan.other], o_v], i32)
     vals[plan.k_dim] = ctx.emit("arith.addi", [vals[plan.k_dim], k_v], i32)
-    addr = Addresser(ctx, slay, shape, eb, plan.thread_index, ctx.num_warps * ctx.threads_per_warp, vals, "add")
+    vals = [v if not o else ctx.emit("arith.addi", [v, ctx.c32(o)], i32) for v, o in zip(vals, offs)]
+    addr = Addresser(ctx, slay, shape, eb, lambda t: tuple(a + o for a, o in zip(plan.thread_index(t), offs)),
+                     ctx.num_warps * ctx.threads_per_warp, vals, "add")
 
     out = [None] * ll.num_regs
     per_word = 4 // eb
