@@ -15,6 +15,9 @@ op with a scratch buffer              writes and reads its interval (convert_lay
 ``ttg.warp_group_dot``                reads the buffers of its memdesc operands (wgmma)
 ``ttg.async_copy_global_to_local``    writes the buffer of its destination (when issued: the copy completes by the
                                       ``ttg.async_wait`` the program puts before its readers)
+``ttg.async_wait``                    writes every buffer a ``cp.async`` of the function writes, without a barrier
+                                      before it: each thread waits for its own copies only, so a reader after it
+                                      needs a barrier even when one followed the copies' issue
 ``ttg.init_barrier``                  writes its mbarrier (after a read of it: a wait on its previous use; not
                                       after writes: the thread that initialises is the one that copies)
 ``ttg.wait_barrier``                  reads its mbarrier
@@ -48,6 +51,7 @@ from .allocation import OFFSET_ATTR, SHARED_ATTR, SIZE_ATTR
 
 BARRIER = "ttg.barrier"
 TMA_LOAD, TMA_STORE = "ttg.async_tma_copy_global_to_local", "ttg.async_tma_copy_local_to_global"
+ASYNC_WAIT = "ttg.async_wait"
 _LOOPS = ("scf.for", "scf.while")
 
 
@@ -66,6 +70,10 @@ class _Membar:
         self.func = func
         self.everything = (0, max(total, 1 << 30))
         self.inserted = 0
+        ops = []
+        func.walk(lambda o: ops.append(_as_op(o)) or ir.WalkResult.ADVANCE)
+        self.async_buffers = frozenset(self._buffer_of(o.operands[1]) for o in ops
+                                       if o.name == "ttg.async_copy_global_to_local")
 
     def _buffer_of(self, memdesc):
         owner = memdesc.owner
@@ -164,6 +172,8 @@ class _Membar:
             for r in op.regions:
                 state = self.region(r, state, insert)
             return state
+        if name == ASYNC_WAIT:  # other threads' cp.async writes land here: pending for the readers after it
+            return state | {("w", iv) for iv in self.async_buffers}
         if name == TMA_STORE:  # its own barrier first
             return frozenset({("r", self._buffer_of(op.operands[-1]))})
         if name == TMA_LOAD:  # hazards as a write; visible through the mbarrier, nothing left pending (its
