@@ -495,18 +495,12 @@ def test_global_scratch_is_allocated_per_launch_for_the_whole_grid():
 
 
 def test_global_scratch_without_an_allocator_or_torch_says_how_to_fix_it(monkeypatch):
-    import builtins
+    import importlib.util
 
     from tritium.runtime import _allocation
 
-    real_import = builtins.__import__
-
-    def no_torch(name, *a, **k):
-        if name == "torch":
-            raise ImportError("no torch here")
-        return real_import(name, *a, **k)
-
-    monkeypatch.setattr(builtins, "__import__", no_torch)
+    real_find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find(name, *a))
     token = _allocation._allocator.set(_allocation.NullAllocator())  # (another test may have installed one)
     try:
         _run_without_allocator(_allocation)

@@ -150,8 +150,6 @@ def test_persistent_matmul_host_descriptors(gpu):
     torch.testing.assert_close(c, (a.float() @ b.float().T).half(), rtol=1e-2, atol=1e-2)
 
 
-_TL = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
-
 
 @pytest.mark.parametrize("dtype,M,N,K,BM,BN,BK,warps", [
     (torch.float16, 512, 384, 256, 128, 128, 64, 8), (torch.float16, 300, 200, 136, 128, 64, 64, 4),
@@ -161,21 +159,19 @@ _TL = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "flo
 def test_matmul_kernel_tma(gpu, dtype, M, N, K, BM, BN, BK, warps):
     """Triton 3.6's tutorial matmul_kernel_tma (host descriptors, b.T): TMA loads pipelined on mbarriers, a TMA
     store; sizes that are not multiples of the block (TMA fills and drops at the edges) -- against torch."""
-    import tritium.language as tl
-
     if dtype.itemsize == 1:
         a = (gpu.randn(M, K) * 0.5).to(dtype)
         b = (gpu.randn(N, K) * 0.5).to(dtype)
-        out_t, out = torch.float16, tl.float16
+        out_t = torch.float16
     else:
         a, b = gpu.randn(M, K, dtype=dtype), gpu.randn(N, K, dtype=dtype)
-        out_t, out = dtype, getattr(tl, _TL[dtype])
+        out_t = dtype
     c = torch.full((M, N), 7.0, dtype=out_t, device=gpu.device)
     grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
     k = T.matmul_kernel_tma[grid](
         TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BN, BK]),
         TensorDescriptor.from_tensor(c, [BM, BN]), M, N, K, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK,
-        GROUP_SIZE_M=4, OUT=out, num_warps=warps, num_stages=3)
+        GROUP_SIZE_M=4, num_warps=warps, num_stages=3)
     gpu.done()
     # the sm_90 path under test: A and B through TMA, C too when its shape is a multiple of 16 (a TMA store
     # writes whole 16-byte chunks: else C takes ordinary stores, which write exactly its shape)

@@ -3,6 +3,7 @@ NumPy (TMA semantics: out-of-shape elements read the padding and are not written
 as CompilationErrors at the kernel's line, run-time errors, a persistent matmul in the style of Triton 3.6's
 tutorial, and the cuda path (descriptors rewritten into masked loads and stores)."""
 import inspect
+import os
 
 import numpy as np
 import pytest
@@ -738,24 +739,8 @@ def test_host_descriptor_precompile_stub_specialises_alike():
 # every load and store is a TMA copy and the loop is pipelined on mbarriers
 # ---------------------------------------------------------------------------------------------
 
-@triton.jit
-def matmul_kernel_tma(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
-                      BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr, OUT: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    pid_m, pid_n = _compute_pid(pid, num_pid_in_group, num_pid_m, GROUP_SIZE_M, 0)
-    offs_am = pid_m * BLOCK_SIZE_M
-    offs_bn = pid_n * BLOCK_SIZE_N
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in tl.range(k_tiles):
-        offs_k = k * BLOCK_SIZE_K
-        a = a_desc.load([offs_am, offs_k])
-        b = b_desc.load([offs_bn, offs_k])
-        accumulator = tl.dot(a, b.T, accumulator)
-    c_desc.store([offs_am, offs_bn], accumulator.to(OUT))
+os.environ.setdefault("BENCH_IMPL", "tritium")
+from tests.e2e.kernels import matmul_kernel_tma  # noqa: E402  (the tutorial's kernel, also benchmarked)
 
 
 def test_matmul_kernel_tma_on_the_interpreter():
@@ -768,7 +753,7 @@ def test_matmul_kernel_tma_on_the_interpreter():
     matmul_kernel_tma[(triton.cdiv(M, BM) * triton.cdiv(N, BN),)](
         TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BN, BK]),
         TensorDescriptor.from_tensor(c, [BM, BN]), M, N, K, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK,
-        GROUP_SIZE_M=2, OUT=tl.float32)
+        GROUP_SIZE_M=2)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32).T, rtol=1e-3, atol=1e-3)
 
 
@@ -780,8 +765,7 @@ def test_matmul_kernel_tma_compiles_to_a_tma_pipeline_on_sm90(dt, out, acc_bits)
     BK = 128 if dt == "fp8e4nv" else 64
     sig = {"a_desc": f"tensordesc<{dt}[128, {BK}]>", "b_desc": f"tensordesc<{dt}[128, {BK}]>",
            "c_desc": f"tensordesc<{out}[128, 128]>", "M": "i32", "N": "i32", "K": "i32"}
-    ce = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=BK, GROUP_SIZE_M=8,
-              OUT={"fp16": tl.float16, "bf16": tl.bfloat16, "fp32": tl.float32}[out])
+    ce = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=BK, GROUP_SIZE_M=8)
     k = compile(ASTSource(matmul_kernel_tma, sig, constexprs=ce, attrs={"c_desc": {"tt.divisibility": 16}}),
                 target="cuda:90", options={"num_warps": 8, "num_stages": 3}, until="cubin")
     ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]

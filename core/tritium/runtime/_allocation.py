@@ -56,9 +56,7 @@ def scratch_allocator() -> Allocator:
     """The allocator for a launch's global scratch: the installed one, else torch's when torch is there."""
     a = _allocator.get()
     if isinstance(a, NullAllocator):
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            return a
-        return _torch_allocator
+        import importlib.util
+
+        return _torch_allocator if importlib.util.find_spec("torch") is not None else a
     return a

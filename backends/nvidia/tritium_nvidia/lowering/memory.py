@@ -382,13 +382,12 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
                 cons.append("b")
         elif opname in _FLOAT_ORDER:  # float max / min: no such atom; the integer orderings of the bits do it
             pos_op, neg_op = _FLOAT_ORDER[opname]
-            q = f"$4" if pred is not None else ""
-            text = (f"{{\n.reg .pred %neg, %pos;\nsetp.lt.s{bits} %neg, $2, 0;\n" +
-                    (f"and.pred %neg, %neg, {q};\nnot.pred %pos, %neg;\nand.pred %pos, %pos, {q};\n" if q else
-                     "not.pred %pos, %neg;\n") +
-                    f"mov.b{bits} $0, 0;\n@%pos atom{sem}{scope}.global.{pos_op}{bits} $0, [ $1 + 0 ], $2;\n"
+            m = f"${len(operands)}" if pred is not None else None  # the mask's operand
+            guard = (f"and.pred %neg, %neg, {m};\nnot.pred %pos, %neg;\nand.pred %pos, %pos, {m};\n" if m else
+                     "not.pred %pos, %neg;\n")
+            text = (f"{{\n.reg .pred %neg, %pos;\nsetp.lt.s{bits} %neg, $2, 0;\n{guard}mov.b{bits} $0, 0;\n"
+                    f"@%pos atom{sem}{scope}.global.{pos_op}{bits} $0, [ $1 + 0 ], $2;\n"
                     f"@%neg atom{sem}{scope}.global.{neg_op}{bits} $0, [ $1 + 0 ], $2;\n}}")
-            text = text.replace("$4", f"${len(operands)}") if q else text  # the mask's operand
         else:
             text = f"mov.b{bits} $0, 0;\n{p}atom{sem}{scope}.global.{opname} $0, [ $1 + 0 ], {args};"
         w = inline_asm(ctx, text, ",".join(cons), operands, [wty], side_effects=True)[0]

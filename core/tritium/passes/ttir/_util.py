@@ -183,6 +183,18 @@ def constant_scalar(value) -> Optional[ir.Attribute]:
     return None
 
 
+def public_functions(root) -> list:
+    """The ``func.func`` ops with a body under ``root`` that are not private (kernels)."""
+    out = []
+    for op in walk(root):
+        if op.name != "func.func" or not op.regions[0].blocks:
+            continue
+        vis = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+        if vis is None or ir.StringAttr(vis).value != "private":
+            out.append(op)
+    return out
+
+
 def arg_attrs(func) -> list:
     """A ``func.func``'s argument attributes: one ``{name: attribute}`` dict per argument of its entry block."""
     n = len(func.regions[0].blocks[0].arguments)

@@ -103,15 +103,7 @@ def _expand(func) -> int:
 def expand_tensor_descriptor_args(root) -> int:
     """Expand the tensor descriptor arguments of every public function under ``root`` (a module); returns how
     many were expanded."""
-    n = 0
-    for op in u.walk(root):
-        if op.name != "func.func" or not op.regions[0].blocks:
-            continue
-        vis = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
-        if vis is not None and ir.StringAttr(vis).value == "private":
-            continue
-        n += _expand(op)
-    return n
+    return sum(_expand(op) for op in u.public_functions(root))
 
 
 def expand_tensor_descriptor_args_pass(op, pass_=None) -> None:

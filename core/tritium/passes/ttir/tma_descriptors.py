@@ -207,14 +207,7 @@ def is_tma_desc(value) -> bool:
 def tma_descriptor_args(root) -> int:
     """Mark the TMA-capable descriptor parameters of every public function under ``root`` and expand all of them
     (the marked ones keep their parameter, see the module doc); returns how many were marked."""
-    n = 0
-    for op in u.walk(root):
-        if op.name != "func.func" or not op.regions[0].blocks:
-            continue
-        vis = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
-        if vis is not None and ir.StringAttr(vis).value == "private":
-            continue
-        n += _mark(op)
+    n = sum(_mark(op) for op in u.public_functions(root))
     expand_tensor_descriptor_args(root)
     for op in u.walk(root):
         if op.name == "func.func" and op.regions[0].blocks:
