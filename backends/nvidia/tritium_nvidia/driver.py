@@ -313,6 +313,8 @@ def arg_types(kernel: Any) -> tuple:
 class CUDADriver(BaseDriver):
     """tritium's CUDA driver (``driver.active`` when the cuda backend is selected)."""
 
+    max_grid = (2 ** 31 - 1, 65535, 65535)  # gridDim limits of every CUDA device since sm_30
+
     def __init__(self):
         self._probed = False
         self._reason = ""

@@ -105,6 +105,9 @@ class BaseDriver(ABC):
     :class:`~tritium.compiler.compiler.CompiledKernel` whose values only the kernel's driver reads and writes.
     """
 
+    #: the most programs a launch may have along each grid dimension (program ids are 32-bit in every backend)
+    max_grid: tuple = (2 ** 31 - 1,) * 3
+
     @abstractmethod
     def is_active(self) -> bool:
         """Whether kernels can run here now (dependencies importable, a device present)."""

@@ -208,7 +208,7 @@ class JITFunction(KernelInterface):
             per_device[spec_key] = kernel
         if warmup:
             return kernel
-        g = grid3(self, grid, tuple(bound.values.values()), bound.options)
+        g = grid3(self, grid, tuple(bound.values.values()), bound.options, getattr(ctx.driver, "max_grid", None))
         if g[0] and g[1] and g[2]:
             launch(kernel, g, bound.runtime_args)  # checks the backend's deps and device
         if key is not None:  # launched once: later launches with these descriptors take the fast path

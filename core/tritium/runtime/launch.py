@@ -65,9 +65,10 @@ def arg_getter(pos: tuple, tensordescs: frozenset = frozenset()) -> Callable[[tu
     return lambda vals: ()
 
 
-def grid3(fn: Any, grid: Any, values: Sequence, options: dict) -> tuple:
+def grid3(fn: Any, grid: Any, values: Sequence, options: dict, limits: Optional[tuple] = None) -> tuple:
     """``grid`` as a 3-tuple of ints: a callable gets the launch's meta-parameters (``{**options, parameter:
-    value}``), an int is one dimension; ``TypeError`` / ``ValueError`` name the kernel."""
+    value}``), an int is one dimension; ``TypeError`` / ``ValueError`` name the kernel (a dimension that is not an
+    integer, negative, or above the backend's ``limits``: its driver's ``max_grid``, 2^31 - 1 by default)."""
     name = fn.__name__
     if callable(grid):
         grid = grid({**options, **dict(zip(fn.arg_names, values))})
@@ -76,18 +77,26 @@ def grid3(fn: Any, grid: Any, values: Sequence, options: dict) -> tuple:
     if isinstance(grid, int) or hasattr(grid, "__index__"):
         grid = (grid,)
     try:
-        g = tuple(int(x) for x in grid)
+        g = tuple(operator.index(x) for x in grid)
     except TypeError:
         raise TypeError(f"kernel '{name}': grid must be a tuple of ints or a callable returning one, "
                         f"got {grid!r}") from None
     if not 1 <= len(g) <= 3:
         raise ValueError(f"kernel '{name}': grid must have 1 to 3 dimensions, got {g}")
+    limits = limits or _MAX_GRID
+    for axis, (n, most) in enumerate(zip(g, limits)):
+        if not 0 <= n <= most:
+            raise ValueError(f"kernel '{name}': grid {g} has {n} programs along axis {axis}; the backend takes 0 to "
+                             f"{most} there" + (" (program ids are 32-bit)" if most == _MAX_GRID[0] else ""))
     return g + (1,) * (3 - len(g))
+
+
+_MAX_GRID = (2 ** 31 - 1,) * 3
 
 
 def launch_entry(fn: Any, entry: FastLaunch, grid: Any, values: tuple, options: dict) -> Any:
     """Launch a fast entry over any grid form (what the generated launcher does inline for ``(int,)``)."""
-    g = grid3(fn, grid, values, options)
+    g = grid3(fn, grid, values, options, getattr(entry.driver, "max_grid", None))
     if g[0] and g[1] and g[2]:
         launch_with_hooks(entry.launch, entry.kernel, g, entry.args(values))
     return entry.kernel
@@ -164,7 +173,8 @@ def make_launcher(fn: Any) -> Any:
               f"        {slow}",
               "    if _tr_e is None or _tr_e.driver is not _tr_drv:",
               f"        return _tr_slow(_tr_grid, {given}, _tr_extra, _tr_kw, False, _tr_key)",
-              "    if type(_tr_grid) is tuple and len(_tr_grid) == 1 and type(_tr_grid[0]) is int:",
+              "    if type(_tr_grid) is tuple and len(_tr_grid) == 1 and type(_tr_grid[0]) is int and "
+              "0 <= _tr_grid[0] <= 2147483647:  # (else grid3 says what is wrong)",
               "        if _tr_grid[0]:",
               f"            _tr_launch(_tr_e.launch, _tr_e.kernel, (_tr_grid[0], 1, 1), _tr_e.args({given}))",
               "        return _tr_e.kernel",
