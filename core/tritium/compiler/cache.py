@@ -22,7 +22,9 @@ Entry layout: ``<dir>/<key>/`` holds one file per stage (``<kernel>.<stage>``, t
 sha256).  Writes are atomic: an entry is built in a temporary directory inside the cache dir, fsynced, then
 ``os.rename``-d into place; a process that loses the race discards its copy and uses the winner's.  An entry
 that fails any check (bad JSON, missing file, checksum mismatch) is moved aside, deleted and recompiled; it is
-never loaded.  No pickle: metadata is JSON, artefacts are the stages' text or bytes.
+never loaded.  A writer killed mid-write leaves only its ``.tmp-*`` directory, which no reader looks at; a store
+removes such leftovers once they are an hour old.  No pickle: metadata is JSON, artefacts are the stages' text or
+bytes.
 
 Nothing here imports MLIR, llvmlite, the frontend or ``tritium.language``.  Layering: above
 :mod:`tritium.plugins` (``tritium_bypass_cache``) and below ``compile()``, which consults it; the autotuner keeps
@@ -48,6 +50,7 @@ FORMAT = 1
 META = "metadata.json"
 ENV_DIR = "TRITIUM_CACHE_DIR"
 ENV_DISABLE = "TRITIUM_DISABLE_CACHE"
+STALE_SECONDS = 3600  # a temporary entry directory this old belongs to a writer that died
 
 #: counters for tests and diagnostics: ``hits`` (loaded from disk), ``misses``, ``stores``, ``corrupt``
 #: (entries found invalid and removed), ``races`` (another process stored the entry first)
@@ -339,11 +342,28 @@ class FileCache:
                     continue
                 stats["stores"] += 1
                 _fsync_dir(self.dir)
+                self._sweep()
                 return True
             return False
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+
+    def _sweep(self, max_age: float = STALE_SECONDS) -> None:
+        """Remove the temporary and trash directories of writers that died (older than ``max_age`` seconds: a live
+        writer's are seconds old)."""
+        now = time.time()
+        try:
+            names = [n for n in os.listdir(self.dir) if n.startswith((".tmp-", ".trash-"))]
+        except OSError:
+            return
+        for n in names:
+            p = self.dir / n
+            try:
+                if now - p.stat().st_mtime > max_age:
+                    shutil.rmtree(p, ignore_errors=True)
+            except OSError:
+                pass
 
     # ---------------------------------------------------------------------------------- listing
     def entries(self) -> list:

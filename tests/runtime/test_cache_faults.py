@@ -1,0 +1,159 @@
+"""Fault injection on the file cache (issue 9): a writer killed at every step of a write, a full disk, a cache
+directory that cannot be one, an entry that claims another key, many writers at once.  Each time the kernel still
+runs and computes the right thing (recompiling where needed) and nothing corrupt is ever loaded."""
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tritium.compiler import cache as fcache
+from tritium.compiler.compiler import compile
+from tests.runtime.test_cache import (RACE_SCRIPT, RUN_SCRIPT, cdir, entries, expected, launch, load,  # noqa: F401
+                                      src_of, write_kernel)
+
+# in the child: die (as SIGKILL would: no cleanup) at the STEP-th durable step of a cache write -- each fsync of a
+# stage file, of metadata.json, of the directories, and the rename that publishes the entry
+KILL_PRELUDE = '''
+import os, sys
+_step, _n = int(os.environ["KILL_AT"]), [0]
+def _tick():
+    _n[0] += 1
+    if _n[0] == _step:
+        os._exit(9)
+_fsync, _rename = os.fsync, os.rename
+def fsync(fd):
+    _tick(); _fsync(fd)
+def rename(a, b, *k, **kw):
+    if ".tmp-" in str(a):
+        _tick()
+    _rename(a, b, *k, **kw)
+    if ".tmp-" in str(a):
+        _tick()
+os.fsync, os.rename = fsync, rename
+'''
+
+
+def _run(script, env, extra=None):
+    r = subprocess.run([sys.executable, "-c", script], env={**env, **(extra or {})}, capture_output=True, text=True,
+                       timeout=300)
+    return r
+
+
+@pytest.mark.parametrize("step", range(1, 8))
+def test_writer_killed_at_every_step(cdir, tmp_path, step):  # noqa: F811
+    path = write_kernel(tmp_path / "src")
+    env = {**os.environ, "TRITIUM_CACHE_DIR": str(cdir), "TRITIUM_TARGET": "interpreter"}
+    script = RUN_SCRIPT.format(path=str(path))
+    r = _run(KILL_PRELUDE + script, env, {"KILL_AT": str(step)})
+    assert r.returncode in (9, 0), r.stderr  # 0: the write has fewer steps than this one
+    killed = r.returncode == 9
+    # whatever the dead writer left, the next process runs the kernel right and loads nothing corrupt
+    r = _run(script, env)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["ok"] and res["stats"]["corrupt"] == 0
+    (e,) = entries(cdir)
+    assert e["valid"] and e["complete"] and fcache.FileCache(cdir).get(e["key"]) is not None
+    published = res["stats"]["hits"] == 1  # the dead writer's rename had happened
+    assert published == (not killed or step >= _steps_before_publish(cdir, env, script))
+    leftovers = [p for p in cdir.iterdir() if p.name.startswith(".tmp-")]
+    assert len(leftovers) == (0 if published else 1)
+    if leftovers:  # an hour later, the next store sweeps the dead writer's directory away
+        os.utime(leftovers[0], (leftovers[0].stat().st_atime, leftovers[0].stat().st_mtime - 7200))
+        fcache.FileCache(cdir).put("0" * 64, {"ttir": "x"}, {"name": "k"})
+        assert not leftovers[0].exists()
+
+
+def _steps_before_publish(cdir, env, script) -> int:
+    """The step just after the rename (a kill there leaves a published entry), counted in a clean write."""
+    probe = cdir.parent / "probe-cache"
+    shutil.rmtree(probe, ignore_errors=True)
+    counter = KILL_PRELUDE.replace("os._exit(9)", "pass").replace(
+        "os.fsync, os.rename = fsync, rename",
+        "os.fsync, os.rename = fsync, rename\n"
+        "_r = rename\n"
+        "def rename(a, b, *k, **kw):\n"
+        "    _r(a, b, *k, **kw)\n"
+        "    if '.tmp-' in str(a): print('PUBLISHED_AT', _n[0])\n"
+        "os.rename = rename\n")
+    r = _run(counter + script, {**env, "TRITIUM_CACHE_DIR": str(probe)}, {"KILL_AT": "0"})
+    line = next(x for x in r.stdout.splitlines() if x.startswith("PUBLISHED_AT"))
+    return int(line.split()[1])
+
+
+class _FullDisk(io.RawIOBase):
+    def writable(self):
+        return True
+
+    def write(self, b):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_full_disk_runs_the_kernel_and_stores_nothing(cdir, tmp_path, monkeypatch):  # noqa: F811
+    mod = load(write_kernel(tmp_path / "src"))
+    real_open = open
+
+    def full(path, mode="r", *a, **k):
+        if "w" in mode and str(path).startswith(str(cdir)):
+            return io.BufferedWriter(_FullDisk()) if "b" in mode else io.TextIOWrapper(io.BufferedWriter(_FullDisk()))
+        return real_open(path, mode, *a, **k)
+
+    monkeypatch.setattr(fcache, "open", full, raising=False)
+    x, y, out = launch(mod)
+    np.testing.assert_allclose(out, expected(x, y))
+    assert entries(cdir) == [] and not [p for p in cdir.iterdir()], "a partial entry or temporary left behind"
+    monkeypatch.undo()
+    k = compile(src_of(mod), target="interpreter")  # space again: stored, then hit
+    assert not k.from_cache and compile(src_of(mod), target="interpreter").from_cache
+
+
+def test_cache_dir_that_cannot_be_one(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory should be")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(blocker))
+    mod = load(write_kernel(tmp_path / "src"))
+    x, y, out = launch(mod)
+    np.testing.assert_allclose(out, expected(x, y))
+    assert blocker.read_text().startswith("a file")
+
+
+def test_entry_claiming_another_key_is_not_loaded(cdir, tmp_path):  # noqa: F811
+    m1 = load(write_kernel(tmp_path / "a", op="+"))
+    m2 = load(write_kernel(tmp_path / "b", op="-", name="kmod2"))
+    k1, k2 = compile(src_of(m1), target="interpreter"), compile(src_of(m2), target="interpreter")
+    e1, e2 = cdir / k1.metadata["hash"], cdir / k2.metadata["hash"]
+    shutil.rmtree(e2)
+    shutil.copytree(e1, e2)  # the '+' kernel's valid files under the '-' kernel's key
+    corrupt = fcache.stats["corrupt"]
+    k = compile(src_of(m2), target="interpreter")
+    assert not k.from_cache and fcache.stats["corrupt"] == corrupt + 1
+    x, y, out = launch(m2)
+    np.testing.assert_allclose(out, expected(x, y, op="-"))
+
+
+def test_eight_concurrent_writers(cdir, tmp_path):  # noqa: F811
+    n = 8
+    path = write_kernel(tmp_path / "src")
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    env = {**os.environ, "TRITIUM_CACHE_DIR": str(cdir), "TRITIUM_TARGET": "interpreter"}
+    procs = [subprocess.Popen([sys.executable, "-c", RACE_SCRIPT.format(n=n), str(barrier), str(path), str(i)],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(n)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    assert all(r["ok"] for r in results) and len({r["hash"] for r in results}) == 1
+    assert all(r["stats"]["corrupt"] == 0 for r in results)
+    (e,) = entries(cdir)
+    assert e["valid"] and e["complete"]
+    assert not [p for p in cdir.iterdir() if p.name.startswith(".")], "temporary directories left behind"
