@@ -204,6 +204,9 @@ class pointer_type(dtype):
         return self
 
 
+_MAX_TENSOR_NUMEL = 1048576  # tl.TRITON_MAX_TENSOR_NUMEL
+
+
 class block_type(dtype):
     def __init__(self, element_ty: dtype, shape: List):
         self.element_ty = element_ty
@@ -213,6 +216,9 @@ class block_type(dtype):
         self.numel = 1
         for s in self.shape:
             self.numel *= s
+        if any(s < 0 for s in self.shape) or self.numel > _MAX_TENSOR_NUMEL:
+            raise SemanticError(f"a tensor holds 0 to {_MAX_TENSOR_NUMEL} elements (TRITON_MAX_TENSOR_NUMEL) in "
+                                f"dimensions of at least 0, got shape {list(self.shape)}")
         self.name = f"<{self.shape}, {self.element_ty}>"
 
     def is_block(self): return True

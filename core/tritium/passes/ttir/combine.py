@@ -128,7 +128,8 @@ def load_constant_mask(op) -> bool:
     if tt.is_int(elem):
         zero = ir.IntegerAttr.get(elem, 0)
     elif tt.is_float(elem):
-        zero = ir.FloatAttr.get(elem, 0.0)
+        with op.location:  # FloatAttr.get reports through a location
+            zero = ir.FloatAttr.get(elem, 0.0)
     else:
         return False
     u.replace_op(op, [u.constant(zero, res, loc=op.location, before=op)])
