@@ -61,3 +61,24 @@ def test_regression_histogram_with_more_bins_than_a_tensor_holds():
         compile(ASTSource(_huge_histogram, {"Y": "*i32"}, constexprs={"BLOCK": 64, "BINS": 2 ** 63}),
                 target="interpreter", use_cache=False)
     assert "internal error" not in str(e.value)
+
+
+@triton.jit
+def _int_fp8_roundtrip(X, Y, Z, BLOCK: tl.constexpr, F8: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    f = x.to(F8)
+    tl.store(Y + offs, f)
+    tl.store(Z + offs, f.to(tl.int32))
+
+
+@pytest.mark.parametrize("f8,dt", [("fp8e4nv", "float8e4nv"), ("fp8e5", "float8e5")])
+def test_regression_int_to_fp8_casts(f8, dt):
+    """int -> fp8 lowered to llvm.sitofp with an i8 result (LLVM has no fp8 type): a LoweringError on cuda (seed 8);
+    now through fp32 (the interpreter has no fp8 and says so at the line)."""
+    pytest.importorskip("llvmlite")
+    sig = {"X": "*i32", "Y": f"*{f8}", "Z": "*i32"}
+    ce = {"BLOCK": 64, "F8": getattr(tl, dt)}
+    k = compile(ASTSource(_int_fp8_roundtrip, sig, constexprs=ce), target="cuda:90", until="cubin", use_cache=False)
+    ptx = k.asm["ptx"]
+    assert "cvt.rn.f32.s32" in ptx and "cvt.rn.satfinite" in ptx and "cvt.rzi.s32.f" in ptx

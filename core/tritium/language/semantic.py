@@ -418,6 +418,8 @@ def cast(x, dst, bitcast_=False, fp_downcast_rounding=None, bitcast=None) -> ten
     if src.is_int() and dst.is_int() and src.int_bitwidth == dst.int_bitwidth and not dst.is_bool() \
             and not src.is_bool():
         return tensor(x.handle, dty)
+    if (src.is_int() and dst.is_fp8()) or (src.is_fp8() and dst.is_int()):  # through fp32 (no int <-> fp8 op)
+        return cast(cast(x, tl.float32), dst)
     if (src.is_fp8() and dst.is_floating()) or (src.is_floating() and dst.is_fp8()):
         attrs = None
         if src.primitive_bitwidth > dst.primitive_bitwidth:
