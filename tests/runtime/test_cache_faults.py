@@ -106,11 +106,11 @@ def test_full_disk_runs_the_kernel_and_stores_nothing(cdir, tmp_path, monkeypatc
             return io.BufferedWriter(_FullDisk()) if "b" in mode else io.TextIOWrapper(io.BufferedWriter(_FullDisk()))
         return real_open(path, mode, *a, **k)
 
-    monkeypatch.setattr(fcache, "open", full, raising=False)
-    x, y, out = launch(mod)
-    np.testing.assert_allclose(out, expected(x, y))
-    assert entries(cdir) == [] and not [p for p in cdir.iterdir()], "a partial entry or temporary left behind"
-    monkeypatch.undo()
+    with monkeypatch.context() as m:  # (only this patch: undo() would also drop the cache dir's variable)
+        m.setattr(fcache, "open", full, raising=False)
+        x, y, out = launch(mod)
+        np.testing.assert_allclose(out, expected(x, y))
+        assert entries(cdir) == [] and not [p for p in cdir.iterdir()], "a partial entry or temporary left behind"
     k = compile(src_of(mod), target="interpreter")  # space again: stored, then hit
     assert not k.from_cache and compile(src_of(mod), target="interpreter").from_cache
 
