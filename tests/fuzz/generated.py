@@ -266,13 +266,13 @@ def load_kernel(case: Case, tmpdir: str):
     return mod.kernel
 
 
-def run_case(case: Case, kernel, to_device=lambda a: a, from_device=lambda a: a, zeros=np.zeros) -> dict:
+def run_case(case: Case, kernel, to_device=lambda a: a, from_device=lambda a: a, zeros=np.zeros, **options) -> dict:
     ins = inputs(case)
     args = [to_device(ins[k]) for k in ("x0", "x1", "i0", "i1")]
     fout = zeros((case.M, case.N), np.float32)
     iout = zeros((case.M, case.N), np.int32)
     rout = zeros((max(case.BM, case.BN),), np.float32)
-    kernel[(1,)](*args, fout, iout, rout, case.M, case.N, BM=case.BM, BN=case.BN)
+    kernel[(1,)](*args, fout, iout, rout, case.M, case.N, BM=case.BM, BN=case.BN, **options)
     out = {"f": from_device(fout), "i": from_device(iout)}
     if case.reduce:
         n = case.N if case.reduce.endswith("0") else case.M
