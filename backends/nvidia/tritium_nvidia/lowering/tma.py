@@ -21,11 +21,17 @@ was encoded) on loads and dropped on stores.
 """
 from __future__ import annotations
 
-from tritium.dialects import tt
+from mlir import ir
+
+from tritium.dialects import tt, ttg
+from tritium.dialects.enums import PaddingOption
 from tritium.lowering import LoweringError, Rules
 from tritium.lowering.rules.shared import memdesc_layout
-from tritium.lowering.utils import inline_asm, smem_elem
-from tritium.passes.ttir.tma_descriptors import tma_box
+from tritium.lowering.utils import cmpi, inline_asm, smem_elem
+from tritium.passes.analysis.allocation import GLOBAL_SCRATCH_OFFSET, GLOBAL_SCRATCH_SIZE, TENSORMAP_BYTES
+from tritium.passes.ttir.tma_descriptors import tma_box, tma_layout
+
+from .wgmma import shared_address
 
 RULES = Rules()
 
@@ -42,15 +48,8 @@ def _tmap(ctx, desc):
 
 def _leader(ctx, pred=None):
     """i1: this thread is thread 0 (and ``pred``)."""
-    first = ctx.emit("arith.cmpi", [ctx.thread_id(), ctx.c32(0)], ctx.int_ty(1),
-                     {"predicate": _pred_attr(0)})
+    first = cmpi(ctx, "eq", ctx.thread_id(), ctx.c32(0))
     return first if pred is None else ctx.emit("arith.andi", [first, pred], ctx.int_ty(1))
-
-
-def _pred_attr(v):
-    from mlir import ir
-
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
 
 
 @RULES.register("ttg.init_barrier")
@@ -70,64 +69,57 @@ def _wait_barrier(ctx, barrier, phase):
     return []
 
 
-def _boxes(ctx, desc_ty, mem_ty):
-    """``(rank, [(byte offset in the buffer, inner coordinate delta)], block bytes)`` of a TMA block copy."""
-    block = tt.desc_block_type(desc_ty)
-    shape, elem, _ = memdesc_layout(mem_ty)
-    _, _, _, eb = smem_elem(ctx, elem)
-    box = tma_box(block)
-    rows, width = int(shape[0]), int(box[-1])
-    n = int(shape[-1]) // width
+def _boxes(ctx, buf, indices):
+    """``([(i32 shared address, [coordinate values, innermost first])] per box, bytes of the block)`` of a TMA copy
+    between the op's descriptor and ``buf`` (the buffer's lowered pointer): a row wider than the map's swizzle is
+    several boxes, box k ``k * rows * width`` elements into the buffer (slab k) at inner coordinate ``+ k * width``."""
+    groups = tt.operand_groups(ctx.op)
+    shape, elem, _ = memdesc_layout((groups.get("dst") or groups["src"])[0].type)
     if len(shape) != 2:
         raise LoweringError(f"TMA copy of a {len(shape)}-D block at {tt.loc_str(ctx.op)}: only 2-D blocks")
-    return [(k * rows * width * eb, k * width) for k in range(n)], rows * int(shape[-1]) * eb
+    _, _, _, eb = smem_elem(ctx, elem)
+    rows, cols = int(shape[0]), int(shape[1])
+    width = int(tma_box(tt.desc_block_type(groups["desc"][0].type))[-1])
+    base = _addr(ctx, buf)
+    idx = [i[0] for i in indices]
+    out = []
+    for k in range(cols // width):
+        at = base if not k else ctx.emit("arith.addi", [base, ctx.c32(k * rows * width * eb)], ctx.i32())
+        inner = idx[-1] if not k else ctx.emit("arith.addi", [idx[-1], ctx.c32(k * width)], ctx.i32())
+        out.append((at, [inner] + list(reversed(idx[:-1]))))
+    return out, rows * cols * eb
 
 
-def _coords(ctx, indices, delta):
-    """``{x, y}`` operands: innermost first, the inner one shifted by ``delta``."""
-    inner = indices[-1] if not delta else ctx.emit("arith.addi", [indices[-1], ctx.c32(delta)], ctx.i32())
-    return [inner] + list(reversed(indices[:-1]))
+def _coords_text(first: int, r: int) -> str:
+    return "{" + ", ".join(f"${first + i}" for i in range(r)) + "}"
 
 
 @RULES.register("ttg.async_tma_copy_global_to_local")
 def _tma_load(ctx, desc, indices, dst, barrier, pred):
-    op = ctx.op
-    groups = tt.operand_groups(op)
-    boxes, nbytes = _boxes(ctx, groups["desc"][0].type, groups["dst"][0].type)
+    boxes, nbytes = _boxes(ctx, dst[0], indices)
     leader = _leader(ctx, pred[0] if pred is not None else None)
     bar = _addr(ctx, barrier[0])
     inline_asm(ctx, f"@$0 mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {nbytes};", "b,r", [leader, bar], [],
                side_effects=True)
-    tmap, base = _tmap(ctx, desc[0]), _addr(ctx, dst[0])
-    idx = [i[0] for i in indices]
-    r = len(idx)
-    for off, delta in boxes:
-        to = base if not off else ctx.emit("arith.addi", [base, ctx.c32(off)], ctx.i32())
-        coords = _coords(ctx, idx, delta)
-        cs = ", ".join(f"${4 + i}" for i in range(r))
+    tmap, r = _tmap(ctx, desc[0]), len(indices)
+    for to, coords in boxes:
         inline_asm(ctx, f"@$0 cp.async.bulk.tensor.{r}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-                        f"[$1], [$2, {{{cs}}}], [$3];", "b,r,l,r" + ",r" * r,
+                        f"[$1], [$2, {_coords_text(4, r)}], [$3];", "b,r,l,r" + ",r" * r,
                    [leader, to, tmap, bar] + coords, [], side_effects=True)
     return []
 
 
 @RULES.register("ttg.async_tma_copy_local_to_global")
 def _tma_store(ctx, desc, indices, src):
-    op = ctx.op
-    groups = tt.operand_groups(op)
-    boxes, _ = _boxes(ctx, groups["desc"][0].type, groups["src"][0].type)
+    boxes, _ = _boxes(ctx, src[0], indices)
     inline_asm(ctx, "fence.proxy.async.shared::cta;", "", [], [], side_effects=True)
     ctx.barrier()
     leader = _leader(ctx)
-    tmap, base = _tmap(ctx, desc[0]), _addr(ctx, src[0])
-    idx = [i[0] for i in indices]
-    r = len(idx)
-    for off, delta in boxes:
-        frm = base if not off else ctx.emit("arith.addi", [base, ctx.c32(off)], ctx.i32())
-        coords = _coords(ctx, idx, delta)
-        cs = ", ".join(f"${3 + i}" for i in range(r))
-        inline_asm(ctx, f"@$0 cp.async.bulk.tensor.{r}d.global.shared::cta.tile.bulk_group [$1, {{{cs}}}], [$2];",
-                   "b,l,r" + ",r" * r, [leader, tmap, frm] + coords, [], side_effects=True)
+    tmap, r = _tmap(ctx, desc[0]), len(indices)
+    for frm, coords in boxes:
+        inline_asm(ctx, f"@$0 cp.async.bulk.tensor.{r}d.global.shared::cta.tile.bulk_group [$1, "
+                        f"{_coords_text(3, r)}], [$2];", "b,l,r" + ",r" * r, [leader, tmap, frm] + coords, [],
+                   side_effects=True)
     inline_asm(ctx, "@$0 cp.async.bulk.commit_group;\n@$0 cp.async.bulk.wait_group.read 0;", "b", [leader], [],
                side_effects=True)
     return []
@@ -151,10 +143,6 @@ def _make_tensormap(ctx, base, shape, strides, padding=None):
     innermost first, element strides 1, element type, no interleave, the swizzle, the fill), warp 0 copies it to the
     program's slot of global scratch with the release fence of the tensormap proxy and acquires it there
     (``fence.proxy.tensormap::generic.acquire``); a CTA barrier, and the map's generic address is the value."""
-    from tritium.dialects.enums import PaddingOption
-    from tritium.passes.analysis.allocation import GLOBAL_SCRATCH_OFFSET
-    from tritium.passes.ttir.tma_descriptors import tma_layout
-
     op = ctx.op
     if ctx.global_scratch is None or GLOBAL_SCRATCH_OFFSET not in op.attributes:
         raise LoweringError(f"tensor map at {tt.loc_str(op)}: no global scratch slot (the allocation pass and a "
@@ -164,12 +152,12 @@ def _make_tensormap(ctx, base, shape, strides, padding=None):
     _, _, _, eb = smem_elem(ctx, tt.elem_of(block))
     box = list(reversed(tma_box(block)))
     r = len(box)
-    i1, i32, i64 = ctx.int_ty(1), ctx.i32(), ctx.int_ty(64)
+    i32, i64 = ctx.i32(), ctx.int_ty(64)
     tid = ctx.thread_id()
-    warp0 = ctx.emit("arith.cmpi", [tid, ctx.c32(32)], i1, {"predicate": _pred_attr(6)})  # ult
+    warp0 = cmpi(ctx, "ult", tid, ctx.c32(32))
     first = _leader(ctx)
-    scratch = ctx.scratch(op, 128)
-    smem32 = ctx.emit("arith.addi", [ctx.emit("llvm.ptrtoint", [ctx.smem_base()], i32), ctx.c32(scratch.base)], i32)
+    scratch = ctx.scratch(op, TENSORMAP_BYTES)
+    smem32 = shared_address(ctx, scratch.base)
     lane4 = ctx.emit("arith.shli", [ctx.emit("arith.andi", [tid, ctx.c32(31)], i32), ctx.c32(2)], i32)
     inline_asm(ctx, "@$0 st.shared.b32 [$1], 0;", "b,r",
                [warp0, ctx.emit("arith.addi", [smem32, lane4], i32)], [], side_effects=True)
@@ -193,8 +181,7 @@ def _make_tensormap(ctx, base, shape, strides, padding=None):
         replace("global_dim", s, ordinal=i)
     outer = list(reversed([x[0] for x in strides]))[1:]  # dims 1.. innermost first, in bytes
     for i, s in enumerate(outer):
-        replace("global_stride", ctx.emit("arith.muli", [s, ctx.emit("arith.constant", [], i64, {
-            "value": _i64_attr(eb)})], i64), 64, ordinal=i)
+        replace("global_stride", ctx.emit("arith.muli", [s, ctx.const(i64, eb)], i64), 64, ordinal=i)
     for i in range(r):
         replace("element_stride", 1, ordinal=i)
     if elem not in _PTX_ELEMTYPE:
@@ -203,14 +190,15 @@ def _make_tensormap(ctx, base, shape, strides, padding=None):
     replace("interleave_layout", 0)
     replace("swizzle_mode", _SWIZZLE_MODE[tma_layout(block).swizzle_bytes])
     replace("fill_mode", 1 if padding == PaddingOption.PAD_NAN else 0)
-    # this program's slot: scratch + (linear program id * per-program bytes + offset)
-    per = ttg_module_int(ctx, "ttg.global_scratch_memory_size")
-    pid = ctx.target.program_id(ctx, 0)
-    for axis in (1, 2):
-        pid = ctx.emit("arith.addi", [pid, ctx.emit("arith.muli", [ctx.target.program_id(ctx, axis), _grid_below(
-            ctx, axis)], i32)], i32)
-    off = ctx.emit("arith.addi", [ctx.emit("arith.muli", [ctx.emit("arith.extui", [pid], i64), _c64(ctx, per)], i64),
-                                  _c64(ctx, int(op.attributes[GLOBAL_SCRATCH_OFFSET].value))], i64)
+    # this program's slot: scratch + (linear program id * per-program bytes + offset), the id x + nx * (y + ny * z)
+    t = ctx.target
+    pid = ctx.emit("arith.addi", [t.program_id(ctx, 1), ctx.emit("arith.muli", [t.num_programs(ctx, 1),
+                                                                                 t.program_id(ctx, 2)], i32)], i32)
+    pid = ctx.emit("arith.addi", [t.program_id(ctx, 0), ctx.emit("arith.muli", [t.num_programs(ctx, 0), pid], i32)],
+                   i32)
+    per = ttg.module_int(ctx.module, GLOBAL_SCRATCH_SIZE, 0)
+    off = ctx.emit("arith.addi", [ctx.emit("arith.muli", [ctx.emit("arith.extui", [pid], i64), ctx.const(i64, per)],
+                                           i64), ctx.const(i64, int(op.attributes[GLOBAL_SCRATCH_OFFSET].value))], i64)
     gaddr = ctx.emit("arith.addi", [ctx.emit("llvm.ptrtoint", [ctx.global_scratch], i64), off], i64)
     inline_asm(ctx, "@$0 tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
                     "[$1], [$2], 128;\n@$0 fence.proxy.tensormap::generic.acquire.gpu [$1], 128;", "b,l,l",
@@ -218,34 +206,4 @@ def _make_tensormap(ctx, base, shape, strides, padding=None):
     ctx.release(scratch)
     ctx.barrier()
     generic = inline_asm(ctx, "cvta.global.u64 $0, $1;", "=l,l", [gaddr], [i64])[0]
-    return [[ctx.emit("llvm.inttoptr", [generic], ir_ptr(ctx))]]
-
-
-def _grid_below(ctx, axis):
-    """Programs in the grid's dims below ``axis`` (nctaid.x, or nctaid.x * nctaid.y)."""
-    n = ctx.target.num_programs(ctx, 0)
-    if axis == 2:
-        n = ctx.emit("arith.muli", [n, ctx.target.num_programs(ctx, 1)], ctx.i32())
-    return n
-
-
-def _i64_attr(v):
-    from mlir import ir
-
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), v)
-
-
-def _c64(ctx, v):
-    return ctx.emit("arith.constant", [], ctx.int_ty(64), {"value": _i64_attr(v)})
-
-
-def ir_ptr(ctx):
-    from mlir import ir
-
-    return ir.Type.parse("!llvm.ptr")
-
-
-def ttg_module_int(ctx, name):
-    from tritium.dialects import ttg
-
-    return ttg.module_int(ctx.module, name, 0)
+    return [[ctx.emit("llvm.inttoptr", [generic], ir.Type.parse("!llvm.ptr"))]]

@@ -35,7 +35,8 @@ def _i32_attr(v: int):
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
 
 
-def _element_bytes(elem) -> int:
+def element_bytes(elem) -> int:
+    """Bytes of one element of ``elem`` (an int or float type; i1: 1)."""
     return max(1, (ir.IntegerType(elem).width if tt.is_int(elem) else ir.FloatType(elem).width) // 8)
 
 
@@ -56,7 +57,7 @@ def _expand(func) -> int:
         blk = tt.desc_block_type(a.type)
         elem, r = tt.elem_of(blk), len(tt.shape_of(blk))
         pad = PaddingOption(u.attr_int(at["tt.padding"])) if "tt.padding" in at else PaddingOption.PAD_ZERO
-        esize = _element_bytes(elem)
+        esize = element_bytes(elem)
         tma = TMA_ATTR in at
         if tma:  # the tensor map: its direct loads / stores keep it (a TMA parameter), the rest take the rebuilt one
             keep = block.add_argument(a.type, a.location)

@@ -23,8 +23,8 @@ A descriptor made in the kernel (``tl.make_tensor_descriptor``) is a tensor map 
 its lowering writes the map into the program's slot of the global scratch memory, see
 :func:`tritium.passes.analysis.allocation.allocate_global_scratch`) when its block passes the same checks, every use
 of it is a load or store directly on it, its base is a parameter the JIT saw 16-byte aligned, its leading strides
-are provably multiples of 16 bytes (constants, parameters the JIT saw divisible by 16), and -- when stored
-through -- so is its inner extent; otherwise it is rewritten into pointers as before.
+are provably multiples of 16 bytes (the axis analysis: constants, parameters the JIT saw divisible by 16), and --
+when stored through -- so is its inner extent; otherwise it is rewritten into pointers as before.
 
 The tensor map's shared-memory side (:func:`tma_layout`, :func:`tma_box`): the block is copied into a
 ``#ttg.nvmma_shared`` buffer, row-major, swizzled by the widest of 128 / 64 / 32 bytes that a row fills (none for a
@@ -41,21 +41,17 @@ from mlir import ir
 from ...dialects import layouts, tt
 from ...dialects.enums import PaddingOption
 from . import _util as u
-from .expand_tensor_descriptor_args import TMA_ATTR, expand_tensor_descriptor_args
+from .expand_tensor_descriptor_args import TMA_ATTR, element_bytes, expand_tensor_descriptor_args
 
 log = logging.getLogger(__name__)
 
 MAX_BOX = 256
 
 
-def _elem_bytes(elem) -> int:
-    return (ir.IntegerType(elem).width if tt.is_int(elem) else ir.FloatType(elem).width) // 8
-
-
 def tma_layout(block_ty) -> layouts.NVMMASharedLayout:
     """The shared layout a TMA copy of a ``block_ty`` (2-D) block writes."""
     shape, elem = tt.shape_of(block_ty), tt.elem_of(block_ty)
-    eb = _elem_bytes(elem)
+    eb = element_bytes(elem)
     row = shape[-1] * eb
     swizzle = next((s for s in (128, 64, 32) if row >= s), 0)
     return layouts.NVMMASharedLayout(swizzle, 0, eb * 8)
@@ -77,7 +73,7 @@ def tma_capable(desc_ty, padding=PaddingOption.PAD_ZERO) -> str:
     if not (tt.is_int(elem) or isinstance(elem, ir.FloatType)) or (tt.is_int(elem) and
                                                                     ir.IntegerType(elem).width == 1):
         return f"elements of type {elem}"
-    eb = _elem_bytes(elem)
+    eb = element_bytes(elem)
     if eb not in (1, 2, 4):
         return f"{eb}-byte elements"
     if shape[-1] * eb < 16:
@@ -117,34 +113,11 @@ def _mark(func) -> int:
     return n
 
 
-def _divisible(value, k: int, depth: int = 0) -> bool:
-    """``value`` (a scalar integer) is provably a multiple of ``k``: a constant, a parameter whose
-    ``tt.divisibility`` is, an extension / truncation of one, a product with one factor that is."""
-    if depth > 8:
-        return False
-    c = u.attr_int(u.constant_scalar(value))
-    if c is not None:
-        return c % k == 0
-    op = u.defining_op(value)
-    if op is None:
-        arg = ir.BlockArgument(value)
-        parent = u.as_op(arg.owner.owner)
-        if parent.name != "func.func":
-            return False
-        div = u.attr_int(u.arg_attrs(parent)[arg.arg_number].get("tt.divisibility"))
-        return div is not None and div % k == 0
-    if op.name in ("arith.extsi", "arith.extui", "arith.trunci"):
-        return _divisible(op.operands[0], k, depth + 1)
-    if op.name == "arith.muli":
-        return any(_divisible(x, k, depth + 1) for x in op.operands)
-    return False
-
-
-def _device_capable(make) -> str:
+def _device_capable(make, info) -> str:
     """Why a ``tt.make_tensor_descriptor`` cannot be a TMA tensor map made on the device ("" when it can): the
     checks of :func:`tma_capable`, every use a load / store directly on it, a base and leading strides provably
     16-byte aligned (TMA's requirement: the pointer path has none), and for a store an inner extent of a multiple of
-    16 bytes."""
+    16 bytes -- provably: by ``info`` (an AxisInfoAnalysis: the JIT's divisibility of pointers and integers)."""
     res = make.results[0]
     pad = tt.decode_attributes(make).get("padding", PaddingOption.PAD_ZERO)
     why = tma_capable(res.type, pad)
@@ -154,33 +127,30 @@ def _device_capable(make) -> str:
     if not uses or any(n not in (tt.DESCRIPTOR_LOAD, tt.DESCRIPTOR_STORE) or i != 0 for n, i in uses):
         return "a use other than a load or store on it (a loop-carried or selected descriptor)"
     base, shape, strides = tt.split_operands(make)
-    eb = _elem_bytes(tt.elem_of(tt.desc_block_type(res.type)))
-    if not _base_aligned(base):
+    elems = max(1, 16 // element_bytes(tt.elem_of(tt.desc_block_type(res.type))))  # 16 bytes, in elements
+
+    def divisible(v, k):
+        return info.divisibility(v, 0) % k == 0
+
+    if not divisible(base, 16):
         return "a base not known to be 16-byte aligned"
-    if not all(_divisible(s, max(1, 16 // eb)) for s in strides[:-1]):
+    if not all(divisible(s, elems) for s in strides[:-1]):
         return "leading strides not known to be multiples of 16 bytes"
-    if any(n == tt.DESCRIPTOR_STORE for n, _ in uses) and not _divisible(shape[-1], max(1, 16 // eb)):
+    if any(n == tt.DESCRIPTOR_STORE for n, _ in uses) and not divisible(shape[-1], elems):
         return "stores through an inner extent not known to be a multiple of 16 bytes (TMA writes 16-byte chunks)"
     return ""
 
 
-def _base_aligned(ptr) -> bool:
-    """A pointer parameter the JIT saw 16-byte aligned (``tt.divisibility = 16``)."""
-    op = u.defining_op(ptr)
-    if op is not None:
-        return False
-    arg = ir.BlockArgument(ptr)
-    parent = u.as_op(arg.owner.owner)
-    return parent.name == "func.func" and \
-        u.attr_int(u.arg_attrs(parent)[arg.arg_number].get("tt.divisibility")) in (16, 32, 64, 128)
-
-
 def _mark_device(func) -> int:
+    makes = [op for op in u.walk(func) if op.name == tt.MAKE_TENSOR_DESCRIPTOR and TMA_ATTR not in op.attributes]
+    if not makes:
+        return 0
+    from ..analysis.axis_info import AxisInfoAnalysis
+
+    info = AxisInfoAnalysis(func)
     n = 0
-    for op in u.walk(func):
-        if op.name != tt.MAKE_TENSOR_DESCRIPTOR or TMA_ATTR in op.attributes:
-            continue
-        why = _device_capable(op)
+    for op in makes:
+        why = _device_capable(op, info)
         if why:
             log.debug("descriptor at %s not a TMA tensor map: %s", tt.loc_str(op), why)
             continue
