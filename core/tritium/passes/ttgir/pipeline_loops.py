@@ -205,16 +205,16 @@ def _issue(buf, index, ptr, mask, pred):
     mask_ty = ir.RankedTensorType.get(list(ptr_ty.shape), i1, ptr_ty.encoding)
     p = ir.Operation.create(tt.SPLAT, results=[mask_ty], operands=[pred]).results[0]
     m = p if mask is None else _arith("arith.andi", mask, p)
-    sub_ty = _subview_type(buf.type)
-    sub = ir.Operation.create(ttg.MEMDESC_SUBVIEW, results=[sub_ty], operands=[buf, index]).results[0]
+    sub = subview(buf, index)
     ir.Operation.create(ttg.ASYNC_COPY_GLOBAL_TO_LOCAL, results=[], operands=[ptr, sub, m],
                         attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 1, 0])})
     return sub
 
 
-def _subview_type(stack_ty):
-    shape, elem, lay = ttg.memdesc_layout(stack_ty)
-    return ttg.memdesc_type(shape[1:], elem, lay, stack_ty.context)
+def async_wait(num: int):
+    """``ttg.async_wait {num}`` at the insertion point."""
+    return ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(
+        ir.IntegerType.get_signless(32), num)})
 
 
 def pipeline_loop(loop, stages: int, info) -> bool:
@@ -306,7 +306,7 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         n_old = len(inits)
         with ir.InsertionPoint(nb):
             # this iteration's stage has landed: cp.async groups (a no-op without any), TMA barriers (below)
-            wait = ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, S - 2)})
+            wait = async_wait(S - 2)
         anchor = wait
         for op in list(body.operations):
             op = as_op(op)
@@ -323,10 +323,9 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         after_wait = _next_op(wait)
         with ir.InsertionPoint(after_wait), loc:
             for c, buf in zip(cands, bufs):
-                sub_ty = _subview_type(buf.type)
                 if c.tma:
                     wait_barrier(subview(bars[c], read), phase)
-                tile = ir.Operation.create(ttg.MEMDESC_SUBVIEW, results=[sub_ty], operands=[buf, read]).results[0]
+                tile = subview(buf, read)
                 if c.tma:
                     use_tile(c.kind, c.alloc, c.trans, tile)
                 else:
@@ -393,7 +392,7 @@ def pipeline_loop(loop, stages: int, info) -> bool:
             if in_flight:  # the last dots (and the buffers they read) until here
                 _wait_after_loop(new_loop, in_flight, bufs, lb, ub)
             if any_cp:
-                ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, 0)})
+                async_wait(0)
         if not any_cp:
             wait.erase()
     return True

@@ -43,6 +43,8 @@ from tritium.passes.analysis.allocation import elem_bytes
 
 from .accelerate_matmul import target_arch
 from .coalesce import as_op, layout_of, module_int, walk
+from .pipeline_loops import async_wait
+from .tma_lowering import subview
 
 log = logging.getLogger(__name__)
 
@@ -92,11 +94,6 @@ def _candidates(body):
     return out
 
 
-def _wait(num: int):
-    i32 = ir.IntegerType.get_signless(32)
-    return ir.Operation.create(ttg.ASYNC_WAIT, attributes={"num": ir.IntegerAttr.get(i32, num)})
-
-
 def _slice_type(ty, dim: int, k: int):
     t = ir.RankedTensorType(ty)
     shape = list(t.shape)
@@ -107,12 +104,6 @@ def _slice_type(ty, dim: int, k: int):
 def _load(memdesc, ty, offsets):
     return ir.Operation.create(ttg.LOCAL_LOAD, results=[ty], operands=[memdesc], attributes={
         "offsets": ir.DenseI32ArrayAttr.get(list(offsets))}).results[0]
-
-
-def _stage(stack, index):
-    shape, elem, lay = ttg.memdesc_layout(stack.type)
-    ty = ttg.memdesc_type(shape[1:], elem, lay, stack.type.context)
-    return ir.Operation.create(ttg.MEMDESC_SUBVIEW, results=[ty], operands=[stack, index]).results[0]
 
 
 def _dot(a, b, c, like):
@@ -136,17 +127,17 @@ def prefetch_loop(loop, stages: int) -> bool:
     with loop.location:
         # the first slices of the first iteration, before the loop
         with ir.InsertionPoint(loop):
-            _wait(wait_num)
+            async_wait(wait_num)
             first = []
             for dot, (la, _, sa, idx), (lb, _, sb, _), k in cands:
                 i0 = inits[ir.BlockArgument(idx).arg_number - 1]
-                first.append(_load(_stage(sa, i0), _slice_type(la.results[0].type, 1, k), (0, 0)))
-                first.append(_load(_stage(sb, i0), _slice_type(lb.results[0].type, 0, k), (0, 0)))
+                first.append(_load(subview(sa, i0), _slice_type(la.results[0].type, 1, k), (0, 0)))
+                first.append(_load(subview(sb, i0), _slice_type(lb.results[0].type, 0, k), (0, 0)))
             new_loop = ir.Operation.create("scf.for", results=[v.type for v in inits + first],
                                            operands=list(loop.operands[:3]) + inits + first, regions=1)
         nb = ir.Block.create_at_start(new_loop.regions[0], [a.type for a in body.arguments] + [v.type for v in first])
         with ir.InsertionPoint(nb):
-            end_wait = _wait(wait_num)
+            end_wait = async_wait(wait_num)
         for op in ops[:-1]:
             op.move_before(end_wait)
         for i, a in enumerate(body.arguments):
@@ -172,8 +163,8 @@ def prefetch_loop(loop, stages: int) -> bool:
         with ir.InsertionPoint(nb):
             out = []
             for sa, sb, nxt, ta, tb in nexts:
-                out.append(_load(_stage(sa, nxt), ta, (0, 0)))
-                out.append(_load(_stage(sb, nxt), tb, (0, 0)))
+                out.append(_load(subview(sa, nxt), ta, (0, 0)))
+                out.append(_load(subview(sb, nxt), tb, (0, 0)))
             ir.Operation.create("scf.yield", operands=list(term.operands) + out)
         term.erase()
         as_op(list(nb.operations)[0]).erase()  # the top wait: the previous iteration's last one covers the stage
