@@ -133,7 +133,8 @@ class CUDACompiler(BaseCompiler):
                                    kernel_attrs=kernel_attrs(num_warps), options=options, axis_info=info)
             llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))
             tensormaps = _tensormaps(module, lowered.kernel)
-            scratch = ttg.module_int(module, "ttg.global_scratch_memory_size", 0) or 0
+            scratch = ttg.module_int(module, ttg.GLOBAL_SCRATCH_SIZE, 0) or 0
+            scratch_align = ttg.module_int(module, ttg.GLOBAL_SCRATCH_ALIGN, 1) or 1
         metadata["name"] = lowered.kernel or metadata.get("name")
         # the allocation's total; the lowering's need is larger only for ops placed without it (offset 0, bracketed)
         metadata["shared"] = max(shared, lowered.shared)
@@ -145,7 +146,7 @@ class CUDACompiler(BaseCompiler):
         metadata["tensormaps"] = tensormaps
         # tensor maps made on the device: bytes per program of global scratch (the launcher allocates them)
         metadata["global_scratch_size"] = scratch
-        metadata["global_scratch_align"] = 128 if scratch else 1
+        metadata["global_scratch_align"] = scratch_align
         return llir
 
     @staticmethod

@@ -527,16 +527,15 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
 
     held = [None]
 
+    if scratch_size and allocator is None:
+        from tritium.runtime._allocation import scratch_allocator as allocator_now
+    else:
+        allocator_now = lambda: allocator  # noqa: E731
+
     def scratch(programs):
         """``scratch_size`` bytes per program from the allocator ``triton.set_allocator`` installed (else torch's;
         kept until the next launch); its device address."""
-        if allocator is not None:
-            alloc = allocator
-        else:
-            from tritium.runtime._allocation import scratch_allocator
-
-            alloc = scratch_allocator()
-        buf = alloc(scratch_size * programs, scratch_align, None)
+        buf = allocator_now()(scratch_size * programs, scratch_align, None)
         held[0] = buf
         return pointer_value(buf, f"kernel '{kernel_name}' global scratch")
 

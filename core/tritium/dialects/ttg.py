@@ -31,6 +31,11 @@ THREADS_PER_WARP = "ttg.threads-per-warp"
 NUM_CTAS = "ttg.num-ctas"
 TARGET = "ttg.target"
 NUM_STAGES = "ttg.num-stages"
+# global scratch memory (passes/analysis/allocation.py): bytes per program and alignment on the module, an op's
+# offset in its program's scratch
+GLOBAL_SCRATCH_SIZE = "ttg.global_scratch_memory_size"
+GLOBAL_SCRATCH_ALIGN = "ttg.global_scratch_memory_alignment"
+GLOBAL_SCRATCH_OFFSET = "ttg.global_scratch_memory_offset"
 
 
 @dataclass(frozen=True)

@@ -235,7 +235,7 @@ def lower_module(module, target_info: TargetInfo, rules: Mapping, *, kernel_attr
             n_ins = len(ins)
             # a kernel whose module needs global scratch (tensor maps made on the device) takes its base last,
             # after the runtime arguments (the launcher allocates it: metadata global_scratch_size)
-            if public and ttg.module_int(module, "ttg.global_scratch_memory_size", 0):
+            if public and ttg.module_int(module, ttg.GLOBAL_SCRATCH_SIZE, 0):
                 ins = ins + [ir.Type.parse("!llvm.ptr<1>")]
             attrs = {"sym_name": ir.StringAttr.get(name),
                      "function_type": ir.TypeAttr.get(ir.FunctionType.get(ins, outs))}

@@ -9,6 +9,7 @@ Triton fails such a launch without one, tritium falls back to torch's caching al
 """
 from __future__ import annotations
 
+import functools
 from contextvars import ContextVar
 from typing import Optional, Protocol
 
@@ -56,7 +57,12 @@ def scratch_allocator() -> Allocator:
     """The allocator for a launch's global scratch: the installed one, else torch's when torch is there."""
     a = _allocator.get()
     if isinstance(a, NullAllocator):
-        import importlib.util
-
-        return _torch_allocator if importlib.util.find_spec("torch") is not None else a
+        return _torch_allocator if _have_torch() else a
     return a
+
+
+@functools.lru_cache(maxsize=None)
+def _have_torch() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None

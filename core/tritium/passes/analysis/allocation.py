@@ -64,9 +64,8 @@ from tritium.passes.ttir._util import ancestor_in_block, as_op as _as_op, walk a
 ALIGNMENT = 16
 TMA_ATTR = "tt.tma"  # a tensor map made on the device (passes/ttir/tma_descriptors.py)
 TENSORMAP_BYTES = 128
-GLOBAL_SCRATCH_OFFSET = "ttg.global_scratch_memory_offset"
-GLOBAL_SCRATCH_SIZE = "ttg.global_scratch_memory_size"
-GLOBAL_SCRATCH_ALIGN = "ttg.global_scratch_memory_alignment"
+GLOBAL_SCRATCH_OFFSET, GLOBAL_SCRATCH_SIZE, GLOBAL_SCRATCH_ALIGN = (ttg.GLOBAL_SCRATCH_OFFSET, ttg.GLOBAL_SCRATCH_SIZE,
+                                                                   ttg.GLOBAL_SCRATCH_ALIGN)
 OFFSET_ATTR = "allocation.offset"
 SIZE_ATTR = "allocation.size"
 SHARED_ATTR = "ttg.shared"
