@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Optional, Sequence
 
+from ..compiler.backend import BaseDriver
 from ..compiler.launch import launch_with_hooks
 from ..compiler.registry import launch_context
 from .specialization import constexpr_source, describe_namespace, describe_source, descriptor_args
@@ -83,15 +84,12 @@ def grid3(fn: Any, grid: Any, values: Sequence, options: dict, limits: Optional[
                         f"got {grid!r}") from None
     if not 1 <= len(g) <= 3:
         raise ValueError(f"kernel '{name}': grid must have 1 to 3 dimensions, got {g}")
-    limits = limits or _MAX_GRID
+    limits = limits or BaseDriver.max_grid
     for axis, (n, most) in enumerate(zip(g, limits)):
         if not 0 <= n <= most:
             raise ValueError(f"kernel '{name}': grid {g} has {n} programs along axis {axis}; the backend takes 0 to "
-                             f"{most} there" + (" (program ids are 32-bit)" if most == _MAX_GRID[0] else ""))
+                             f"{most} there" + (" (program ids are 32-bit)" if most == 2 ** 31 - 1 else ""))
     return g + (1,) * (3 - len(g))
-
-
-_MAX_GRID = (2 ** 31 - 1,) * 3
 
 
 def launch_entry(fn: Any, entry: FastLaunch, grid: Any, values: tuple, options: dict) -> Any:

@@ -258,7 +258,7 @@ _FLOAT_ORDER = {"fmax32": ("max.s", "min.u"), "fmax64": ("max.s", "min.u"),
 # by bf16(f32(old half) + f32(value)) (round to nearest even), until no other thread changed the word; $0 the old
 # element, $1 its address, $2 the value, $3 the mask
 _BF16_ADD_CAS = """{
-.reg .pred %p, %q;
+.reg .pred %q;
 .reg .b64 %wa;
 .reg .b32 %old, %new, %prev, %sh, %h, %m, %fb;
 .reg .f32 %fo, %fv;
@@ -377,8 +377,7 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
         if opname == "add.noftz.bf16" and not _native_bf16_add(ctx):  # sm_80: a CAS loop on the 32-bit word
             text = _BF16_ADD_CAS.replace("{sem}", sem).replace("{scope}", scope)
             if pred is None:
-                operands.append(ctx.emit("arith.constant", [], ctx.int_ty(1), {"value": ir.IntegerAttr.get(
-                    ctx.int_ty(1), 1)}))
+                operands.append(ctx.const(ctx.int_ty(1), 1))
                 cons.append("b")
         elif opname in _FLOAT_ORDER:  # float max / min: no such atom; the integer orderings of the bits do it
             pos_op, neg_op = _FLOAT_ORDER[opname]

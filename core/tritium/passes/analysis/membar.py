@@ -45,7 +45,7 @@ from __future__ import annotations
 from mlir import ir
 
 from tritium.dialects import tt
-from tritium.passes.ttir._util import as_op as _as_op
+from tritium.passes.ttir._util import as_op as _as_op, walk as _walk
 
 from .allocation import OFFSET_ATTR, SHARED_ATTR, SIZE_ATTR
 
@@ -70,9 +70,7 @@ class _Membar:
         self.func = func
         self.everything = (0, max(total, 1 << 30))
         self.inserted = 0
-        ops = []
-        func.walk(lambda o: ops.append(_as_op(o)) or ir.WalkResult.ADVANCE)
-        self.async_buffers = frozenset(self._buffer_of(o.operands[1]) for o in ops
+        self.async_buffers = frozenset(self._buffer_of(o.operands[1]) for o in _walk(func)
                                        if o.name == "ttg.async_copy_global_to_local")
 
     def _buffer_of(self, memdesc):
