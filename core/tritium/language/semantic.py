@@ -160,13 +160,16 @@ def computation_type_impl(a: dtype, a_is_scalar: bool, b: dtype, b_is_scalar: bo
         return tl.float32
     if a.is_fp16() or b.is_fp16():
         return tl.float32 if div_or_mod else tl.float16
-    if a.is_bf16() or b.is_bf16():
+    if a.is_bf16() and b.is_bf16():
         return tl.float32 if div_or_mod else tl.bfloat16
+    if a.is_bf16() or b.is_bf16():  # with an integer or an fp8 tensor: fp32, as Triton 3.6 (not bf16)
+        return tl.float32
     if a.is_fp8() or b.is_fp8():
         if a == b:
             return tl.float32 if div_or_mod else a
-        return tl.float32 if (a.is_floating() and b.is_floating()) or div_or_mod else \
-            (a if a.is_fp8() else b)
+        if a.is_fp8() and b.is_fp8():  # two fp8 formats meet in fp16, as Triton 3.6
+            return tl.float32 if div_or_mod else tl.float16
+        return tl.float32 if div_or_mod else (a if a.is_fp8() else b)
     if not a.is_int() or not b.is_int():
         raise SemanticError(f"unexpected types {a} and {b}")
     if div_or_mod and a.int_signedness != b.int_signedness:
@@ -593,10 +596,13 @@ def invert(x) -> tensor:
 
 
 def _bitwise_check(a, b):
-    a, b = binary_op_type_checking(a, b, False, False, False)
-    at, bt = a.type.scalar, b.type.scalar
+    """Operands of ``& | ^ << >>``: integers, promoted as arithmetic is (a Python int takes the tensor's type:
+    ``x_i8 << 4`` shifts in 8 bits, as in Triton 3.6), then to the wider integer."""
+    at, bt = (v.type.scalar if isinstance(v, tensor) else scalar_type_of_python(v) for v in (a, b))
     if not at.is_int() or not bt.is_int():
         raise SemanticError(f"bitwise operations need integer operands, got {at} and {bt}")
+    a, b = binary_op_type_checking(a, b)
+    at, bt = a.type.scalar, b.type.scalar
     ret = integer_promote_impl(at, bt)
     if ret != at:
         a = cast(a, ret)
@@ -719,7 +725,10 @@ def _is_ptr_val(x):
 
 def _extremum(kind: str, a, b, propagate_nan):
     """The elementwise ``kind`` ("max" / "min") of ``a`` and ``b``: floats by ``arith.<kind>imumf`` (a NaN operand
-    gives NaN) when ``propagate_nan``, else ``arith.<kind>numf``; integers by their signedness."""
+    gives NaN) when ``propagate_nan``, else ``arith.<kind>numf``; integers by their signedness.  As in Triton 3.6,
+    a Python number is a tensor here (``maximum(x_i8, 7)`` is int32, ``maximum(x_f16, 0.5)`` fp32), and bf16
+    operands are fp32."""
+    a, b = (cast(t, tl.float32) if t.type.scalar.is_bf16() else t for t in (to_tensor(a), to_tensor(b)))
     a, b = binary_op_type_checking(a, b)
     st = a.type.scalar
     if st.is_floating():
