@@ -78,9 +78,11 @@ class PluginError(TritiumError):
 class OutOfResources(TritiumError):
     """A compiled kernel needs more of a hardware resource than the device has."""
 
-    def __init__(self, required, limit, name):
-        self.required, self.limit, self.name = required, limit, name
-        super().__init__(f"out of resource: {name}, required: {required}, hardware limit: {limit}")
+    def __init__(self, required, limit, name, kernel=None, hint=None):
+        self.required, self.limit, self.name, self.kernel = required, limit, name, kernel
+        where = f"kernel '{kernel}': " if kernel else ""
+        super().__init__(f"{where}out of resource: {name}, required: {required}, hardware limit: {limit}"
+                         + (f". {hint}" if hint else ""))
 
 
 class SemanticError(TritiumError):

@@ -5,7 +5,8 @@ A case is a kernel that loads two fp32 inputs and two int32 inputs over an ``M x
 power-of-two blocks, ``other`` values on the masked-off part), computes an expression tree -- ``+ - *``, ``where``
 on comparisons, ``maximum`` / ``minimum``, ``abs``, casts, integer ``//`` and ``%`` (C semantics: truncation toward
 zero, the remainder takes the dividend's sign) by a divisor kept away from zero, shifts by small amounts -- stores
-the float and the integer result, and optionally reduces the float one along an axis (``sum`` / ``max`` / ``min``).
+the float and the integer result, and optionally reduces the float one along an axis (``sum`` / ``max`` / ``min``) or
+scans the integer one (``cumsum``).
 :func:`model` computes the same thing in NumPy; the float parts are bit-exact except for sums (their order differs:
 a relative tolerance).
 
@@ -35,7 +36,7 @@ class Case:
     BN: int
     fexpr: str
     iexpr: str
-    reduce: str  # "", "sum0", "max1", ...
+    reduce: str  # "", "sum0", "max1", ..., "cums0" / "cums1" (a cumsum of the integer result along the axis)
     seed: int
 
 
@@ -87,7 +88,7 @@ def make_case(rng: random.Random, seed: int) -> Case:
     BM = 1 << max(0, (M - 1).bit_length())
     BN = 1 << max(0, (N - 1).bit_length())
     BM, BN = max(BM, 2), max(BN, 2)
-    red = rng.choice(["", "", "sum0", "sum1", "max0", "max1", "min0", "min1"])
+    red = rng.choice(["", "", "sum0", "sum1", "max0", "max1", "min0", "min1", "cums0", "cums1"])
     return Case(M, N, BM, BN, _fexpr(rng, 3), _iexpr(rng, 3), red, seed)
 
 
@@ -106,7 +107,7 @@ def _nz(d):
 
 
 @triton.jit
-def kernel(X0, X1, I0, I1, FOUT, IOUT, ROUT, M, N, BM: tl.constexpr, BN: tl.constexpr):
+def kernel(X0, X1, I0, I1, FOUT, IOUT, ROUT, SOUT, M, N, BM: tl.constexpr, BN: tl.constexpr):
     rm = tl.arange(0, BM)[:, None]
     rn = tl.arange(0, BN)[None, :]
     m = (rm < M) & (rn < N)
@@ -130,11 +131,17 @@ _REDUCE = {
 ''',
 }
 _NEUTRAL = {"sum": "0.0", "max": "-float('inf')", "min": "float('inf')"}
+# an int32 cumsum along the axis (wrap-around is associative: exact); the masked-off rows / columns come after
+_SCAN = '''    s = tl.cumsum(i, axis={axis})
+    tl.store(SOUT + offs, s, mask=m)
+'''
 
 
 def source(case: Case) -> str:
     red = ""
-    if case.reduce:
+    if case.reduce.startswith("cums"):
+        red = _SCAN.format(axis=case.reduce[-1])
+    elif case.reduce:
         op, axis = case.reduce[:-1], case.reduce[-1]
         red = _REDUCE[axis].format(op=op, neutral=_NEUTRAL[op])
     return _TEMPLATE.format(fexpr=case.fexpr, iexpr=case.iexpr, reduce=red)
@@ -249,7 +256,9 @@ def model(case: Case, ins: dict) -> dict:
     f = (np.broadcast_to(f, (case.M, case.N)).astype(np.float32))
     i = (np.broadcast_to(i, (case.M, case.N)).astype(np.int64).astype(np.int32))
     out = {"f": f, "i": i}
-    if case.reduce:
+    if case.reduce.startswith("cums"):
+        out["s"] = np.cumsum(i.astype(np.int64), axis=int(case.reduce[-1])).astype(np.int32)
+    elif case.reduce:
         op, axis = case.reduce[:-1], int(case.reduce[-1])
         out["r"] = {"sum": np.sum, "max": np.max, "min": np.min}[op](f.astype(np.float64) if op == "sum" else f,
                                                                      axis=axis).astype(np.float32)
@@ -272,9 +281,12 @@ def run_case(case: Case, kernel, to_device=lambda a: a, from_device=lambda a: a,
     fout = zeros((case.M, case.N), np.float32)
     iout = zeros((case.M, case.N), np.int32)
     rout = zeros((max(case.BM, case.BN),), np.float32)
-    kernel[(1,)](*args, fout, iout, rout, case.M, case.N, BM=case.BM, BN=case.BN, **options)
+    sout = zeros((case.M, case.N), np.int32)
+    kernel[(1,)](*args, fout, iout, rout, sout, case.M, case.N, BM=case.BM, BN=case.BN, **options)
     out = {"f": from_device(fout), "i": from_device(iout)}
-    if case.reduce:
+    if case.reduce.startswith("cums"):
+        out["s"] = from_device(sout)
+    elif case.reduce:
         n = case.N if case.reduce.endswith("0") else case.M
         out["r"] = from_device(rout)[:n]
     return out
@@ -287,7 +299,10 @@ def compare(case: Case, got: dict, want: dict) -> str:
     if not np.array_equal(got["f"].view(np.uint32), want["f"].view(np.uint32)) and not np.array_equal(
             got["f"], want["f"], equal_nan=True):
         return f"float result differs at {np.argwhere(~np.isclose(got['f'], want['f'], 0, 0, True))[:3].tolist()}"
-    if case.reduce:
+    if case.reduce.startswith("cums"):
+        if not np.array_equal(got["s"], want["s"]):
+            return f"{case.reduce} differs at {np.argwhere(got['s'] != want['s'])[:3].tolist()}"
+    elif case.reduce:
         if case.reduce.startswith("sum"):
             scale = np.abs(want["f"]).sum(axis=int(case.reduce[-1])).astype(np.float32) + 1
             if not np.all(np.abs(got["r"] - want["r"]) <= 1e-5 * scale) and not np.array_equal(
@@ -339,5 +354,5 @@ def strategies():
         return Case(M, N, BM, BN, f, i, red, seed)
 
     return st.builds(build, st.integers(1, 70), st.integers(1, 70), fexprs, iexprs,
-                     st.sampled_from(["", "sum0", "sum1", "max0", "max1", "min0", "min1"]),
+                     st.sampled_from(["", "sum0", "sum1", "max0", "max1", "min0", "min1", "cums0", "cums1"]),
                      st.integers(0, 2 ** 31 - 1))

@@ -776,3 +776,52 @@ def strategy():
         return make_case(_Drawn(data), draw(st.integers(0, 2 ** 31 - 1)))
 
     return build()
+
+
+# ---------------------------------------------------------------------------------------------- campaigns
+def main(argv=None) -> int:
+    """``python -m tests.fuzz.programs --cases N --seed S [--device cuda] [--json out.json]``: run N seeded cases
+    against the model on the current backend (``--device cuda``: the GPU; ``enable_fp_fusion=False``), print each
+    mismatch with its kernel and the totals.  Under TRITIUM_COMPILE_ONLY=1 the kernels are only compiled (into
+    the cache a GPU run then reads)."""
+    import argparse
+    import json
+    import tempfile
+    import time
+
+    ap = argparse.ArgumentParser(prog="python -m tests.fuzz.programs")
+    ap.add_argument("--cases", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    compile_only = os.environ.get("TRITIUM_COMPILE_ONLY") == "1"
+    options = {"enable_fp_fusion": False} if args.device != "cpu" or compile_only else {}
+    d = tempfile.mkdtemp(prefix="tritium-prog-")
+    t0, bad, errors = time.time(), [], []
+    for case in cases(args.cases, args.seed):
+        try:
+            got = run_case(case, load_kernel(case, d), device=args.device, **options)
+        except Exception as e:  # a compile or launch error is a finding too
+            errors.append((case.seed, f"{type(e).__name__}: {str(e)[:400]}"))
+            print(f"=== case {case.seed}: {errors[-1][1]}\n{source(case)}", flush=True)
+            continue
+        if compile_only:
+            continue
+        why = compare(case, got, model(case, inputs(case)))
+        if why:
+            bad.append((case.seed, why))
+            print(f"=== case {case.seed}: {why}\n{case.da} {case.db} n={case.n} BLOCK={case.BLOCK}\n{source(case)}",
+                  flush=True)
+    summary = {"cases": args.cases, "seed": args.seed, "device": args.device, "compile_only": compile_only,
+               "mismatches": len(bad), "errors": len(errors), "seconds": round(time.time() - t0, 1),
+               "details": bad + errors}
+    print(json.dumps({k: v for k, v in summary.items() if k != "details"}))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(summary, fh, indent=1)
+    return 1 if bad or errors else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -512,3 +512,43 @@ def _run_without_allocator(_allocation):
                        global_scratch=(128, 128))
     with pytest.raises(RuntimeError, match="set_allocator"):
         fn(1, 1, 1, "S", [1])
+
+
+def _loaded(monkeypatch, attrs, md):
+    """LoadedKernel over a fake cuda.bindings whose function attributes are ``attrs``."""
+    import types as T
+
+    from tritium.compiler.compiler import CompiledKernel
+    from tritium_nvidia import driver as drv
+
+    names = ("CU_FUNC_ATTRIBUTE_NUM_REGS", "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES", "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
+             "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES")
+    fake_cu = T.SimpleNamespace(
+        cuModuleLoadData=lambda cubin: (0, "M"), cuModuleGetFunction=lambda m, n: (0, "F"),
+        CUfunction_attribute=T.SimpleNamespace(**{k: k for k in names}), cuFuncGetAttribute=lambda a, f: (0, attrs[a]),
+        cuFuncGetParamCount=lambda f: (0, 2), cuLaunchKernel=lambda *a: (0,))
+    monkeypatch.setattr(drv, "cu", lambda: fake_cu)
+    device = T.SimpleNamespace(index=0, capability=90, make_current=lambda: None,
+                               properties=lambda: {"max_shared_mem": 232448})
+    driver = T.SimpleNamespace(check_pointer=None, _stream_getter=lambda i: (lambda: 0), _stream=lambda s: s,
+                               _streams={})
+    md = {"name": "heavy_kernel", "shared": 0, "num_warps": 4, "target": {"arch": 90}, "arg_types": ["ptr"], **md}
+    return drv.LoadedKernel(driver, CompiledKernel({"cubin": b"\0"}, md), device)
+
+
+def test_registers_beyond_the_device_name_the_kernel_and_the_limit(monkeypatch):
+    """Limits before launch: a function whose registers per thread leave the device room for fewer threads than
+    num_warps * 32 is refused at load (the launch would fail with LAUNCH_OUT_OF_RESOURCES), naming the kernel, the
+    registers and the limit; so is shared memory beyond the device."""
+    from tritium.errors import OutOfResources
+
+    attrs = {"CU_FUNC_ATTRIBUTE_NUM_REGS": 168, "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES": 0,
+             "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK": 384, "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES": 0}
+    with pytest.raises(OutOfResources) as e:
+        _loaded(monkeypatch, attrs, {"num_warps": 16})
+    msg = str(e.value)
+    assert "kernel 'heavy_kernel'" in msg and "required: 512, hardware limit: 384" in msg and "168 registers" in msg
+    assert _loaded(monkeypatch, attrs, {"num_warps": 8}).block == 256
+    with pytest.raises(OutOfResources, match=r"kernel 'heavy_kernel': out of resource: shared memory .*"
+                                             r"required: 300000, hardware limit: 232448. .*num_stages"):
+        _loaded(monkeypatch, attrs, {"shared": 300000})

@@ -183,7 +183,8 @@ class LoadedKernel:
         props = device.properties()
         self.shared = int(md.get("shared", 0) or 0)
         if self.shared > props["max_shared_mem"]:
-            raise OutOfResources(self.shared, props["max_shared_mem"], "shared memory")
+            raise OutOfResources(self.shared, props["max_shared_mem"], "shared memory (bytes)", self.name,
+                                 "Smaller blocks or a lower num_stages need less.")
         device.make_current()
         try:
             res = c.cuModuleLoadData(cubin)
@@ -210,8 +211,11 @@ class LoadedKernel:
                                        props["max_shared_mem"] - self.static_shared))
         self.num_warps = int(md.get("num_warps", 4) or 4)
         self.block = self.num_warps * 32
-        if self.block > self.max_threads:
-            raise OutOfResources(self.block, self.max_threads, "threads per block (num_warps * 32)")
+        if self.block > self.max_threads:  # the driver's limit for this function: its registers decide it
+            raise OutOfResources(self.block, self.max_threads, "threads per block (num_warps * 32)", self.name,
+                                 f"At {self.n_regs} registers per thread the device's registers per block hold "
+                                 f"{self.max_threads} threads: a lower num_warps, or a kernel needing fewer "
+                                 f"registers, fits.")
         if int(md.get("num_ctas", 1) or 1) != 1:
             raise KernelRuntimeError(f"kernel '{self.name}': num_ctas > 1 (clusters) is not supported yet")
         if int(md.get("profile_scratch_size", 0) or 0):
