@@ -265,14 +265,20 @@ def model(case: Case, ins: dict) -> dict:
     return out
 
 
-def load_kernel(case: Case, tmpdir: str):
-    path = os.path.join(tmpdir, f"gen_{case.seed}.py")
+def load_source(text: str, name: str, tmpdir: str):
+    """The ``kernel`` of the module ``text``, written to ``tmpdir/name.py`` and imported (the JIT reads sources
+    from files)."""
+    path = os.path.join(tmpdir, f"{name}.py")
     with open(path, "w") as fh:
-        fh.write(source(case))
-    spec = importlib.util.spec_from_file_location(f"gen_{case.seed}", path)
+        fh.write(text)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.kernel
+
+
+def load_kernel(case: Case, tmpdir: str):
+    return load_source(source(case), f"gen_{case.seed}", tmpdir)
 
 
 def run_case(case: Case, kernel, to_device=lambda a: a, from_device=lambda a: a, zeros=np.zeros, **options) -> dict:

@@ -32,7 +32,6 @@ bit-exact but for ``u`` (:data:`ULPS`) and float atomic adds (exact: small integ
 """
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import random
@@ -673,13 +672,9 @@ def _model_loop(case, lenv, vals, trips, bc):
 
 # ---------------------------------------------------------------------------------------------- running
 def load_kernel(case: Case, tmpdir: str):
-    path = os.path.join(tmpdir, f"prog_{case.seed}.py")
-    with open(path, "w") as fh:
-        fh.write(source(case))
-    spec = importlib.util.spec_from_file_location(f"prog_{case.seed}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.kernel
+    from tests.fuzz.generated import load_source
+
+    return load_source(source(case), f"prog_{case.seed}", tmpdir)
 
 
 def out_types(case: Case) -> dict:
