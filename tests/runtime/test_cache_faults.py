@@ -1,5 +1,5 @@
-"""Fault injection on the file cache (issue 9): a writer killed at every step of a write, a full disk, a cache
-directory that cannot be one, an entry that claims another key, many writers at once.  Each time the kernel still
+"""Fault injection on the file cache (issue 9): a writer killed at every step of a write, a full disk, a read-only
+cache directory, a cache directory that cannot be one, an entry that claims another key, many writers at once.  Each time the kernel still
 runs and computes the right thing (recompiling where needed) and nothing corrupt is ever loaded."""
 from __future__ import annotations
 
@@ -157,3 +157,57 @@ def test_eight_concurrent_writers(cdir, tmp_path):  # noqa: F811
     (e,) = entries(cdir)
     assert e["valid"] and e["complete"]
     assert not [p for p in cdir.iterdir() if p.name.startswith(".")], "temporary directories left behind"
+
+
+@pytest.mark.parametrize("err", [errno.EACCES, errno.EROFS])
+def test_read_only_cache_directory(cdir, tmp_path, monkeypatch, err):  # noqa: F811
+    """A cache directory that refuses every write (a read-only mount, or one without write permission: the tests
+    run as root, which ignores permissions, so the refusal is injected where the cache writes -- mkdtemp, mkdir,
+    rename, open for writing): entries already there are hits, a new kernel compiles and runs without storing, and
+    a corrupt entry that cannot be moved aside is recompiled, never loaded."""
+    import tempfile
+
+    a = load(write_kernel(tmp_path / "a"))
+    assert not compile(src_of(a), target="interpreter").from_cache  # stored while the directory was writable
+    root = str(cdir)
+    real_open, real_mkdtemp, real_mkdir, real_rename = open, tempfile.mkdtemp, os.mkdir, os.rename
+
+    def refuse(path):
+        raise OSError(err, os.strerror(err), str(path))
+
+    def ro_open(path, mode="r", *args, **kw):
+        if any(c in mode for c in "wax+") and str(path).startswith(root):
+            refuse(path)
+        return real_open(path, mode, *args, **kw)
+
+    def ro_mkdtemp(*args, dir=None, **kw):
+        return refuse(dir) if str(dir).startswith(root) else real_mkdtemp(*args, dir=dir, **kw)
+
+    def ro_mkdir(path, *args, **kw):
+        return refuse(path) if str(path).startswith(root) else real_mkdir(path, *args, **kw)
+
+    def ro_rename(src, dst, *args, **kw):
+        return refuse(src) if str(src).startswith(root) else real_rename(src, dst, *args, **kw)
+
+    before = sorted(str(p) for p in cdir.rglob("*"))
+    with monkeypatch.context() as m:
+        m.setattr(fcache, "open", ro_open, raising=False)
+        m.setattr(tempfile, "mkdtemp", ro_mkdtemp)
+        m.setattr(os, "mkdir", ro_mkdir)
+        m.setattr(os, "rename", ro_rename)
+        assert compile(src_of(a), target="interpreter").from_cache
+        b = load(write_kernel(tmp_path / "b", op="-", name="kmod2"))
+        with pytest.warns(RuntimeWarning, match="could not write the kernel cache .*(Permission denied|Read-only)"):
+            assert not compile(src_of(b), target="interpreter").from_cache
+        x, y, out = launch(b)
+        np.testing.assert_allclose(out, expected(x, y, op="-"))
+        assert sorted(str(p) for p in cdir.rglob("*")) == before, "something was written to a read-only cache"
+        for f in cdir.rglob("*"):  # now damage a's entry (as the disk would, not through the cache)
+            if f.is_file() and not f.name.endswith(".json"):
+                data = f.read_bytes()
+                with real_open(f, "wb") as fh:
+                    fh.write(data[: len(data) // 2])
+        k = compile(src_of(a), target="interpreter")
+        assert not k.from_cache, "a truncated entry was loaded"
+        x, y, out = launch(load(write_kernel(tmp_path / "a3", name="kmod3")))
+        np.testing.assert_allclose(out, expected(x, y))
