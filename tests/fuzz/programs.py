@@ -456,10 +456,6 @@ def _bcast(node, env) -> str:
     return f"tl.broadcast_to({render(node)}, [BLOCK])" if scalar else render(node)
 
 
-def _render_math(case: Case) -> str:
-    env = env_of((case.da, case.db))
-    node = case.math[1]
-    return f"tl.broadcast_to({render(node)}, [BLOCK])" if type_of(node, env)[1] else render(node)
 
 
 _ATOMIC = {"add": "atomic_add", "max": "atomic_max", "min": "atomic_min", "and": "atomic_and", "or": "atomic_or",
@@ -510,7 +506,7 @@ def source(case: Case) -> str:
     env = env_of((case.da, case.db))
     sc = case.scan
     return _TEMPLATE.format(
-        oa=case.other["a"], ob=case.other["b"], ok=case.other["k"], e=_bcast(case.e, env), u=_render_math(case),
+        oa=case.other["a"], ob=case.other["b"], ok=case.other["k"], e=_bcast(case.e, env), u=_bcast(case.math[1], env),
         acc=TL[case.loop["acc"]], loop=_render_loop(case), cond=_cond(case),
         atomic0=_render_atomic(case, 0), atomic1=_render_atomic(case, 1),
         scan=sc["op"], sx=_scan_input(sc, env), reverse=sc["reverse"])
@@ -573,7 +569,7 @@ def model(case: Case, ins: dict) -> dict:
         vals = {"a": a, "b": b, "k": k, "g": g, "pid": np.asarray(pid, np.int32)}
         bc = lambda v: np.broadcast_to(v, (B,)).copy()  # noqa: E731
         out["e"].append(bc(evaluate(case.e, env, vals))[m])
-        out["u"].append(_model_math(case, env, vals, bc)[m])
+        out["u"].append(bc(evaluate(case.math[1], env, vals))[m])
         out["l"].append(_model_loop(case, lenv, vals, ins["t"][pid], bc)[m])
         half = 0 if _reduce_cond(case, k, pid) else 1
         op = case.branch["ops"][half]
@@ -639,10 +635,6 @@ def _scan(x, op, reverse, dt):
         else:
             r = (np.cumsum if op == "cumsum" else np.cumprod)(x.astype(np.int64)).astype(NP[dt])
     return r[::-1] if reverse else r
-
-
-def _model_math(case, env, vals, bc):
-    return bc(evaluate(case.math[1], env, vals))
 
 
 def math_type(case: Case) -> str:

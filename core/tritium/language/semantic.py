@@ -596,19 +596,13 @@ def invert(x) -> tensor:
 
 
 def _bitwise_check(a, b):
-    """Operands of ``& | ^ << >>``: integers, promoted as arithmetic is (a Python int takes the tensor's type:
-    ``x_i8 << 4`` shifts in 8 bits, as in Triton 3.6), then to the wider integer."""
+    """Operands of ``& | ^ << >>``: integers, promoted as arithmetic is -- two integer tensors to the wider
+    (computation_type_impl's integer promotion), a Python int to the tensor's type (``x_i8 << 4`` shifts in 8
+    bits, as in Triton 3.6)."""
     at, bt = (v.type.scalar if isinstance(v, tensor) else scalar_type_of_python(v) for v in (a, b))
     if not at.is_int() or not bt.is_int():
         raise SemanticError(f"bitwise operations need integer operands, got {at} and {bt}")
-    a, b = binary_op_type_checking(a, b)
-    at, bt = a.type.scalar, b.type.scalar
-    ret = integer_promote_impl(at, bt)
-    if ret != at:
-        a = cast(a, ret)
-    if ret != bt:
-        b = cast(b, ret)
-    return a, b
+    return binary_op_type_checking(a, b)
 
 
 def _python_bitwise(a, b):
