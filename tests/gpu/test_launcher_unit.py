@@ -371,7 +371,7 @@ def test_tensormap_metadata_must_match_the_parameters():
 def test_no_tensormap_launch_source_is_unchanged():
     fn, packer, calls = make(["*fp32", "i32", "fp16"], n_extra=1)
     assert "tm" not in fn.source and "d0" not in fn.source and fn.tensormaps == []
-    assert "pack(buf, 0, (a0.data_ptr() if a0.is_cuda else cpu(a0)), a1, a2, 0)" in fn.source
+    assert "pack(buf, 0, (a0.data_ptr() if a0.is_cuda else elsewhere(a0, 0)), a1, a2, 0)" in fn.source
     assert packer.offsets == [0, 8, 16, 24] and len(packer.buffer) == 32
     fn0 = L.make_launch("F", L.Packer([], 2), block=32, shared=0, cu_launch=lambda *a: (0,))
     fn0(1, 1, 1, 0, [])  # no runtime arguments, scratch parameters only

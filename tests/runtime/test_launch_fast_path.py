@@ -8,6 +8,7 @@ import pytest
 
 import tritium
 import tritium.plugins as plugins
+from tritium.errors import KernelRuntimeError
 from tritium.runtime import driver
 
 
@@ -205,8 +206,14 @@ def test_cuda_direct_launcher_with_stubbed_driver(monkeypatch, tmp_path):
         state["stream"] = 9
         add[(2, 2)](x, y, out, 100, BLOCK=64)
         state["dev"] = 1  # another device: loaded there on its first launch, its own fast entry
-        add[(4,)](x, y, out, 100, BLOCK=64)
-        add[(4,)](x, y, out, 100, BLOCK=64)
+        with pytest.raises(KernelRuntimeError, match="argument 'x_ptr' is a tensor on cuda:0 but the kernel "
+                                                     "launches on cuda:1"):
+            add[(4,)](x, y, out, 100, BLOCK=64)  # the tensors are on device 0
+        x1, y1, out1 = (StubCudaTensor(torch.float32, 0x10000 * (i + 1), device=1) for i in range(3))
+        add[(4,)](x1, y1, out1, 100, BLOCK=64)
+        add[(4,)](x1, y1, out1, 100, BLOCK=64)
+        with pytest.raises(KernelRuntimeError, match="argument 'y_ptr' is a tensor on cuda:0"):
+            add[(4,)](x1, y, out1, 100, BLOCK=64)  # one tensor elsewhere: not the fast entry's launch
         assert add.compile_count == 2  # the in-memory cache is per device (device 1: from the file cache)
         grids = [(g, s) for g, _, s, _ in launches]
         assert grids == [((1, 1, 1), 7), ((3, 1, 1), 7), ((2, 2, 1), 9), ((4, 1, 1), 109), ((4, 1, 1), 109)]
@@ -214,6 +221,9 @@ def test_cuda_direct_launcher_with_stubbed_driver(monkeypatch, tmp_path):
             assert block == 128
             assert [struct.unpack("<Q", s)[0] for s in slots[:3]] == [0x10000, 0x20000, 0x30000]
             assert struct.unpack("<i", slots[3][:4])[0] == 100
-        assert len(add.cache.fast) == 2
+        # device 0 twice: the first launch met the stand-in tensor type before it was inlined (its key has no
+        # devices: such arguments reach the launcher as objects, whose conversion checks the device)
+        assert len(add.cache.fast) == 3
+        assert all(e.direct is not None for e in add.cache.fast.values())
     finally:
         driver.reset()

@@ -84,7 +84,7 @@ def test_launcher_and_binder_share_the_rule():
     nd = bool(ndarray_reader())
     for i, (name, spec, align) in enumerate([("x_ptr", True, True), ("y_ptr", True, False), ("n", False, False),
                                              ("m", True, True)]):
-        stmts = describe_source(name, f"_tr_k{i}", spec, align, nd)
+        stmts = describe_source(name, f"_tr_k{i}", spec, align, nd, f"_tr_p{i}", f"_tr_q{i}")
         assert "".join("    " + ln + "\n" for ln in stmts.splitlines()) in src, name
     binder = kern.binder
     assert binder.describe[:4] == [describe_fn(True, True), describe_fn(True, False), describe_fn(False, False),
@@ -97,7 +97,8 @@ def test_fast_keys_are_the_binders_descriptors(fake):
     kern[(1,)](x, y, 32, 1, BLOCK=4)
     kern[(1,)](x, y, 32, 1, BLOCK=4)
     (key,) = kern.cache.fast
-    descs = key[-1][:4]
+    descs = key[3:11:2]  # (backend, arch, device, descriptor, tensor device, ..., constexprs, options)
+    assert key[4:11:2] == (None,) * 4  # numpy arrays and ints: no tensor device
     assert descs == tuple(f(v) for f, v in zip(kern.binder.describe, (x, y, 32, 1)))
     assert [decode(d) for d in descs] == [Specialization("*fp32", True), Specialization("*fp32"),
                                           Specialization("i32"), Specialization(None, False, 1)]

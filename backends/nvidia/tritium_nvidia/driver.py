@@ -246,7 +246,8 @@ class LoadedKernel:
                                             on_error=self._on_error, check_pointer=driver.check_pointer,
                                             current_stream=driver._stream_getter(device.index),
                                             make_stream=driver._stream, streams=driver._streams,
-                                            retry=_RetryLaunch, global_scratch=scratch, tensormaps=self.tensormaps)
+                                            retry=_RetryLaunch, global_scratch=scratch, tensormaps=self.tensormaps,
+                                            device=device.index)
         self._driver = driver
 
     def _param_count(self) -> Optional[int]:
@@ -516,6 +517,14 @@ class CUDADriver(BaseDriver):
         if lk is None or compile_only():
             return self.launch
         return lk.launch.grid
+
+    def direct_launcher(self, kernel: Any, device: int, positions: tuple, n_values: int) -> Any:
+        """The loaded kernel's launch over ``(gx, 1, 1)`` taking the JIT's parameter values as arguments
+        (:meth:`BaseDriver.direct_launcher`); None where it is not loaded there or under TRITIUM_COMPILE_ONLY."""
+        lk = kernel.loaded.get(device)
+        if lk is None or compile_only() or lk.launch.direct is None:
+            return None
+        return lk.launch.direct(positions, n_values)
 
     def _stream(self, s: int) -> Any:
         cs = self._streams.get(s)

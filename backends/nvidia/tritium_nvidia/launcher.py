@@ -107,13 +107,29 @@ def _bf16_bits(v: float) -> int:
     return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
 
 
-def pointer_value(a: Any, what: str, check: Optional[Callable[[int], None]] = None) -> int:
+def wrong_device(a: Any, what: str, device: Optional[int]) -> Optional[KernelRuntimeError]:
+    """The error for a CUDA tensor ``a`` that is not on ``device`` (the launch's), else None."""
+    dev = getattr(a, "device", None)
+    index = getattr(dev, "index", None)
+    if device is None or getattr(dev, "type", None) != "cuda" or index is None or index == device:
+        return None
+    return KernelRuntimeError(
+        f"{what} is a tensor on cuda:{index} but the kernel launches on cuda:{device}, the current device: "
+        f"move the tensor (.to('cuda:{device}')) or launch under torch.cuda.device({index})")
+
+
+def pointer_value(a: Any, what: str, check: Optional[Callable[[int], None]] = None,
+                  device: Optional[int] = None) -> int:
     """The device address of a pointer argument: a tensor, anything with ``data_ptr()`` or
-    ``__cuda_array_interface__``, an int address, or None (null)."""
+    ``__cuda_array_interface__``, an int address, or None (null).  ``device``: the launch's CUDA device (a torch
+    tensor on another one is an error)."""
     if a is None:
         return 0
     if isinstance(a, int) and not isinstance(a, bool):
         return a
+    err = wrong_device(a, what, device)
+    if err is not None:
+        raise err
     dev = getattr(a, "device", None)
     if dev is not None and getattr(dev, "type", "cuda") not in ("cuda", "hip") and type(a).__module__.startswith(
             "torch"):
@@ -166,7 +182,8 @@ def scalar_value(v: Any, ty: str, what: str) -> Any:
 
 
 def convert_args(args: Sequence, types: Sequence[str], names: Sequence[str], kernel_name: str,
-                 check: Optional[Callable[[int], None]] = None, tensormaps: Optional[dict] = None) -> list:
+                 check: Optional[Callable[[int], None]] = None, tensormaps: Optional[dict] = None,
+                 device: Optional[int] = None) -> list:
     """Every argument as ``struct`` packs it (the slow path, with errors that name the argument).
 
     ``types`` are the kernel's parameter types; with tensormap parameters, ``tensormaps`` maps each one's index
@@ -180,7 +197,7 @@ def convert_args(args: Sequence, types: Sequence[str], names: Sequence[str], ker
         what = f"kernel '{kernel_name}' argument '{names[i]}'" if i < len(names) and names[i] else \
             f"kernel '{kernel_name}' argument #{i}"
         if is_pointer(ty):
-            out.append(pointer_value(a, what, check))
+            out.append(pointer_value(a, what, check, device))
         elif ty == TENSORMAP:
             raise KernelRuntimeError(f"kernel '{kernel_name}': parameter #{i} is a tensormap but the launcher has "
                                      f"no tensormap metadata for it")
@@ -429,13 +446,30 @@ def launch_grid(kernel, grid, args):
 '''
 
 
+# the launch over (gx, 1, 1) on the current stream with the arguments as parameters (the JIT's fast path, see
+# ``launch.direct``): no argument tuple, no grid tuple
+_DIRECT_TEMPLATE = '''
+def launch_direct(gx{params}):
+    s = current_stream()
+    cs = streams.get(s)
+    if cs is None:
+        cs = make_stream(s)
+    gy = gz = 1{body}    if err:
+        args = {args}
+        try:
+            on_error(err, args)
+        except retry:
+            launch(gx, 1, 1, cs, args)
+'''
+
+
 def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch: Callable,
                 names: Sequence[str] = (), kernel_name: str = "kernel", on_error: Optional[Callable] = None,
                 check_pointer: Optional[Callable[[int], None]] = None,
                 current_stream: Optional[Callable[[], Any]] = None, make_stream: Optional[Callable] = None,
                 streams: Optional[dict] = None, retry: type = (), tensormaps: Optional[Sequence[dict]] = None,
                 encode_tensormap: Optional[Callable] = None, global_scratch: Optional[tuple] = None,
-                allocator: Optional[Callable] = None) -> Callable:
+                allocator: Optional[Callable] = None, device: Optional[int] = None) -> Callable:
     """A ``launch(gx, gy, gz, stream, args)`` function for one loaded kernel.
 
     ``cu_launch`` is ``cuda.bindings.driver.cuLaunchKernel`` (or a stand-in with its signature: tests).
@@ -453,6 +487,10 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
     tensormap is encoded from the arguments after it with ``encode_tensormap`` (``cuTensorMapEncodeTiled``'s
     signature with plain-int lists; default :func:`cuda_encode_tiled`), cached per (base, shape, strides).
     ``launch.tensormaps`` are the :class:`TensorMapEncoder` objects.
+
+    ``device``: the CUDA device index the function launches on; a tensor argument on another device (or on the
+    host) is then an error naming the argument and both devices (without it, only host tensors are refused).
+    ``launch.direct(positions, n_values)`` makes the JIT fast path's launch function (see there).
     """
     types = packer.types
     specs = list(tensormaps or ())
@@ -472,8 +510,11 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
         unpack = f"{argv[0]}, = args"
     else:
         unpack = ", ".join(argv) + " = args"
-    # torch CUDA tensors inline (is_cuda guards against CPU tensors); anything else raises AttributeError and
-    # goes through the slow path
+    # torch CUDA tensors inline (``get_device()`` / ``is_cuda`` guard against tensors elsewhere); anything else
+    # raises AttributeError and goes through the slow path
+    def on_device(a: str) -> str:  # the inline test that tensor ``a`` lives on the launch's device
+        return f"{a}.is_cuda" if device is None else f"{a}.get_device() == {int(device)}"
+
     fast = []
     pre = []  # tensormaps: statements before the pack (a descriptor's base address, used twice)
     j = 0  # runtime argument of parameter i
@@ -481,7 +522,7 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
         if ty == TENSORMAP:
             e = by_index[i]
             a = argv[j]  # the descriptor's base: the next runtime argument
-            pre.append(f"d{j} = {a}.data_ptr() if {a}.is_cuda else cpu({a})")
+            pre.append(f"d{j} = {a}.data_ptr() if {on_device(a)} else elsewhere({a}, {j})")
             key = "(" + ", ".join([f"d{j}"] + argv[j + 1:j + 1 + 2 * e.rank]) + ")"
             fast.append(f"tmc{e.number}({key}) or tm{e.number}({key})")
             continue
@@ -489,7 +530,7 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
         if i - 1 in by_index:
             fast.append(f"d{j}")
         elif is_pointer(ty):
-            fast.append(f"({a}.data_ptr() if {a}.is_cuda else cpu({a}))")
+            fast.append(f"({a}.data_ptr() if {on_device(a)} else elsewhere({a}, {j}))")
         else:
             fast.append(a)
         j += 1
@@ -502,10 +543,14 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
     extra = (", " if fast else "") + ", ".join(extra_vals) if packer.n_extra else ""
     if n:  # wrong argument counts: a clear message instead of "not enough values to unpack"
         unpack = f"if len(args) != {n}:\n        convert(args)\n    {unpack}"
+    unpack_line = unpack
     if scratch_size:
         unpack += "\n    gs = scratch(gx * gy * gz)"
     slow_extra = "".join(f", {v}" for v in extra_vals)  # (extra, unless there are no arguments)
     body = _BODY.replace("{unpack}", unpack).replace("*convert(args){extra}", "*convert(args)" + slow_extra)
+    # the direct launch gets device addresses (ints) where the JIT had tensors: packed as they are
+    direct_fast = ", ".join(argv)
+    direct_body = None if encoders else body.replace("{fast}", direct_fast).replace("{extra}", extra)
     body = body.replace("{fast}", ", ".join(fast)).replace("{extra}", extra)
     if pre:
         body = body.replace("        try:\n", "        try:\n" + "".join(f"            {st}\n" for st in pre), 1)
@@ -516,11 +561,12 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
     tm_args = by_index or None
 
     def convert(args):
-        return convert_args(args, types, names, kernel_name, check_pointer, tm_args)
+        return convert_args(args, types, names, kernel_name, check_pointer, tm_args, device)
 
-    def cpu(a):
-        raise KernelRuntimeError(f"kernel '{kernel_name}': a pointer argument is a tensor on device "
-                                 f"'{getattr(a, 'device', '?')}'; the cuda backend needs CUDA tensors")
+    def elsewhere(a, j):
+        what = f"kernel '{kernel_name}' argument " + (f"'{names[j]}'" if j < len(names) and names[j] else f"#{j}")
+        raise wrong_device(a, what, device) or KernelRuntimeError(
+            f"{what}: a tensor on device '{getattr(a, 'device', '?')}'; the cuda backend needs CUDA tensors")
 
     def default_error(err, args):
         raise KernelRuntimeError(f"cuLaunchKernel of '{kernel_name}' failed: {err}")
@@ -540,7 +586,7 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
         return pointer_value(buf, f"kernel '{kernel_name}' global scratch")
 
     ns = {"lock": threading.Lock(), "pack": packer.struct.pack_into, "buf": packer.buffer,
-          "struct_error": struct.error, "KernelRuntimeError": KernelRuntimeError, "convert": convert, "cpu": cpu,
+          "struct_error": struct.error, "KernelRuntimeError": KernelRuntimeError, "convert": convert, "elsewhere": elsewhere,
           "cuLaunchKernel": cu_launch, "func": func, "block": int(block), "shared": int(shared),
           "params": packer.params, "on_error": on_error or default_error, "current_stream": current_stream,
           "streams": streams if streams is not None else {}, "make_stream": make_stream, "retry": retry,
@@ -553,8 +599,40 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
     fn.source = src
     fn.grid = ns.get("launch_grid")
     fn.tensormaps = encoders
+    directs: dict = {}
+
+    def direct(positions: Sequence[int], n_values: int) -> Callable:
+        """``launch_direct(gx, v0, ..., v{n_values-1})``: the launch over the one-dimensional grid ``(gx, 1, 1)``
+        on the current stream, the runtime arguments being ``v[i] for i in positions`` (the JIT passes every
+        parameter's value, constexprs included, and ignores the others), a pointer argument given as its device
+        address (the JIT read ``data_ptr()`` and checked the tensor's device already) or as anything
+        :func:`pointer_value` takes (the slow path's conversion then).  Generated once per ``(positions,
+        n_values)``; needs ``current_stream``, and no tensormap parameters."""
+        key = (tuple(positions), n_values)
+        f = directs.get(key)
+        if f is None:
+            if direct_body is None or current_stream is None or len(key[0]) != n or len(set(key[0])) != n or \
+                    not all(0 <= i < n_values for i in key[0]):
+                raise KernelRuntimeError(f"kernel '{kernel_name}': no direct launch for runtime argument positions "
+                                         f"{key[0]} of {n_values} values ({n} runtime arguments)")
+            slot = {i: j for j, i in enumerate(key[0])}
+            params = ", ".join(f"a{slot[i]}" if i in slot else f"_v{i}" for i in range(n_values))
+            args_tuple = "(" + "".join(f"a{j}, " for j in range(n)) + ")"
+            dbody = direct_body.replace("{stream}", "cs").replace("*convert(args)", f"*convert({args_tuple})")
+            dsrc = _DIRECT_TEMPLATE.replace("{params}", (", " + params) if params else "").replace(
+                "{args}", args_tuple).replace("{body}", dbody)
+            dns = dict(ns)
+            exec(compile(dsrc, f"<tritium-cuda-launcher:{kernel_name}:direct>", "exec"), dns)
+            f = directs[key] = dns["launch_direct"]
+            f.source = dsrc
+        return f
+
+    # without the argument-count check and unpacking (the direct function's parameters are the names)
+    if direct_body is not None:
+        direct_body = direct_body.replace(unpack_line, "", 1)
+    fn.direct = direct if current_stream is not None and direct_body is not None else None
     return fn
 
 
-__all__ = ["Packer", "make_launch", "convert_args", "pointer_value", "scalar_value", "struct_format", "layout",
+__all__ = ["Packer", "make_launch", "convert_args", "pointer_value", "wrong_device", "scalar_value", "struct_format", "layout",
            "is_pointer", "SLOT", "TENSORMAP", "TensorMapEncoder", "cuda_encode_tiled"]

@@ -41,6 +41,7 @@ class StubCUDA(types.SimpleNamespace):
     def __init__(self, launch: Optional[Callable] = None):
         super().__init__()
         self.CUdevice_attribute = self.CUfunction_attribute = self.CUfunc_cache = self.CUresult = _Names()
+        self.CUpointer_attribute = _Names()
         self.cuLaunchKernel = launch or no_launch
 
     def cuInit(self, flags):
@@ -79,21 +80,25 @@ class StubCUDA(types.SimpleNamespace):
     def cuFuncSetAttribute(self, fn, attr, v):
         return _OK
 
+    def cuPointerGetAttribute(self, attr, ptr):  # every address is device memory
+        return (0, ptr)
+
     def CUstream(self, s):
         return s
 
 
 class StubCudaTensor:
-    """What the launch path reads of a torch CUDA tensor: ``dtype``, ``is_cuda``, ``device`` and ``data_ptr()``
-    (a C-level callable, as torch's is)."""
+    """What the launch path reads of a torch CUDA tensor: ``dtype``, ``is_cuda``, ``device``, ``get_device()`` and
+    ``data_ptr()`` (C-level callables, as torch's are)."""
 
-    def __init__(self, dtype: Any, addr: int):
+    def __init__(self, dtype: Any, addr: int, device: int = 0):
         import torch
 
         self.dtype = dtype
         self.is_cuda = True
-        self.device = torch.device("cuda", 0)
+        self.device = torch.device("cuda", device)
         self.data_ptr = itertools.repeat(addr).__next__
+        self.get_device = itertools.repeat(device).__next__
 
 
 def stub_torch_cuda(torch: Any) -> None:

@@ -150,6 +150,16 @@ class BaseDriver(ABC):
         (loading, looking the device up); the default is :meth:`launch` itself."""
         return self.launch
 
+    def direct_launcher(self, kernel: Any, device: Any, positions: tuple,
+                        n_values: int) -> Optional[Callable[..., None]]:
+        """Optionally, the cheapest relaunch: ``fn(gx, v0, ..., v{n_values-1})`` launches ``kernel`` (already
+        launched once on ``device``) over the one-dimensional grid ``(gx, 1, 1)``, ``gx`` > 0, on the current
+        stream, with the runtime arguments ``v[i] for i in positions`` -- the JIT's fast path passes every
+        parameter's value, constexprs included, without building an argument tuple.  The JIT calls it only while
+        no plugin implements the launch hooks (:func:`tritium.compiler.launch.launch_with_hooks` otherwise, with
+        :meth:`launcher`).  Default None: the JIT uses :meth:`launcher`."""
+        return None
+
     def get_device_properties(self, device: Optional[int] = None) -> dict:
         """Triton's device properties (``multiprocessor_count``, ``max_shared_mem``, ``max_num_regs``,
         ``warpSize``, clock rates, ...).  The default: plausible values for a host backend, so that occupancy

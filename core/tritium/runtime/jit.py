@@ -216,7 +216,8 @@ class JITFunction(KernelInterface):
             descs = frozenset(i for i in pos if is_tensordesc_type(bound.signature[self.arg_names[i]]))
             drv, fn = bound_launch(kernel, dev_key[2])
             if drv is ctx.driver:
-                cache.fast[(*dev_key, key)] = FastLaunch(kernel, arg_getter(pos, descs), fn, drv)
+                direct = None if descs else drv.direct_launcher(kernel, dev_key[2], pos, len(self.arg_names))
+                cache.fast[(*dev_key, *key)] = FastLaunch(kernel, arg_getter(pos, descs), fn, drv, direct)
         return kernel
 
     def _compile(self, bound: Bound):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Optional, Sequence
 
+from .. import plugins as _plugins
 from ..compiler.backend import BaseDriver
 from ..compiler.launch import launch_with_hooks
 from ..compiler.registry import launch_context
@@ -35,12 +36,15 @@ class KernelCache(dict):
 
 class FastLaunch:
     """What a relaunch with known descriptors needs: the kernel, ``args(values)`` picking its runtime arguments
-    out of the parameters' values, the driver's bound ``launch(kernel, grid, args)`` and that driver."""
+    out of the parameters' values, the driver's bound ``launch(kernel, grid, args)`` and that driver; ``direct``:
+    the driver's :meth:`~tritium.compiler.backend.BaseDriver.direct_launcher` (``fn(gx, *values)``, taken for a
+    ``(gx,)`` grid while no plugin implements the launch hooks) or None."""
 
-    __slots__ = ("kernel", "args", "launch", "driver")
+    __slots__ = ("kernel", "args", "launch", "driver", "direct")
 
-    def __init__(self, kernel: Any, args: Callable[[tuple], tuple], launch: Callable, driver: Any):
-        self.kernel, self.args, self.launch, self.driver = kernel, args, launch, driver
+    def __init__(self, kernel: Any, args: Callable[[tuple], tuple], launch: Callable, driver: Any,
+                 direct: Optional[Callable] = None):
+        self.kernel, self.args, self.launch, self.driver, self.direct = kernel, args, launch, driver, direct
 
 
 def arg_getter(pos: tuple, tensordescs: frozenset = frozenset()) -> Callable[[tuple], tuple]:
@@ -108,52 +112,56 @@ def make_launcher(fn: Any) -> Any:
     ``partial(launch, grid)``, ``fn.run`` calls it too); ``False`` when the signature does not allow it
     (``*args`` / ``**kwargs`` / keyword-only parameters, names starting with ``_tr_``).
 
-    The parameters are positional-only with a "not given" default, so binding never fails in Python: keyword
-    arguments are matched by name in the generated code, and anything unusual -- a missing or doubly given
-    argument, extra positional arguments, pre-run hooks, a descriptor that cannot be computed, a cache miss --
-    calls ``fn._run(args, kwargs, grid)`` with the arguments exactly as given (same errors, same behaviour)."""
+    The generated function is named after the kernel and has the kernel's parameters, each defaulting to "not
+    given", then ``*extra, **options``: Python binds positional and keyword arguments itself (a parameter given
+    twice is Python's own ``TypeError``, "kern() got multiple values for argument 'n'").  Anything else unusual
+    -- a missing argument, extra positional arguments, pre-run hooks, a descriptor that cannot be computed, a
+    cache miss -- calls ``fn._run`` with the arguments as bound (same errors, same behaviour as ``fn.run``).
+
+    Per launch: each non-constexpr argument's descriptor inline (a tensor's ``data_ptr()`` read once, its
+    ``get_device()`` in the key: a tensor on another device misses and the general path explains it), one dict
+    lookup of the flat key, then the entry's direct launch (the driver's
+    :meth:`~tritium.compiler.backend.BaseDriver.direct_launcher`, with the tensors' addresses) while no plugin
+    implements the launch hooks, else :func:`tritium.compiler.launch.launch_with_hooks`."""
     params = list(fn.signature.parameters.values())
     if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
         return False
     names = [p.name for p in params]
-    if any(n.startswith("_tr_") or not n.isidentifier() for n in names):
+    if any(n.startswith("_tr_") or not n.isidentifier() for n in names) or not fn.__name__.isidentifier() or \
+            fn.__name__ in names:
         return False
     fn.cache_key  # records used_global_vals, which the launcher checks
     ns = describe_namespace()
     ndarray = "_tr_nd" in ns
-    body, descs = [], []
+    body, key, values = [], [], []
     for i, p in enumerate(fn.params):
         n = p.name
         if p.has_default:
             ns[f"_tr_d{i}"] = p.default
         if p.is_constexpr:
-            descs.append(constexpr_source(n))
+            key.append(constexpr_source(n))
+            values.append(n)
             continue
         specialize = n not in fn.do_not_specialize
         body.append(describe_source(n, f"_tr_k{i}", specialize,
-                                    specialize and n not in fn.do_not_specialize_on_alignment, ndarray))
-        descs.append(f"_tr_k{i}")
+                                    specialize and n not in fn.do_not_specialize_on_alignment, ndarray,
+                                    f"_tr_p{i}", f"_tr_q{i}"))
+        key += [f"_tr_k{i}", f"_tr_q{i}"]
+        values.append(f"_tr_p{i}")
     ns.update({"_M": _M, "_tr_fn": fn, "_tr_KC": KernelCache, "_tr_slow": _replay(fn), "_tr_ctx": launch_context,
-               "_tr_launch": launch_with_hooks, "_tr_entry": launch_entry})
+               "_tr_launch": launch_with_hooks, "_tr_entry": launch_entry, "_tr_pl": _plugins})
     given = f"({''.join(n + ', ' for n in names)})"
-    slow = f"return _tr_slow(_tr_grid, {given}, _tr_extra, _tr_kw, False, None)"
-    raw = f"return _tr_slow(_tr_grid, {given}, _tr_extra, _tr_kw, True, None)"
-    lines = [f"def _tr_launch_{fn.__name__}(_tr_grid, {', '.join(n + '=_M' for n in names)}"
-             f"{', ' if names else ''}/, *_tr_extra, **_tr_kw):",
+    slow = f"return _tr_slow(_tr_grid, {given}, _tr_extra, _tr_kw, None)"
+    positional_only = [p.kind == p.POSITIONAL_ONLY for p in params]
+    sig = [f"{n}=_M" for n in names]
+    if any(positional_only):
+        sig.insert(max(i for i, po in enumerate(positional_only) if po) + 1, "/")
+    lines = [f"def {fn.__name__}(_tr_grid, {''.join(a + ', ' for a in sig)}*_tr_extra, **_tr_kw):",
              "    _tr_f = _tr_fn",
              "    if _tr_extra or _tr_f.pre_run_hooks or type(_tr_f.cache) is not _tr_KC:",
-             f"        {raw}",
+             f"        {slow}",
              "    if _tr_f.debug is not None and 'debug' not in _tr_kw:",
-             "        _tr_kw['debug'] = _tr_f.debug",
-             "    if _tr_kw:",
-             "        _tr_o = _tr_kw.copy()"]
-    for n in names:
-        lines += [f"        _tr_v = _tr_o.pop({n!r}, _M)",
-                  "        if _tr_v is not _M:",
-                  f"            if {n} is not _M:",
-                  f"                {raw}",
-                  f"            {n} = _tr_v"]
-    lines += ["    else:", "        _tr_o = _tr_kw"]
+             "        _tr_kw['debug'] = _tr_f.debug"]
     required = [p.name for p in fn.params if not p.has_default]
     if required:
         lines += [f"    if {' or '.join(n + ' is _M' for n in required)}:", f"        {slow}"]
@@ -164,45 +172,50 @@ def make_launcher(fn: Any) -> Any:
               "        _tr_f.check_globals()",
               "    try:"]
     lines += ["    " + ln for ln in "".join(body).splitlines()]
-    lines += [f"        _tr_key = ({''.join(d + ', ' for d in descs)}tuple(_tr_o.items()) if _tr_o else ())",
-              "        _tr_name, _tr_arch, _tr_drv, _tr_dev = _tr_ctx()",
-              "        _tr_e = _tr_f.cache.fast.get((_tr_name, _tr_arch, _tr_dev(), _tr_key))",
+    # the key is flat (descriptors, tensors' devices, constexprs, options): one tuple to hash
+    lines += ["        _tr_name, _tr_arch, _tr_drv, _tr_dev = _tr_ctx()",
+              f"        _tr_key = (_tr_name, _tr_arch, _tr_dev(), {''.join(k + ', ' for k in key)}"
+              f"tuple(_tr_kw.items()) if _tr_kw else ())",
+              "        _tr_e = _tr_f.cache.fast.get(_tr_key)",
               "    except Exception:  # no descriptor for some argument: the general binder explains it",
               f"        {slow}",
               "    if _tr_e is None or _tr_e.driver is not _tr_drv:",
-              f"        return _tr_slow(_tr_grid, {given}, _tr_extra, _tr_kw, False, _tr_key)",
-              "    if type(_tr_grid) is tuple and len(_tr_grid) == 1 and type(_tr_grid[0]) is int and "
-              "0 <= _tr_grid[0] <= 2147483647:  # (else grid3 says what is wrong)",
-              "        if _tr_grid[0]:",
-              f"            _tr_launch(_tr_e.launch, _tr_e.kernel, (_tr_grid[0], 1, 1), _tr_e.args({given}))",
-              "        return _tr_e.kernel",
-              f"    return _tr_entry(_tr_f, _tr_e, _tr_grid, {given}, _tr_o)",
+              f"        return _tr_slow(_tr_grid, {given}, _tr_extra, _tr_kw, _tr_key[3:])",
+              "    if type(_tr_grid) is tuple and len(_tr_grid) == 1:",
+              "        _tr_g = _tr_grid[0]",
+              "        if type(_tr_g) is int and 0 <= _tr_g <= 2147483647:  # (else grid3 says what is wrong)",
+              "            if _tr_g:",
+              "                _tr_pm = _tr_pl._pm",
+              "                if _tr_e.direct is not None and _tr_pm is not None and _tr_pm.launch_hooks is None:",
+              f"                    _tr_e.direct(_tr_g, {', '.join(values)})",
+              "                else:",
+              f"                    _tr_launch(_tr_e.launch, _tr_e.kernel, (_tr_g, 1, 1), _tr_e.args({given}))",
+              "            return _tr_e.kernel",
+              f"    return _tr_entry(_tr_f, _tr_e, _tr_grid, {given}, _tr_kw)",
               ""]
     src = "\n".join(lines)
     exec(compile(src, f"<tritium launcher for {fn.__name__}>", "exec"), ns)  # noqa: S102 - our own code
-    launch = ns[f"_tr_launch_{fn.__name__}"]
+    launch = ns[fn.__name__]
     launch.source = src
     return launch
 
 
 def _replay(fn: Any) -> Callable:
-    """``slow(grid, given, extra, kwargs, raw, key)``: ``fn._run`` with the arguments of a generated launcher as
-    they were given.  ``given`` holds the parameters' current values (``_M``: not given): the positional
-    arguments are the prefix of them not named in ``kwargs`` (a parameter filled from ``kwargs`` or its default
-    may follow; passing a default positionally binds the same); ``raw``: no parameter was filled yet, the
-    positional arguments are the given prefix (a parameter given both ways is then reported by the binder).
-    ``key``: the descriptor tuple, when it could be computed (the launch then records a fast entry)."""
+    """``slow(grid, given, extra, kwargs, key)``: ``fn._run`` with the arguments a generated launcher bound.
+    ``given`` holds the parameters' values (``_M``: not given): with ``extra`` positional arguments every
+    parameter was given positionally; else the given prefix goes positionally, the other given parameters by
+    name (the binder treats both alike), ``kwargs`` are the options.  ``key``: the descriptor part of the fast
+    key, when it could be computed (the launch then records a fast entry)."""
     names = tuple(fn.arg_names)
 
-    def slow(grid: Any, given: tuple, extra: tuple, kwargs: dict, raw: bool, key: Optional[tuple]) -> Any:
+    def slow(grid: Any, given: tuple, extra: tuple, kwargs: dict, key: Optional[tuple]) -> Any:
         if extra:
             return fn._run((*given, *extra), kwargs, grid, key=key)
         k = 0
-        for name, v in zip(names, given):
-            if v is _M or (not raw and name in kwargs):
-                break
+        while k < len(given) and given[k] is not _M:
             k += 1
-        return fn._run(given[:k], kwargs, grid, key=key)
+        named = {n: v for n, v in zip(names[k:], given[k:]) if v is not _M}
+        return fn._run(given[:k], {**named, **kwargs} if named else kwargs, grid, key=key)
 
     return slow
 

@@ -191,21 +191,30 @@ def _int_expr(x: str, specialize: bool) -> str:
     return f"({_ONE} if {x} == 1 else {_DIVISIBLE} if not {x} & {_MASK} else {_PLAIN})"
 
 
-def describe_source(x: str, out: str, specialize: bool, align: bool, ndarray: bool) -> str:
+def describe_source(x: str, out: str, specialize: bool, align: bool, ndarray: bool,
+                    value: Optional[str] = None, device: Optional[str] = None) -> str:
     """Statements (indented by 4) setting ``out`` to the descriptor of the argument in variable ``x``, for a
     parameter with these flags; ``ndarray``: inline numpy arrays too (:func:`ndarray_reader` is available).
-    Their names come from :func:`describe_namespace`; ``_tr_t`` is a scratch variable."""
-    lines = [f"_tr_t = type({x})",
-             "if _tr_t in _tr_P:",
-             f"    {out} = {_pointer_expr(f'{x}.dtype', f'{x}.data_ptr()', align)}",
-             "elif _tr_t is int:",
+    Their names come from :func:`describe_namespace`; ``_tr_t`` is a scratch variable.
+
+    With ``value`` and ``device`` (variable names; the JIT's launcher): also ``value`` = a tensor's
+    ``data_ptr()`` (read once), else ``x`` itself, and ``device`` = a tensor's ``get_device()`` (-1 on the
+    host), else None."""
+    if value:
+        tensor = [f"    {value} = {x}.data_ptr()", f"    {device} = {x}.get_device()",
+                  f"    {out} = {_pointer_expr(f'{x}.dtype', value, align)}"]
+        other = [f"    {value} = {x}", f"    {device} = None"]
+    else:
+        tensor, other = [f"    {out} = {_pointer_expr(f'{x}.dtype', f'{x}.data_ptr()', align)}"], []
+    lines = [f"_tr_t = type({x})", "if _tr_t in _tr_P:", *tensor,
+             "elif _tr_t is int:", *other,
              f"    {out} = {_int_expr(x, specialize)}",
              f"    if not -0x80000000 <= {x} <= 0x7FFFFFFF:",
              f"        {out} = _tr_wide({x}, {out})"]
     if ndarray:
-        lines += ["elif _tr_t is _tr_nd:",
+        lines += ["elif _tr_t is _tr_nd:", *other,
                   f"    {out} = {_pointer_expr(f'{x}.dtype', f'_tr_rd(id({x}) + _tr_off).value', align)}"]
-    lines += ["else:", f"    {out} = _tr_other({x}, {specialize}, {align})"]
+    lines += ["else:", *other, f"    {out} = _tr_other({x}, {specialize}, {align})"]
     return "".join(f"    {ln}\n" for ln in lines)
 
 
@@ -221,8 +230,8 @@ def _describe_constexpr(v: Any) -> tuple:
     return (type(u), u)
 
 
-#: types with ``dtype`` and a ``data_ptr()`` method (torch.Tensor, its subclasses, look-alikes) seen so far:
-#: descriptors of their instances are computed inline
+#: types with ``dtype``, ``data_ptr()`` and ``get_device()`` (torch.Tensor, its subclasses, look-alikes) seen so
+#: far: descriptors of their instances are computed inline
 DATA_PTR_TYPES: set = set()
 
 
@@ -281,8 +290,9 @@ def _describe_other(v: Any, specialize: bool, align: bool) -> Any:
     if is_tensor_descriptor(v):  # divisible: every dim of its shape is a multiple of 16 (unless do_not_specialize)
         return Specialization(tensordesc_type_string(v), specialize and not any(int(d) & _MASK for d in v.shape))
     if hasattr(v, "dtype") and hasattr(v, "data_ptr"):
-        DATA_PTR_TYPES.add(type(v))  # a tensor type: inline from now on
-        return describe_fn(specialize, align)(v)
+        if hasattr(v, "get_device"):
+            DATA_PTR_TYPES.add(type(v))  # a tensor type: inline from now on
+        return _POINTER[align](v.dtype, v.data_ptr())
     ptr = data_pointer(v)  # numpy arrays (when not inline), __cuda_array_interface__ objects
     if ptr is not None:
         return _POINTER[align](ptr[1], ptr[0])
