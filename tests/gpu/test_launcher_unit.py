@@ -371,7 +371,7 @@ def test_tensormap_metadata_must_match_the_parameters():
 def test_no_tensormap_launch_source_is_unchanged():
     fn, packer, calls = make(["*fp32", "i32", "fp16"], n_extra=1)
     assert "tm" not in fn.source and "d0" not in fn.source and fn.tensormaps == []
-    assert "pack(buf, 0, (a0.data_ptr() if a0.is_cuda else elsewhere(a0, 0)), a1, a2, 0)" in fn.source
+    assert "pack(b, 0, (a0.data_ptr() if a0.is_cuda else elsewhere(a0, 0)), a1, a2, 0)" in fn.source
     assert packer.offsets == [0, 8, 16, 24] and len(packer.buffer) == 32
     fn0 = L.make_launch("F", L.Packer([], 2), block=32, shared=0, cu_launch=lambda *a: (0,))
     fn0(1, 1, 1, 0, [])  # no runtime arguments, scratch parameters only
@@ -552,3 +552,118 @@ def test_registers_beyond_the_device_name_the_kernel_and_the_limit(monkeypatch):
     with pytest.raises(OutOfResources, match=r"kernel 'heavy_kernel': out of resource: shared memory .*"
                                              r"required: 300000, hardware limit: 232448. .*num_stages"):
         _loaded(monkeypatch, attrs, {"shared": 300000})
+
+
+# ----------------------------------------------------------------------------------- the C call, threads, direct
+def make_c(types, device=0):
+    """A launcher in C-call mode with a stand-in for the extension's ``launch`` (ints only)."""
+    calls = []
+
+    def fake_c(f, gx, gy, gz, block, shared, stream, params):
+        assert all(type(v) is int for v in (f, gx, gy, gz, block, shared, stream, params))
+        arr = (ctypes.c_void_p * packer.n).from_address(params)
+        calls.append(((gx, gy, gz), block, shared, stream, f, [ctypes.string_at(arr[i], L.SLOT)
+                                                              for i in range(packer.n)]))
+        return 0
+
+    packer = L.Packer(types)
+    fn = L.make_launch(0xF00, packer, block=128, shared=0, cu_launch=None, names=[f"p{i}" for i in
+                       range(len(types))], kernel_name="k", current_stream=lambda: 0x57, device=device,
+                       c_launch=fake_c)
+    return fn, packer, calls
+
+
+class FakeTorchTensor(FakeCudaTensor):
+    def __init__(self, ptr, device=0):
+        import torch
+
+        super().__init__(ptr)
+        self.device = torch.device("cuda", device)
+        self._device = device
+
+    def get_device(self):
+        return self._device
+
+
+def test_c_mode_passes_ints_and_the_raw_stream():
+    fn, packer, calls = make_c(["*fp32", "i32"])
+    fn(2, 1, 1, 0x99, [FakeTorchTensor(0x1000), 7])  # launch(): the stream as given (int(stream))
+    fn.grid(None, (3, 1, 1), [FakeTorchTensor(0x2000), 8])  # the current stream, raw
+    fn.direct((0, 2), 3)(4, FakeTorchTensor(0x3000), "constexpr ignored", 9)  # a tensor still converts
+    fn.direct((0, 2), 3)(5, 0x4000, None, 10)  # the JIT passes addresses
+    got = [(g, s, f, struct.unpack("<Q", b[0])[0], struct.unpack("<i", b[1][:4])[0]) for g, _, _, s, f, b in calls]
+    assert got == [((2, 1, 1), 0x99, 0xF00, 0x1000, 7), ((3, 1, 1), 0x57, 0xF00, 0x2000, 8),
+                   ((4, 1, 1), 0x57, 0xF00, 0x3000, 9), ((5, 1, 1), 0x57, 0xF00, 0x4000, 10)]
+    assert fn.direct((0, 2), 3) is fn.direct((0, 2), 3)  # generated once per positions
+    with pytest.raises(KernelRuntimeError, match="no direct launch"):
+        fn.direct((0,), 3)
+
+
+def test_tensor_on_another_device_is_refused_with_both_devices():
+    fn, packer, calls = make_c(["*fp32", "*fp32"], device=1)
+    with pytest.raises(KernelRuntimeError, match=r"argument 'p1' is a tensor on cuda:0 but the kernel launches on "
+                                                 r"cuda:1.*torch.cuda.device\(0\)"):
+        fn(1, 1, 1, 0, [FakeTorchTensor(0x1000, 1), FakeTorchTensor(0x2000, 0)])
+    with pytest.raises(KernelRuntimeError, match="argument 'p0' is a tensor on cuda:0"):
+        fn.direct((0, 1), 2)(1, FakeTorchTensor(0x1000, 0), 0x2000)
+    assert calls == []
+    fn(1, 1, 1, 0, [FakeTorchTensor(0x1000, 1), FakeTorchTensor(0x2000, 1)])
+    assert len(calls) == 1
+
+
+def test_other_threads_pack_into_their_own_buffer():
+    import threading
+
+    fn, packer, calls = make_c(["*fp32", "i32"])
+    seen = []
+
+    def worker(i):
+        fn(1, 1, 1, 0, [FakeTorchTensor(0x1000 * (i + 1)), i])
+        seen.append(i)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    fn(1, 1, 1, 0, [FakeTorchTensor(0xAB00), 99])  # this (the making) thread: the kernel's own buffer
+    assert sorted(seen) == [0, 1, 2, 3]
+    packed = sorted((struct.unpack("<Q", b[0])[0], struct.unpack("<i", b[1][:4])[0]) for *_, b in calls)
+    assert packed == sorted([(0x1000 * (i + 1), i) for i in range(4)] + [(0xAB00, 99)])
+    assert packer.read()[:2] == (0xAB00, 99)  # the other threads did not write the kernel's buffer
+
+
+def test_c_extension_without_libcuda_says_why():
+    ext = pytest.importorskip("tritium_nvidia._cuda_launch", reason="the C launcher was not built here")
+    why = ext.available()
+    if not why:
+        pytest.skip("libcuda is present: tests/gpu runs the C launcher for real")
+    assert "libcuda" in why
+    with pytest.raises(RuntimeError, match="libcuda"):
+        ext.launch(1, 1, 1, 1, 128, 0, 0, 0)
+    with pytest.raises(TypeError):
+        ext.launch(1, 2, 3)
+    with pytest.raises(OverflowError):
+        ext.launch(1, 2 ** 40, 1, 1, 128, 0, 0, 0)
+
+
+def test_launcher_choice(monkeypatch):
+    from tritium_nvidia import driver as D
+
+    monkeypatch.setenv("TRITIUM_CUDA_LAUNCHER", "bindings")
+    assert D.c_launcher() is None
+    monkeypatch.setenv("TRITIUM_CUDA_LAUNCHER", "fast")
+    with pytest.raises(KernelRuntimeError, match="expected 'c' or 'bindings'"):
+        D.c_launcher()
+    monkeypatch.setenv("TRITIUM_CUDA_LAUNCHER", "c")
+    try:
+        from tritium_nvidia import _cuda_launch
+    except ImportError:
+        with pytest.raises(KernelRuntimeError, match="not built"):
+            D.c_launcher()
+        return
+    if _cuda_launch.available():
+        with pytest.raises(KernelRuntimeError, match="cannot call the driver"):
+            D.c_launcher()
+    else:
+        assert D.c_launcher() is _cuda_launch.launch

@@ -161,6 +161,33 @@ class _Device:
         check("cuCtxSetCurrent", c.cuCtxSetCurrent(self.context))
 
 
+LAUNCHER_ENV = "TRITIUM_CUDA_LAUNCHER"
+
+
+def c_launcher() -> Optional[Any]:
+    """The C extension's ``launch`` (:mod:`tritium_nvidia._cuda_launch`: ``cuLaunchKernel`` from C) when it was
+    built with the package and finds libcuda, else None (cuda.bindings' ``cuLaunchKernel`` is called).
+    ``TRITIUM_CUDA_LAUNCHER=bindings`` chooses cuda.bindings; ``=c`` makes a missing extension an error."""
+    choice = os.environ.get(LAUNCHER_ENV, "").strip().lower()
+    if choice == "bindings":
+        return None
+    if choice not in ("", "c"):
+        raise KernelRuntimeError(f"{LAUNCHER_ENV}={choice!r}: expected 'c' or 'bindings'")
+    try:
+        from . import _cuda_launch
+    except ImportError as e:
+        if choice == "c":
+            raise KernelRuntimeError(f"{LAUNCHER_ENV}=c but the C launcher was not built with this installation "
+                                     f"({e}); reinstall tritium where a C compiler is present") from None
+        return None
+    why = _cuda_launch.available()
+    if why:
+        if choice == "c":
+            raise KernelRuntimeError(f"{LAUNCHER_ENV}=c but the C launcher cannot call the driver: {why}")
+        return None
+    return _cuda_launch.launch
+
+
 class LoadedKernel:
     """A CompiledKernel's cubin loaded on one device: module, function, registers, and its launch function."""
 
@@ -247,7 +274,7 @@ class LoadedKernel:
                                             current_stream=driver._stream_getter(device.index),
                                             make_stream=driver._stream, streams=driver._streams,
                                             retry=_RetryLaunch, global_scratch=scratch, tensormaps=self.tensormaps,
-                                            device=device.index)
+                                            device=device.index, c_launch=c_launcher())
         self._driver = driver
 
     def _param_count(self) -> Optional[int]:

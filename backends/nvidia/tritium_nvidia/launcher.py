@@ -11,6 +11,12 @@ The launch path is measured against Triton's C launcher, so per launch it does a
   arguments are unpacked by position, torch CUDA tensors go through ``t.data_ptr()`` inline, everything else
   (objects with ``data_ptr()`` or ``__cuda_array_interface__``, ints, None, CPU tensors -> error, numpy
   scalars, out-of-range ints -> error) takes :func:`convert_args`, the slow path with the messages.
+  A tensor on another device than the launch's is refused there, naming the argument and both devices.
+* The driver call is the C extension :mod:`tritium_nvidia._cuda_launch` (``cuLaunchKernel`` from C with ints:
+  cuda.bindings' wrapper costs ~1.2 us a call above the driver's own ~2.6 us on an H100 host) where it was built
+  with the package, else cuda.bindings' ``cuLaunchKernel``.
+* ``launch.direct(positions, n)`` is the JIT's relaunch fast path: the parameters' values as arguments (tensors
+  as the addresses the JIT read), a one-dimensional grid, the current stream.
 
 Tensormap parameters (sm_90 TMA descriptors).  A parameter of type ``"tensormap"`` (``.param .align 64 .b8
 p[128]`` in the PTX) is a ``CUtensorMap`` passed by value: its slot is 128 bytes at a 64-byte-aligned address
@@ -25,8 +31,9 @@ tensormap by ``(base, *shape, *strides)``: a relaunch with the same tensors cost
 A kernel without tensormaps gets exactly the launch source it had before tensormaps existed.
 
 Parameters the cubin has beyond the kernel's signature (Triton-style global/profile scratch pointers) are
-passed as null pointers.  A launcher is not re-entrant across threads: a lock guards pack + launch (and the
-tensormap caches).
+passed as null pointers.  Threads: the thread that made a launch function packs into the kernel's buffer, any
+other thread into a buffer of its own, so no lock is taken per launch (the tensormap caches are dicts, whose
+single operations the GIL keeps whole).
 """
 from __future__ import annotations
 
@@ -416,28 +423,39 @@ class Packer:
 
 _BODY = '''
     {unpack}
-    with lock:
-        try:
-            pack(buf, 0, {fast}{extra})
-        except (AttributeError, TypeError, struct_error, KernelRuntimeError):
-            pack(buf, 0, *convert(args){extra})
-        err, = cuLaunchKernel(func, gx, gy, gz, block, 1, 1, shared, {stream}, params, 0)
+    if ident() == owner:
+        b, p = buf, params
+    else:
+        b, p = thread_buffer()
+    try:
+        pack(b, 0, {fast}{extra})
+    except (AttributeError, TypeError, struct_error, KernelRuntimeError):
+        pack(b, 0, *convert(args){extra})
+    {call}
 '''
+# the driver call: cuda.bindings' cuLaunchKernel (a CUstream object), or the C extension's (ints)
+_CALL_BINDINGS = "err, = cuLaunchKernel(func, gx, gy, gz, block, 1, 1, shared, {stream}, p, 0)"
+_CALL_C = "err = claunch(func, gx, gy, gz, block, shared, {stream}, p)"
 
 _TEMPLATE = '''
 def launch(gx, gy, gz, stream, args):{body}    if err:
         on_error(err, args)
 '''
 
-# the same launch for the current stream, with ``CUDADriver.launch``'s signature (``kernel`` is the one this
-# function was made for): ``current_stream()`` gives the stream's raw handle, ``streams`` caches the CUstream
-# objects; ``on_error`` raising ``retry`` relaunches once through ``launch``
-_GRID_TEMPLATE = '''
-def launch_grid(kernel, grid, args):
+# the current stream: its CUstream object (cached in ``streams``, made by ``make_stream(raw handle)``) for
+# cuda.bindings, the raw handle itself for the C call
+_STREAM_BINDINGS = '''
     s = current_stream()
     cs = streams.get(s)
     if cs is None:
-        cs = make_stream(s)
+        cs = make_stream(s)'''
+_STREAM_C = '''
+    cs = current_stream()'''
+
+# the same launch for the current stream, with ``CUDADriver.launch``'s signature (``kernel`` is the one this
+# function was made for); ``on_error`` raising ``retry`` relaunches once through ``launch``
+_GRID_TEMPLATE = '''
+def launch_grid(kernel, grid, args):{stream}
     gx, gy, gz = grid{body}    if err:
         try:
             on_error(err, args)
@@ -449,11 +467,7 @@ def launch_grid(kernel, grid, args):
 # the launch over (gx, 1, 1) on the current stream with the arguments as parameters (the JIT's fast path, see
 # ``launch.direct``): no argument tuple, no grid tuple
 _DIRECT_TEMPLATE = '''
-def launch_direct(gx{params}):
-    s = current_stream()
-    cs = streams.get(s)
-    if cs is None:
-        cs = make_stream(s)
+def launch_direct(gx{params}):{stream}
     gy = gz = 1{body}    if err:
         args = {args}
         try:
@@ -469,10 +483,16 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
                 current_stream: Optional[Callable[[], Any]] = None, make_stream: Optional[Callable] = None,
                 streams: Optional[dict] = None, retry: type = (), tensormaps: Optional[Sequence[dict]] = None,
                 encode_tensormap: Optional[Callable] = None, global_scratch: Optional[tuple] = None,
-                allocator: Optional[Callable] = None, device: Optional[int] = None) -> Callable:
+                allocator: Optional[Callable] = None, device: Optional[int] = None,
+                c_launch: Optional[Callable] = None) -> Callable:
     """A ``launch(gx, gy, gz, stream, args)`` function for one loaded kernel.
 
     ``cu_launch`` is ``cuda.bindings.driver.cuLaunchKernel`` (or a stand-in with its signature: tests).
+    ``c_launch``: :mod:`tritium_nvidia._cuda_launch`'s ``launch`` (or a stand-in with its signature), called
+    instead with ints (``func`` as an int, streams as raw handles) where the extension is built.
+
+    Threads: the thread that made the function packs into ``packer``'s buffer without a lock; any other thread
+    into a buffer of its own (made on its first launch).
     ``stream`` is whatever ``cu_launch`` accepts for a stream (a ``CUstream`` or an int).  ``on_error(err, args)``
     is called with a non-zero CUresult and raises.
 
@@ -547,16 +567,19 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
     if scratch_size:
         unpack += "\n    gs = scratch(gx * gy * gz)"
     slow_extra = "".join(f", {v}" for v in extra_vals)  # (extra, unless there are no arguments)
+    call = _CALL_C if c_launch is not None else _CALL_BINDINGS
     body = _BODY.replace("{unpack}", unpack).replace("*convert(args){extra}", "*convert(args)" + slow_extra)
+    body = body.replace("{call}", call)
     # the direct launch gets device addresses (ints) where the JIT had tensors: packed as they are
     direct_fast = ", ".join(argv)
     direct_body = None if encoders else body.replace("{fast}", direct_fast).replace("{extra}", extra)
     body = body.replace("{fast}", ", ".join(fast)).replace("{extra}", extra)
     if pre:
-        body = body.replace("        try:\n", "        try:\n" + "".join(f"            {st}\n" for st in pre), 1)
-    src = _TEMPLATE.replace("{body}", body.replace("{stream}", "stream"))
+        body = body.replace("    try:\n", "    try:\n" + "".join(f"        {st}\n" for st in pre), 1)
+    src = _TEMPLATE.replace("{body}", body.replace("{stream}", "int(stream)" if c_launch else "stream"))
+    stream_prelude = _STREAM_C if c_launch is not None else _STREAM_BINDINGS
     if current_stream is not None:
-        src += _GRID_TEMPLATE.replace("{body}", body.replace("{stream}", "cs"))
+        src += _GRID_TEMPLATE.replace("{body}", body.replace("{stream}", "cs")).replace("{stream}", stream_prelude)
 
     tm_args = by_index or None
 
@@ -585,9 +608,23 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
         held[0] = buf
         return pointer_value(buf, f"kernel '{kernel_name}' global scratch")
 
-    ns = {"lock": threading.Lock(), "pack": packer.struct.pack_into, "buf": packer.buffer,
-          "struct_error": struct.error, "KernelRuntimeError": KernelRuntimeError, "convert": convert, "elsewhere": elsewhere,
-          "cuLaunchKernel": cu_launch, "func": func, "block": int(block), "shared": int(shared),
+    thread_buffers: dict = {}
+    buffers_lock = threading.Lock()
+
+    def thread_buffer() -> tuple:
+        """``(buffer, params)`` of the calling thread (not the one that made this function)."""
+        tid = threading.get_ident()
+        pb = thread_buffers.get(tid)
+        if pb is None:
+            with buffers_lock:
+                pb = thread_buffers[tid] = Packer(types, packer.n_extra)
+        return pb.buffer, pb.params
+
+    ns = {"ident": threading.get_ident, "owner": threading.get_ident(), "thread_buffer": thread_buffer,
+          "pack": packer.struct.pack_into, "buf": packer.buffer,
+          "struct_error": struct.error, "KernelRuntimeError": KernelRuntimeError, "convert": convert,
+          "elsewhere": elsewhere, "cuLaunchKernel": cu_launch, "claunch": c_launch,
+          "func": int(func) if c_launch is not None else func, "block": int(block), "shared": int(shared),
           "params": packer.params, "on_error": on_error or default_error, "current_stream": current_stream,
           "streams": streams if streams is not None else {}, "make_stream": make_stream, "retry": retry,
           "scratch": scratch}
@@ -620,7 +657,7 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
             args_tuple = "(" + "".join(f"a{j}, " for j in range(n)) + ")"
             dbody = direct_body.replace("{stream}", "cs").replace("*convert(args)", f"*convert({args_tuple})")
             dsrc = _DIRECT_TEMPLATE.replace("{params}", (", " + params) if params else "").replace(
-                "{args}", args_tuple).replace("{body}", dbody)
+                "{args}", args_tuple).replace("{body}", dbody).replace("{stream}", stream_prelude)
             dns = dict(ns)
             exec(compile(dsrc, f"<tritium-cuda-launcher:{kernel_name}:direct>", "exec"), dns)
             f = directs[key] = dns["launch_direct"]
