@@ -96,6 +96,16 @@ def vector_add(K, x, y, out, n):
     K.add_kernel[(cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)
 
 
+def launch_variants(K):
+    """The vector add as an autotuned kernel (two configs, tuned on the first launch) and as a heuristics kernel
+    (BLOCK_SIZE computed), for the launch-overhead table: after tuning both take the JIT's relaunch path."""
+    tr = K.triton
+    tuned = tr.autotune(configs=[tr.Config({"BLOCK_SIZE": 1024}, num_warps=4),
+                                 tr.Config({"BLOCK_SIZE": 1024}, num_warps=8)], key=["n_elements"])(K.add_kernel)
+    heur = tr.heuristics({"BLOCK_SIZE": lambda args: 1024})(K.add_kernel)
+    return tuned, heur
+
+
 def softmax(K, x, y, n_rows, n_cols):
     block, warps = softmax_cfg(n_cols)
     K.softmax_kernel[(n_rows,)](y, x, x.stride(0), y.stride(0), n_cols, BLOCK_SIZE=block, num_warps=warps)
@@ -248,6 +258,34 @@ def compile_only(args) -> dict:
     for name in ("matmul_fp16", "attention_fwd_fp16"):
         if name in c:
             print(f"tritium cold compile of {name} (here, CPU machine, warm process): {c[name]:.2f} s")
+    return report
+
+
+def compile_launch_kernels(args) -> dict:
+    """``--compile-only --launch-only``: compile (into TRITIUM_CACHE_DIR) just the kernels of the launch-overhead
+    table: the vector add at 1024 elements, its autotuned configs and its heuristics variant."""
+    import torch
+
+    R = load_kernels("tritium")
+    t = lambda: torch.randn(1024)  # noqa: E731
+    vector_add(R, t(), t(), t(), 1024)
+    tuned, heur = launch_variants(R)
+    tuned[(1,)](t(), t(), t(), 1024)
+    heur[(1,)](t(), t(), t(), 1024)
+    print("compiled the launch-overhead kernels")
+    return {"compiled": "launch"}
+
+
+def run_launch_only(args) -> dict:
+    """``--launch-only`` on the GPU: the launch-overhead table alone (tritium, Triton, bare driver calls)."""
+    import torch
+    import triton
+
+    torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+              "tritium_target": None, "rows": [], "launch_us": {}, "errors": {}}
+    launch_overhead(report, {"tritium": load_kernels("tritium"), "triton": load_kernels("triton")}, args)
     return report
 
 
@@ -494,14 +532,35 @@ def launch_overhead(report, impls, args):
     def measure(label, fn):
         try:
             res[label] = _per_launch_us(fn, N)
-            print(f"launch overhead {label:<46} {res[label]:7.2f} us", flush=True)
+            print(f"launch overhead {label:<58} {res[label]:7.2f} us", flush=True)
         except Exception as e:  # noqa: BLE001
             report["errors"]["launch " + label] = f"{type(e).__name__}: {e}"
-            print(f"launch overhead {label:<46} FAILED: {type(e).__name__}: {e}", flush=True)
+            print(f"launch overhead {label:<58} FAILED: {type(e).__name__}: {e}", flush=True)
 
     T, R = impls["triton"], impls["tritium"]
     measure("triton  kernel[grid](...)", lambda: T.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024))
     measure("tritium kernel[grid](...)", lambda: R.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024))
+    for label, K in (("triton ", T), ("tritium", R)):
+        try:
+            tuned, heur = launch_variants(K)
+            tuned[(1,)](x, y, out, n)  # tunes (benchmarks both configs) once
+            measure(f"{label} autotuned kernel[grid](...), after tuning", lambda: tuned[(1,)](x, y, out, n))
+            measure(f"{label} heuristics kernel[grid](...)", lambda: heur[(1,)](x, y, out, n))
+        except Exception as e:  # noqa: BLE001
+            report["errors"][f"launch {label.strip()} autotuned/heuristics"] = f"{type(e).__name__}: {e}"
+    try:  # the driver call from C (tritium's extension), the floor any Python launcher sits on
+        from tritium_nvidia import _cuda_launch, driver as nd
+
+        rk = R.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)
+        lk = rk.loaded[torch.cuda.current_device()]
+        report["tritium_c_launcher"] = nd.c_launcher() is not None
+        if not _cuda_launch.available():
+            lk.packer.pack([x.data_ptr(), y.data_ptr(), out.data_ptr(), n])
+            fi, pi, si = int(lk.function), lk.packer.params, torch.cuda.current_stream().cuda_stream
+            measure("bare cuLaunchKernel from C (tritium_nvidia._cuda_launch)",
+                    lambda: _cuda_launch.launch(fi, 1, 1, 1, lk.block, lk.dynamic_shared, si, pi))
+    except Exception as e:  # noqa: BLE001
+        report["errors"]["launch C"] = f"{type(e).__name__}: {e}"
     try:
         tk = T.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)
         measure("triton  CompiledKernel[grid](...)", lambda: tk[(1, 1, 1)](x, y, out, n, 1024))
@@ -604,8 +663,10 @@ def summary(report):
     lines += [fmt_row(r) for r in rows if not r.get("flops")]
     if any(r.get("flops") for r in rows):
         lines += [header(flops=True)] + [fmt_row(r) for r in rows if r.get("flops")]
-    for k, v in report.get("launch_us", {}).items():
-        lines.append(f"launch overhead {k:<46} {v:7.2f} us")
+    launch = report.get("launch_us", {})
+    bare = launch.get("ptx add: bare cuda.bindings cuLaunchKernel")
+    for k, v in launch.items():
+        lines.append(f"launch overhead {k:<58} {v:7.2f} us" + (f"  {v / bare:5.2f}x bare" if bare else ""))
     if "triton_cold_compile_s" in report:
         lines.append(f"triton cold compile of vector add (on the GPU machine, fresh TRITON_CACHE_DIR): "
                      f"{report['triton_cold_compile_s']:.2f} s")
@@ -630,10 +691,14 @@ def main(argv=None):
     ap.add_argument("--json", help="write the report here")
     ap.add_argument("--compile-json", help="the --compile-only report (tritium's cold compile time) to include")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--launch-only", action="store_true",
+                    help="only the host launch-overhead table (with --compile-only: only its kernels)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if args.compile_only:
-        report = compile_only(args)
+        report = compile_launch_kernels(args) if args.launch_only else compile_only(args)
+    elif args.launch_only:
+        report = run_launch_only(args)
     else:
         report = run_gpu(args)
         if args.compile_json and os.path.exists(args.compile_json):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tritium as triton
-from tritium.testing import Benchmark, Table, assert_close, do_bench, perf_report
+from tritium.testing import Benchmark, Table, assert_close, do_bench, do_bench_cudagraph, perf_report
 
 
 @pytest.fixture(autouse=True)
@@ -43,6 +43,17 @@ def test_do_bench_quantiles_and_return_modes():
         assert do_bench(_sleep_1ms, warmup=1, rep=5, return_mode=mode) > 0
     with pytest.raises(ValueError, match="return_mode"):
         do_bench(_sleep_1ms, return_mode="avg")
+
+
+def test_cudagraph_bench_off_the_gpu_times_on_the_host():
+    """No CUDA graph where kernels run on the interpreter: do_bench_cudagraph and do_bench(use_cuda_graph=True)
+    time on the host (tests/gpu/test_runtime_gpu.py times real graph replays)."""
+    t = do_bench_cudagraph(_sleep_1ms, rep=10)
+    assert 0.9 <= t < 1000
+    assert 0.9 <= do_bench(_sleep_1ms, rep=10, use_cuda_graph=True) < 1000
+    assert len(do_bench_cudagraph(_sleep_1ms, rep=5, quantiles=[0.2, 0.8])) == 2
+    with pytest.raises(ValueError, match="return_mode"):
+        do_bench_cudagraph(_sleep_1ms, return_mode="avg")
 
 
 def test_do_bench_slow_function_runs_few_times():

@@ -155,17 +155,22 @@ def _timer_for(name: Optional[str]):
 
 
 def do_bench(fn: Callable, warmup: float = 25, rep: float = 100, grad_to_none: Any = None,
-             quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean"):
+             quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean",
+             use_cuda_graph: bool = False):
     """Run ``fn()`` repeatedly and return its time in milliseconds (``triton.testing.do_bench``).
 
     ``warmup`` and ``rep`` are time budgets in ms: the number of warm-up and timed runs comes from a first
     estimate of ``fn``'s time (after one untimed call, which absorbs compilation).  ``grad_to_none``: tensors
     whose ``.grad`` is reset before every run.  ``quantiles`` (e.g. ``[0.5, 0.2, 0.8]``) returns those
     quantiles of the timed runs (a list, or one float for one quantile); otherwise ``return_mode`` picks
-    ``min`` / ``max`` / ``mean`` / ``median`` of them, or ``all`` (the list of times).
+    ``min`` / ``max`` / ``mean`` / ``median`` of them, or ``all`` (the list of times).  ``use_cuda_graph``:
+    time replays of a CUDA graph of ``fn`` instead (:func:`do_bench_cudagraph`, with ``rep``).
     """
     if return_mode not in _RETURN_MODES:
         raise ValueError(f"return_mode must be one of {', '.join(_RETURN_MODES)}, got {return_mode!r}")
+    if use_cuda_graph:
+        return do_bench_cudagraph(fn, rep=rep, grad_to_none=grad_to_none, quantiles=quantiles,
+                                  return_mode=return_mode)
     backend = _active_backend()
     bench = _backend_benchmarker(backend)
     if bench is not None:
@@ -186,6 +191,64 @@ def do_bench(fn: Callable, warmup: float = 25, rep: float = 100, grad_to_none: A
         fn()
     timer.synchronize()
     times = timer.time(fn, min(n_repeat, 100_000), before=lambda: _clear_grads(grad_to_none))
+    return _summarize(times, quantiles, return_mode)
+
+
+def _cuda_torch() -> Any:
+    """torch, when kernels run on a CUDA (or HIP) device through it; else None."""
+    if _active_backend() not in ("cuda", "hip"):
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def do_bench_cudagraph(fn: Callable, rep: float = 20, grad_to_none: Any = None,
+                       quantiles: Optional[Sequence[float]] = None, return_mode: str = "mean"):
+    """``fn()``'s time in milliseconds from replays of a CUDA graph holding it (``triton.testing.
+    do_bench_cudagraph``): the launches' host cost is left out.
+
+    On a side stream: one call (compiles, loads), an estimate from a few timed calls, then ``fn`` captured
+    ``max(1, rep / estimate)`` times into one ``torch.cuda.CUDAGraph`` (``grad_to_none``'s ``.grad`` reset before
+    each), whose replays are timed with CUDA events; each replay gives one sample, its time divided by the calls
+    it holds.  ``quantiles`` / ``return_mode`` as :func:`do_bench`.  Where kernels do not run on a CUDA device
+    (the interpreter) there is no graph to capture: :func:`do_bench`'s host timing is returned."""
+    if return_mode not in _RETURN_MODES:
+        raise ValueError(f"return_mode must be one of {', '.join(_RETURN_MODES)}, got {return_mode!r}")
+    torch = _cuda_torch()
+    if torch is None:
+        return do_bench(fn, rep=rep, grad_to_none=grad_to_none, quantiles=quantiles, return_mode=return_mode)
+    ev = torch.cuda.Event
+    with torch.cuda.stream(torch.cuda.Stream()):
+        fn()
+        _clear_grads(grad_to_none)
+        start, end = ev(enable_timing=True), ev(enable_timing=True)
+        start.record()
+        for _ in range(5):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        estimate = start.elapsed_time(end) / 5
+        calls = max(1, min(100_000, int(rep / estimate) if estimate > 0 else 1000))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(calls):
+                _clear_grads(grad_to_none)
+                fn()
+        torch.cuda.synchronize()
+        graph.replay()  # the first replay uploads the graph
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(10):
+            start, end = ev(enable_timing=True), ev(enable_timing=True)
+            start.record()
+            graph.replay()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end) / calls)
+        del graph
     return _summarize(times, quantiles, return_mode)
 
 
@@ -381,4 +444,4 @@ def perf_report(benchmarks):
     return lambda fn: Mark(fn, benchmarks)
 
 
-__all__ = ["assert_close", "do_bench", "Benchmark", "Mark", "Table", "perf_report"]
+__all__ = ["assert_close", "do_bench", "do_bench_cudagraph", "Benchmark", "Mark", "Table", "perf_report"]

@@ -188,6 +188,19 @@ def c_launcher() -> Optional[Any]:
     return _cuda_launch.launch
 
 
+def _relaxed_capture_mode():
+    """Put this thread in relaxed stream-capture mode; returns the function restoring its previous mode (a no-op
+    where the bindings lack ``cuThreadExchangeStreamCaptureMode``)."""
+    c = cu()
+    try:
+        err, old = c.cuThreadExchangeStreamCaptureMode(c.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
+    except (AttributeError, TypeError):
+        return lambda: None
+    if int(err) != 0:
+        return lambda: None
+    return lambda: c.cuThreadExchangeStreamCaptureMode(old)
+
+
 class LoadedKernel:
     """A CompiledKernel's cubin loaded on one device: module, function, registers, and its launch function."""
 
@@ -213,13 +226,19 @@ class LoadedKernel:
             raise OutOfResources(self.shared, props["max_shared_mem"], "shared memory (bytes)", self.name,
                                  "Smaller blocks or a lower num_stages need less.")
         device.make_current()
+        # a first launch inside a CUDA graph capture (torch.cuda.graph's global mode forbids "unsafe" calls such
+        # as module loading on any thread): the load is not a stream operation, so it is made in relaxed mode
+        relaxed = _relaxed_capture_mode()
         try:
-            res = c.cuModuleLoadData(cubin)
-        except TypeError:  # bindings without buffer-protocol support: pass the address
-            import ctypes
+            try:
+                res = c.cuModuleLoadData(cubin)
+            except TypeError:  # bindings without buffer-protocol support: pass the address
+                import ctypes
 
-            buf = ctypes.create_string_buffer(bytes(cubin), len(cubin))
-            res = c.cuModuleLoadData(ctypes.addressof(buf))
+                buf = ctypes.create_string_buffer(bytes(cubin), len(cubin))
+                res = c.cuModuleLoadData(ctypes.addressof(buf))
+        finally:
+            relaxed()
         self.module = check("cuModuleLoadData", res)
         self.function = check(f"cuModuleGetFunction({self.name})",
                               c.cuModuleGetFunction(self.module, self.name.encode()))

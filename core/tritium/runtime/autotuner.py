@@ -24,6 +24,7 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from ..compiler.registry import launch_context
 from . import autotune_cache
 from .autotune_cache import TuningResult, autotune_cache_dir
 from .config import Config
@@ -280,10 +281,14 @@ class Autotuner(KernelInterface):
         return pruned
 
     def _tuning_key(self, all_args: dict) -> tuple:
+        """The values of ``key``'s arguments, the tensors' dtypes, and the device the kernel runs on (backend,
+        arch, device index): a configuration tuned on one GPU is not taken for another."""
         key = [_key_part(all_args[k]) for k in self.keys if k in all_args]
         for name in self.arg_names:
             if name in all_args and _is_tensor(all_args[name]):
                 key.append(str(all_args[name].dtype))
+        ctx = launch_context()
+        key.append(f"{ctx.backend}:{ctx.arch or ''}:{ctx.device()}")
         return tuple(key)
 
     def _resolved_kwargs(self, args: tuple, kwargs: dict) -> dict:
