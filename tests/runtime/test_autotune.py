@@ -564,3 +564,24 @@ def test_heuristics_with_parallel_precompile(monkeypatch):
     k[_grid(1600)](x, out, 1600)
     assert k.last_precompile.mode == "parallel" and k.last_precompile.ok == 2, k.last_precompile
     np.testing.assert_array_equal(out, x * 2)
+
+
+def test_relaunch_after_tuning_takes_the_plan_and_still_checks_conflicts(monkeypatch):
+    """After tuning, a launch with the same key goes straight to the kernel's launcher with the best config's
+    meta-parameters (no tuning-path work); a conflicting meta-parameter still gets the full path's error."""
+    k = triton.autotune(configs=CONFIGS_16_1024, key=["n"], do_bench=_cheap_bench)(scale2)
+    x = np.arange(1000, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(1000)](x, out, 1000)
+    full = []
+    monkeypatch.setattr(k, "_run", lambda *a: full.append(a) or pytest.fail("the full path was taken"))
+    for _ in range(3):
+        out.fill(0)
+        k[_grid(1000)](x, out, 1000)
+        np.testing.assert_array_equal(out, x * 2)
+    assert not full and k.bench_count == 1
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="Conflicting meta-parameters: BLOCK"):
+        k[_grid(1000)](x, out, 1000, BLOCK=16)
+    with pytest.raises(ValueError, match="Conflicting meta-parameters: BLOCK"):
+        k[_grid(1000)](x, out, 1000, 16)

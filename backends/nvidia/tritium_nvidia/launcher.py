@@ -512,6 +512,11 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
     host) is then an error naming the argument and both devices (without it, only host tensors are refused).
     ``launch.direct(positions, n_values)`` makes the JIT fast path's launch function (see there).
     """
+    if c_launch is not None:
+        try:
+            int(func)
+        except (TypeError, ValueError):  # a handle that is not an address (stand-ins): cuda.bindings' call
+            c_launch = None
     types = packer.types
     specs = list(tensormaps or ())
     encoders = [TensorMapEncoder(spec, k, types, kernel_name, names, encode_tensormap) for k, spec in

@@ -50,8 +50,27 @@ def _base_jit(fn: Any) -> JITFunction:
 
 
 # ----------------------------------------------------------------------------------- tensor helpers
+_tensorless = object()  # a parameter not given (no dtype to add to a tuning key)
+_TENSOR_TYPES: dict = {}  # type -> whether its instances are tensors (a dtype and a shape), decided once per type
+_DTYPE_NAMES: dict = {}  # dtype -> str(dtype)
+
+
 def _is_tensor(x: Any) -> bool:
-    return hasattr(x, "dtype") and hasattr(x, "shape") and not isinstance(x, (int, float, bool))
+    t = type(x)
+    r = _TENSOR_TYPES.get(t)
+    if r is None:
+        r = _TENSOR_TYPES[t] = hasattr(x, "dtype") and hasattr(x, "shape") and not isinstance(x, (int, float, bool))
+    return r
+
+
+def _dtype_name(dt: Any) -> str:
+    try:
+        name = _DTYPE_NAMES.get(dt)
+    except TypeError:  # unhashable dtype stand-in
+        return str(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = str(dt)
+    return name
 
 
 def _zero_(x: Any) -> None:
@@ -83,7 +102,7 @@ def _copy_into(dst: Any, src: Any) -> None:
 def _key_part(v: Any) -> Any:
     """A hashable, printable stand-in for one tuning-key value (arrays: shape and dtype)."""
     if _is_tensor(v):
-        return (tuple(int(s) for s in v.shape), str(v.dtype))
+        return (tuple(int(s) for s in v.shape), _dtype_name(v.dtype))
     try:
         hash(v)
         return v
@@ -148,6 +167,8 @@ class Autotuner(KernelInterface):
         if isinstance(key, str):
             key = [key]
         self.keys = list(key or [])
+        self._positions = {name: i for i, name in enumerate(self.arg_names)}
+        self._plans: dict = {}  # tuning key -> (config, its launch kwargs, positional arguments allowed)
         for k in self.keys:
             if k not in self.arg_names:
                 raise ValueError(f"autotune of '{self.__name__}': key '{k}' is not a parameter of the kernel "
@@ -280,13 +301,23 @@ class Autotuner(KernelInterface):
                 pruned = sorted(est, key=est.get)[:top_k]
         return pruned
 
-    def _tuning_key(self, all_args: dict) -> tuple:
-        """The values of ``key``'s arguments, the tensors' dtypes, and the device the kernel runs on (backend,
-        arch, device index): a configuration tuned on one GPU is not taken for another."""
-        key = [_key_part(all_args[k]) for k in self.keys if k in all_args]
-        for name in self.arg_names:
-            if name in all_args and _is_tensor(all_args[name]):
-                key.append(str(all_args[name].dtype))
+    def _tuning_key(self, args: tuple, kwargs: dict) -> tuple:
+        """The values of ``key``'s arguments, the tensors' dtypes (arguments by position, then by name), and the
+        device the kernel runs on (backend, arch, device index): a configuration tuned on one GPU is not taken for
+        another."""
+        n = len(args)
+        names = self.arg_names
+        key = []
+        for k in self.keys:
+            i = self._positions[k]
+            if i < n:
+                key.append(_key_part(args[i]))
+            elif k in kwargs:
+                key.append(_key_part(kwargs[k]))
+        for i, name in enumerate(names):
+            v = args[i] if i < n else kwargs.get(name, _tensorless)
+            if _is_tensor(v):
+                key.append(_dtype_name(v.dtype))
         ctx = launch_context()
         key.append(f"{ctx.backend}:{ctx.arch or ''}:{ctx.device()}")
         return tuple(key)
@@ -316,13 +347,24 @@ class Autotuner(KernelInterface):
     def run(self, *args, grid=None, warmup=False, **kwargs):
         if warmup:
             return self.warmup(*args, grid=grid, **kwargs)
+        if len(self.configs) > 1:  # tuned before for this key: straight to the kernel's launcher
+            key = self._tuning_key(args, kwargs)
+            plan = self._plans.get(key)
+            if plan is not None and plan[0] is self.cache.get(key) and len(args) <= plan[2] and \
+                    (not kwargs or kwargs.keys().isdisjoint(plan[1])):
+                self.best_config = plan[0]
+                return self.fn[grid](*args, **kwargs, **plan[1])
+        else:
+            key = None
+        return self._run(args, kwargs, grid, key)
+
+    def _run(self, args: tuple, kwargs: dict, grid: Any, key: Optional[tuple]):
+        """The launch in full: tune on a new key, check conflicts, run hooks, record the key's plan."""
         self.nargs = dict(zip(self.arg_names, args))
         used_cached_result = True
         from_disk = None
         try:
             if len(self.configs) > 1:
-                all_args = {**self.nargs, **kwargs}
-                key = self._tuning_key(all_args)
                 if key not in self.cache:
                     used_cached_result = False
                     pruned = self.prune_configs(kwargs)
@@ -359,6 +401,10 @@ class Autotuner(KernelInterface):
             self._check_conflicts(config, kwargs)
             if config.pre_hook is not None:
                 config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
+            elif key is not None:  # the next launch with this key skips all of the above
+                cfg = config.all_kwargs()
+                self._plans[key] = (config, cfg, min([self._positions.get(k, len(self.arg_names)) for k in cfg],
+                                                     default=len(self.arg_names)))
             return self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
         finally:
             self.nargs = None
@@ -443,14 +489,18 @@ class Heuristics(KernelInterface):
 
     def apply(self, args: tuple, kwargs: dict) -> dict:
         """``kwargs`` with every heuristic's value added (each sees the arguments and earlier values)."""
+        seen = {**self._defaults(), **dict(zip(self.arg_names, args)), **kwargs}
         kwargs = dict(kwargs)
         for name, heur in self.values.items():
-            kwargs[name] = heur({**self._defaults(), **dict(zip(self.arg_names, args)), **kwargs})
+            kwargs[name] = seen[name] = heur(dict(seen))
         return kwargs
 
     def _defaults(self) -> dict:
-        return {p.name: p.default for p in self.base_fn.params
-                if p.has_default and p.name in self.arg_names}
+        d = self.__dict__.get("_default_values")
+        if d is None:
+            d = self._default_values = {p.name: p.default for p in self.base_fn.params
+                                        if p.has_default and p.name in self.arg_names}
+        return d
 
     def run(self, *args, **kwargs):
         return self.fn.run(*args, **self.apply(args, kwargs))
