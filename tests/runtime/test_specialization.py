@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import tritium
-from tritium.runtime.specialization import (Specialization, decode, describe_fn, describe_source,
-                                            ndarray_reader)
+from tritium.runtime.specialization import (Specialization, decode, describe_fn, describe_namespace,
+                                            describe_source, ndarray_reader)
 
 
 def aligned(n=32, dtype=np.float32, offset=0):
@@ -84,7 +84,8 @@ def test_launcher_and_binder_share_the_rule():
     nd = bool(ndarray_reader())
     for i, (name, spec, align) in enumerate([("x_ptr", True, True), ("y_ptr", True, False), ("n", False, False),
                                              ("m", True, True)]):
-        stmts = describe_source(name, f"_tr_k{i}", spec, align, nd, f"_tr_p{i}", f"_tr_q{i}")
+        stmts = describe_source(name, f"_tr_k{i}", spec, align, nd, f"_tr_p{i}", f"_tr_q{i}",
+                                "_tr_ti" in describe_namespace())
         assert "".join("    " + ln + "\n" for ln in stmts.splitlines()) in src, name
     binder = kern.binder
     assert binder.describe[:4] == [describe_fn(True, True), describe_fn(True, False), describe_fn(False, False),
@@ -102,3 +103,21 @@ def test_fast_keys_are_the_binders_descriptors(fake):
     assert descs == tuple(f(v) for f, v in zip(kern.binder.describe, (x, y, 32, 1)))
     assert [decode(d) for d in descs] == [Specialization("*fp32", True), Specialization("*fp32"),
                                           Specialization("i32"), Specialization(None, False, 1)]
+
+
+def test_the_c_tensor_reads_follow_the_python_rule():
+    """tritium._speedups.tensor_info (built with the package) gives a torch tensor's address, device and
+    descriptor exactly as the Python statements do, aligned or not, with and without alignment specialisation."""
+    torch = pytest.importorskip("torch")
+    speedups = pytest.importorskip("tritium._speedups", reason="the C helper was not built here")
+    x = torch.arange(64, dtype=torch.float16)
+    for t in (x, x[1:], x[8:]):
+        for align in (True, False):
+            ptr, dev, desc = speedups.tensor_info(t, align)
+            assert ptr == t.data_ptr() and dev == t.get_device() == -1
+            assert desc == describe_fn(True, align)(t) == (t.dtype, align and t.data_ptr() % 16 == 0)
+    with pytest.raises(AttributeError):
+        speedups.tensor_info(3, True)
+    with pytest.raises(TypeError):
+        speedups.tensor_info(x)
+    assert "_tr_ti(x_ptr, True)" in __import__("tritium.runtime.launch", fromlist=["x"]).make_launcher(kern).source

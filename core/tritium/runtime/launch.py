@@ -145,7 +145,7 @@ def make_launcher(fn: Any) -> Any:
         specialize = n not in fn.do_not_specialize
         body.append(describe_source(n, f"_tr_k{i}", specialize,
                                     specialize and n not in fn.do_not_specialize_on_alignment, ndarray,
-                                    f"_tr_p{i}", f"_tr_q{i}"))
+                                    f"_tr_p{i}", f"_tr_q{i}", "_tr_ti" in ns))
         key += [f"_tr_k{i}", f"_tr_q{i}"]
         values.append(f"_tr_p{i}")
     ns.update({"_M": _M, "_tr_fn": fn, "_tr_KC": KernelCache, "_tr_slow": _replay(fn), "_tr_ctx": launch_context,

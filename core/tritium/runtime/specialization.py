@@ -192,21 +192,27 @@ def _int_expr(x: str, specialize: bool) -> str:
 
 
 def describe_source(x: str, out: str, specialize: bool, align: bool, ndarray: bool,
-                    value: Optional[str] = None, device: Optional[str] = None) -> str:
+                    value: Optional[str] = None, device: Optional[str] = None, fast_tensor: bool = False) -> str:
     """Statements (indented by 4) setting ``out`` to the descriptor of the argument in variable ``x``, for a
     parameter with these flags; ``ndarray``: inline numpy arrays too (:func:`ndarray_reader` is available).
     Their names come from :func:`describe_namespace`; ``_tr_t`` is a scratch variable.
 
     With ``value`` and ``device`` (variable names; the JIT's launcher): also ``value`` = a tensor's
     ``data_ptr()`` (read once), else ``x`` itself, and ``device`` = a tensor's ``get_device()`` (-1 on the
-    host), else None."""
+    host), else None; ``fast_tensor``: a ``torch.Tensor`` (exactly) gets all three from the C helper
+    ``_tr_ti`` (:mod:`tritium._speedups`, in the namespace when built)."""
     if value:
         tensor = [f"    {value} = {x}.data_ptr()", f"    {device} = {x}.get_device()",
                   f"    {out} = {_pointer_expr(f'{x}.dtype', value, align)}"]
         other = [f"    {value} = {x}", f"    {device} = None"]
     else:
         tensor, other = [f"    {out} = {_pointer_expr(f'{x}.dtype', f'{x}.data_ptr()', align)}"], []
-    lines = [f"_tr_t = type({x})", "if _tr_t in _tr_P:", *tensor,
+    lines = [f"_tr_t = type({x})"]
+    if value and fast_tensor:
+        lines += ["if _tr_t is _tr_T:", f"    {value}, {device}, {out} = _tr_ti({x}, {align})", "elif _tr_t in _tr_P:"]
+    else:
+        lines += ["if _tr_t in _tr_P:"]
+    lines += [*tensor,
              "elif _tr_t is int:", *other,
              f"    {out} = {_int_expr(x, specialize)}",
              f"    if not -0x80000000 <= {x} <= 0x7FFFFFFF:",
@@ -243,6 +249,13 @@ def describe_namespace() -> dict:
         DATA_PTR_TYPES.add(torch.Tensor)
     ns = {"_tr_P": DATA_PTR_TYPES, "_tr_other": _describe_other, "_tr_wide": _describe_wide_int,
           "_tr_const": _describe_constexpr}
+    if torch is not None and isinstance(getattr(torch, "Tensor", None), type):
+        try:
+            from .. import _speedups
+        except ImportError:  # not built: the Python statements
+            pass
+        else:
+            ns["_tr_T"], ns["_tr_ti"] = torch.Tensor, _speedups.tensor_info
     nd = ndarray_reader()
     if nd:
         ns["_tr_nd"], ns["_tr_rd"], ns["_tr_off"] = nd
