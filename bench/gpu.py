@@ -554,6 +554,8 @@ def launch_overhead(report, impls, args):
         rk = R.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)
         lk = rk.loaded[torch.cuda.current_device()]
         report["tritium_c_launcher"] = nd.c_launcher() is not None
+        report["tritium_c_direct"] = "launch_direct" in repr(R.add_kernel.cache.fast and next(iter(
+            R.add_kernel.cache.fast.values())).direct)
         if not _cuda_launch.available():
             lk.packer.pack([x.data_ptr(), y.data_ptr(), out.data_ptr(), n])
             fi, pi, si = int(lk.function), lk.packer.params, torch.cuda.current_stream().cuda_stream

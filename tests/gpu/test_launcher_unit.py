@@ -666,4 +666,62 @@ def test_launcher_choice(monkeypatch):
         with pytest.raises(KernelRuntimeError, match="cannot call the driver"):
             D.c_launcher()
     else:
-        assert D.c_launcher() is _cuda_launch.launch
+        assert D.c_launcher() is _cuda_launch
+
+
+class _Calls(list):
+    status = 0  # what the stand-in returns (a CUresult)
+
+
+@pytest.fixture
+def c_stand_in():
+    """tritium_nvidia._cuda_launch calling a ctypes stand-in with cuLaunchKernel's C signature (no libcuda
+    needed); yields the recorded launches (grid, block, shared, stream, function, params address)."""
+    ext = pytest.importorskip("tritium_nvidia._cuda_launch", reason="the C launcher was not built here")
+    calls = _Calls()
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_void_p)
+
+    def record(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        calls.append(((gx, gy, gz), bx, shared, stream or 0, f, params))
+        return calls.status
+
+    fp = proto(record)
+    ext.set_launch_function(ctypes.cast(fp, ctypes.c_void_p).value)
+    try:
+        yield ext, calls
+    finally:
+        ext.set_launch_function(0)
+
+
+def test_c_direct_launch_packs_and_falls_back(c_stand_in):
+    import functools
+    import threading
+
+    ext, calls = c_stand_in
+    packer = L.Packer(["*fp32", "i32"])
+    streams = {}
+    fn = L.make_launch(0xF00, packer, block=128, shared=64, cu_launch=None, names=["x", "n"], kernel_name="k",
+                       current_stream=functools.partial(lambda d: 0x50 + d, 3), device=3, c_launch=ext.launch,
+                       c_direct=(ext.make_direct, ext.launch_direct), streams=streams)
+    d = fn.direct((0, 2), 3)
+    assert isinstance(d, functools.partial) and d.func is ext.launch_direct
+    d(7, 0xAB00, "constexpr", 5)  # the C path: one call, the kernel's buffer
+    assert calls[-1][:5] == ((7, 1, 1), 128, 64, 0x53, 0xF00) and calls[-1][5] == packer.params
+    assert packer.read()[:2] == (0xAB00, 5)
+    d(2, FakeTorchTensor(0xCD00, 3), None, 6)  # not an int address: the Python fallback converts it
+    assert calls[-1][0] == (2, 1, 1) and packer.read()[:2] == (0xCD00, 6)
+    with pytest.raises(KernelRuntimeError, match="does not fit in i32"):
+        d(1, 0xAB00, None, 2 ** 40)  # the fallback's message
+    with pytest.raises(KernelRuntimeError, match="argument 'x' is a tensor on cuda:0"):
+        d(1, FakeTorchTensor(0xCD00, 0), None, 6)
+    before = packer.read()
+    t = threading.Thread(target=d, args=(4, 0xEE00, None, 9))  # another thread: its own buffer (fallback)
+    t.start()
+    t.join()
+    assert calls[-1][0] == (4, 1, 1) and calls[-1][5] != packer.params and packer.read() == before
+    n = len(calls)
+    calls.status = 700  # a failing launch: the fallback relaunches and reports it
+    with pytest.raises(KernelRuntimeError, match="cuLaunchKernel of 'k' failed: 700"):
+        d(1, 0xAB00, None, 5)
+    assert len(calls) == n + 2

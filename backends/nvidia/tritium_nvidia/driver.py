@@ -165,8 +165,8 @@ LAUNCHER_ENV = "TRITIUM_CUDA_LAUNCHER"
 
 
 def c_launcher() -> Optional[Any]:
-    """The C extension's ``launch`` (:mod:`tritium_nvidia._cuda_launch`: ``cuLaunchKernel`` from C) when it was
-    built with the package and finds libcuda, else None (cuda.bindings' ``cuLaunchKernel`` is called).
+    """The C extension :mod:`tritium_nvidia._cuda_launch` (``cuLaunchKernel`` from C) when it was built with the
+    package and finds libcuda, else None (cuda.bindings' ``cuLaunchKernel`` is called).
     ``TRITIUM_CUDA_LAUNCHER=bindings`` chooses cuda.bindings; ``=c`` makes a missing extension an error."""
     choice = os.environ.get(LAUNCHER_ENV, "").strip().lower()
     if choice == "bindings":
@@ -185,7 +185,7 @@ def c_launcher() -> Optional[Any]:
         if choice == "c":
             raise KernelRuntimeError(f"{LAUNCHER_ENV}=c but the C launcher cannot call the driver: {why}")
         return None
-    return _cuda_launch.launch
+    return _cuda_launch
 
 
 def _relaxed_capture_mode():
@@ -283,6 +283,7 @@ class LoadedKernel:
         if scratch[0]:  # its parameter, even where the driver cannot count the cubin's
             n_extra = max(n_extra, 1)
         self.packer = _launcher.Packer(self.types, n_extra)
+        ext = c_launcher()
         # tritium (like Triton) allocates shared memory dynamically: what the metadata counts beyond the
         # cubin's static shared memory is passed as the launch's dynamic shared memory
         dynamic_shared = max(0, self.shared - self.static_shared)
@@ -293,7 +294,8 @@ class LoadedKernel:
                                             current_stream=driver._stream_getter(device.index),
                                             make_stream=driver._stream, streams=driver._streams,
                                             retry=_RetryLaunch, global_scratch=scratch, tensormaps=self.tensormaps,
-                                            device=device.index, c_launch=c_launcher())
+                                            device=device.index, c_launch=ext.launch if ext else None,
+                                            c_direct=(ext.make_direct, ext.launch_direct) if ext else None)
         self._driver = driver
 
     def _param_count(self) -> Optional[int]:

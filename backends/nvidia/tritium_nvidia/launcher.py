@@ -38,6 +38,7 @@ single operations the GIL keeps whole).
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import operator
 import struct
@@ -484,12 +485,14 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
                 streams: Optional[dict] = None, retry: type = (), tensormaps: Optional[Sequence[dict]] = None,
                 encode_tensormap: Optional[Callable] = None, global_scratch: Optional[tuple] = None,
                 allocator: Optional[Callable] = None, device: Optional[int] = None,
-                c_launch: Optional[Callable] = None) -> Callable:
+                c_launch: Optional[Callable] = None, c_direct: Optional[tuple] = None) -> Callable:
     """A ``launch(gx, gy, gz, stream, args)`` function for one loaded kernel.
 
     ``cu_launch`` is ``cuda.bindings.driver.cuLaunchKernel`` (or a stand-in with its signature: tests).
     ``c_launch``: :mod:`tritium_nvidia._cuda_launch`'s ``launch`` (or a stand-in with its signature), called
-    instead with ints (``func`` as an int, streams as raw handles) where the extension is built.
+    instead with ints (``func`` as an int, streams as raw handles) where the extension is built.  ``c_direct``:
+    the extension's ``(make_direct, launch_direct)``, which make the JIT's direct launch a C call (the generated
+    Python function stays its fallback) when ``current_stream`` is ``functools.partial(getter, device)``.
 
     Threads: the thread that made the function packs into ``packer``'s buffer without a lock; any other thread
     into a buffer of its own (made on its first launch).
@@ -665,8 +668,24 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
                 "{args}", args_tuple).replace("{body}", dbody).replace("{stream}", stream_prelude)
             dns = dict(ns)
             exec(compile(dsrc, f"<tritium-cuda-launcher:{kernel_name}:direct>", "exec"), dns)
-            f = directs[key] = dns["launch_direct"]
+            f = dns["launch_direct"]
             f.source = dsrc
+            c = c_direct_of(f, key[0], n_values)
+            directs[key] = f = c if c is not None else f
+        return f
+
+    def c_direct_of(fallback: Callable, positions: tuple, n_values: int) -> Optional[Callable]:
+        """The direct launch as one C call (``c_direct``), with ``fallback`` for everything but the plain case."""
+        getter = current_stream
+        if c_direct is None or c_launch is None or scratch_size or not isinstance(getter, functools.partial) or \
+                len(getter.args) != 1 or getter.keywords:
+            return None
+        make, launch_c = c_direct
+        cap = make(fallback, int(func), int(block), int(shared), getter.func, getter.args[0],
+                   packer.struct.pack_into, packer.buffer, packer.params, tuple(positions), ns["owner"],
+                   packer.n_extra, n_values)
+        f = functools.partial(launch_c, cap)
+        f.source, f.fallback = fallback.source, fallback
         return f
 
     # without the argument-count check and unpacking (the direct function's parameters are the names)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional, Sequence
 from .. import plugins as _plugins
 from ..compiler.backend import BaseDriver
 from ..compiler.launch import launch_with_hooks
+from ..compiler import registry as _registry
 from ..compiler.registry import launch_context
 from .specialization import constexpr_source, describe_namespace, describe_source, descriptor_args
 
@@ -173,7 +174,14 @@ def make_launcher(fn: Any) -> Any:
               "    try:"]
     lines += ["    " + ln for ln in "".join(body).splitlines()]
     # the key is flat (descriptors, tensors' devices, constexprs, options): one tuple to hash
-    lines += ["        _tr_name, _tr_arch, _tr_drv, _tr_dev = _tr_ctx()",
+    if _registry._env_data is not None:  # launch_context() inline: the selection's key, one dict lookup
+        ns.update({"_tr_R": _registry, "_tr_lcs": _registry._launch_contexts, "_tr_env": _registry._env_data,
+                   "_tr_KT": _registry._TARGET_KEY, "_tr_KI": _registry._INTERPRET_KEY})
+        lines += ["        _tr_c = _tr_lcs.get((_tr_R._forced, _tr_env.get(_tr_KT), _tr_env.get(_tr_KI)))",
+                  "        _tr_name, _tr_arch, _tr_drv, _tr_dev = _tr_ctx() if _tr_c is None else _tr_c"]
+    else:
+        lines += ["        _tr_name, _tr_arch, _tr_drv, _tr_dev = _tr_ctx()"]
+    lines += [
               f"        _tr_key = (_tr_name, _tr_arch, _tr_dev(), {''.join(k + ', ' for k in key)}"
               f"tuple(_tr_kw.items()) if _tr_kw else ())",
               "        _tr_e = _tr_f.cache.fast.get(_tr_key)",
