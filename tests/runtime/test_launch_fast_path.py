@@ -227,3 +227,81 @@ def test_cuda_direct_launcher_with_stubbed_driver(monkeypatch, tmp_path):
         assert all(e.direct is not None for e in add.cache.fast.values())
     finally:
         driver.reset()
+
+
+# ----------------------------------------------------------------------------------- the plain case in C
+@tritium.jit(do_not_specialize=["m"], do_not_specialize_on_alignment=["y_ptr"])
+def kern_c(x_ptr, y_ptr, n, m, BLOCK: tl.constexpr, FLAG: tl.constexpr = 3):  # noqa: F821
+    pass
+
+
+@pytest.fixture
+def direct_fake(register_fake, monkeypatch):
+    """The fake backend, its driver offering a direct launch that records ``(gx, values)``."""
+    from tests.runtime.fakebackend import FakeDriver
+
+    p = register_fake()
+    p.direct = []
+
+    class DirectDriver(FakeDriver):
+        def direct_launcher(self, kernel, device, positions, n_values):
+            return lambda gx, *vals: p.direct.append((gx, vals))
+
+    monkeypatch.setattr("tests.runtime.fakebackend.FakeDriver", DirectDriver)
+    monkeypatch.setenv("TRITIUM_TARGET", "fake")
+    kern_c.cache.clear()
+    return p
+
+
+def test_c_relaunch_computes_the_generated_key(direct_fake):
+    torch = pytest.importorskip("torch")
+    speedups = pytest.importorskip("tritium._speedups", reason="the C helper was not built here")
+    from tritium.runtime.launch import _M
+
+    x = torch.zeros(64)
+    y = torch.zeros(65)[1:]  # misaligned, but its alignment is not specialised
+    k1 = kern_c[(2,)](x, y, 32, 7, BLOCK=16)  # first launch: the general path records the fast entry
+    g = kern_c._launcher.__globals__
+    assert g["_tr_relaunch"] is speedups.relaunch
+    S = g["_tr_S"]
+    assert speedups.relaunch(S, (5,), x, y, 32, 7, 16, _M) is k1  # FLAG's default filled in
+    assert direct_fake.direct == [(5, (x.data_ptr(), y.data_ptr(), 32, 7, 16, 3))]
+    assert speedups.relaunch(S, (5,), x, y, 32, 8, 16, 3) is k1  # m is not specialised: same entry
+    assert speedups.relaunch(S, (0,), x, y, 32, 7, 16, 3) is k1 and len(direct_fake.direct) == 2  # empty grid
+    not_plain = [((5, 1), (x, y, 32, 7, 16, 3)), ([5], (x, y, 32, 7, 16, 3)), ((5,), (x, y, 32.0, 7, 16, 3)),
+                 ((5,), (x, y, 1, 7, 16, 3)),  # n == 1: another specialisation, no entry yet
+                 ((5,), (x, y, 2 ** 40, 7, 16, 3)), ((5,), (x[1:], y, 32, 7, 16, 3)),  # wide int, misaligned x
+                 ((5,), (x.double(), y, 32, 7, 16, 3)), ((5,), (x, y, 32, 7, True, 3)),
+                 ((5,), (x, y, 32, 7, 16)), ((5,), (x, y, 32, 7, _M, 3))]  # a value missing, a required one
+    for grid, vals in not_plain:
+        assert speedups.relaunch(S, grid, *vals) is _M, (grid, vals)
+    assert len(direct_fake.direct) == 2
+    kern_c[(3,)](x, y, 32, 7, BLOCK=16)  # through the generated launcher: the C call launches
+    assert direct_fake.direct[-1] == (3, (x.data_ptr(), y.data_ptr(), 32, 7, 16, 3))
+    kern_c.pre_run_hooks.append(lambda *a, **k: None)  # pre-run hooks: the general path, every time
+    try:
+        assert speedups.relaunch(S, (5,), x, y, 32, 7, 16, 3) is _M
+    finally:
+        kern_c.pre_run_hooks.clear()
+
+
+def test_c_relaunch_stands_aside_for_launch_hooks(direct_fake):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("tritium._speedups", reason="the C helper was not built here")
+    x = torch.zeros(64)
+    kern_c[(2,)](x, x, 32, 7, BLOCK=16)
+    seen = []
+
+    class Hooks:
+        @plugins.hookimpl
+        def tritium_launch_enter(self, kernel, grid, args):
+            seen.append(grid)
+
+    h = Hooks()
+    plugins.register(h, name="test-c-relaunch-hooks")
+    try:
+        kern_c[(4,)](x, x, 32, 7, BLOCK=16)
+    finally:
+        plugins.unregister(h)
+    assert seen == [(4, 1, 1)]  # the hooked launch went through launch_with_hooks, not the direct launch
+    assert all(gx != 4 for gx, _ in direct_fake.direct)
