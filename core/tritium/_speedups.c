@@ -19,6 +19,12 @@
  * selection, the device, per parameter the descriptor and the tensor's device, the constexprs, no options), looks
  * the entry up and calls ``entry.direct(g, values...)`` (tensors as their addresses).  Anything else returns the
  * NOT_HANDLED marker and the generated Python does the launch, with all its checks and messages.
+ *
+ *   launch(state, grid, *args, **kwargs) -> what fn[grid](*args, **kwargs) returns
+ *
+ * ``fn[grid]`` is ``partial(launch, state, grid)``: the arguments bound to the parameters by position and by
+ * name (names from state), then relaunch; whatever it does not handle -- options, a parameter given twice, too
+ * many arguments, a value that is not plain -- goes to the generated launcher (state's last item) as given.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -80,7 +86,7 @@ static PyObject *tensor_info(PyObject *self, PyObject *const *args, Py_ssize_t n
 /* relaunch's state tuple (built by tritium.runtime.launch.make_launcher) */
 enum {
     ST_FN, ST_KC_TYPE, ST_REGISTRY, ST_CONTEXTS, ST_ENV, ST_KT, ST_KI, ST_PLUGINS, ST_TENSOR, ST_NOT_HANDLED,
-    ST_SPEC, ST_DEFAULTS, ST_INT_DESC, ST_N
+    ST_SPEC, ST_DEFAULTS, ST_INT_DESC, ST_NAMES, ST_LAUNCHER, ST_N
 };
 #define SPEC_CONSTEXPR 1
 #define SPEC_SPECIALIZE 2
@@ -97,17 +103,17 @@ static PyObject *attr(PyObject *obj, PyObject *name) {
     return r;
 }
 
-static PyObject *relaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs < 2 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != ST_N) {
-        PyErr_SetString(PyExc_TypeError, "relaunch(state, grid, *values)");
-        return NULL;
-    }
-    PyObject *const *st = &PyTuple_GET_ITEM(args[0], 0);
+/* relaunch's work: ``values`` are the n parameters' values (``NOT_HANDLED`` where not given) */
+static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *const *values, Py_ssize_t nargs_values) {
     PyObject *nh = st[ST_NOT_HANDLED];
     PyObject *spec = st[ST_SPEC], *defaults = st[ST_DEFAULTS], *int_desc = st[ST_INT_DESC];
     Py_ssize_t n = PyTuple_GET_SIZE(spec);
-    if (nargs - 2 != n || n > MAX_PARAMS) return Py_NewRef(nh);
-    PyObject *grid = args[1];
+    if (nargs_values != n || n > MAX_PARAMS) return Py_NewRef(nh);
+    /* the plain case only: before any work, every value (or default) a tensor or an int */
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *v = values[k] == nh ? PyTuple_GET_ITEM(defaults, k) : values[k];
+        if (!PyLong_CheckExact(v) && (PyObject *)Py_TYPE(v) != st[ST_TENSOR]) return Py_NewRef(nh);
+    }
     if (!PyTuple_CheckExact(grid) || PyTuple_GET_SIZE(grid) != 1 || !PyLong_CheckExact(PyTuple_GET_ITEM(grid, 0)))
         return Py_NewRef(nh);
     long g = PyLong_AsLong(PyTuple_GET_ITEM(grid, 0));
@@ -184,7 +190,7 @@ static PyObject *relaunch(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_ssize_t at = 3;
     for (Py_ssize_t k = 0; k < n; k++) {
         long sp = PyLong_AsLong(PyTuple_GET_ITEM(spec, k));
-        PyObject *v = args[2 + k];
+        PyObject *v = values[k];
         if (v == nh) { /* not given: its default, if it has one */
             v = PyTuple_GET_ITEM(defaults, k);
             if (v == nh) goto not_handled;
@@ -290,11 +296,60 @@ done:
     return result;
 }
 
+static int state_ok(PyObject *state) {
+    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != ST_N) {
+        PyErr_SetString(PyExc_TypeError, "relaunch: not a launcher state");
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *relaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 2 || !state_ok(args[0])) return NULL;
+    return do_relaunch(&PyTuple_GET_ITEM(args[0], 0), args[1], args + 2, nargs - 2);
+}
+
+/* launch(state, grid, *args, **kwargs): fn[grid](*args, **kwargs) -- the arguments bound to the parameters by
+ * position and name, the plain case relaunched in C, anything else (or a binding Python must explain) handed to
+ * the generated launcher, state[ST_LAUNCHER](grid, *args, **kwargs). */
+static PyObject *launch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 2 || !state_ok(args[0])) return NULL;
+    PyObject *const *st = &PyTuple_GET_ITEM(args[0], 0);
+    PyObject *nh = st[ST_NOT_HANDLED], *names = st[ST_NAMES];
+    Py_ssize_t n = PyTuple_GET_SIZE(names), npos = nargs - 2;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *values[MAX_PARAMS];
+    int bound = npos <= n && n <= MAX_PARAMS;
+    if (bound) {
+        for (Py_ssize_t k = 0; k < n; k++) values[k] = k < npos ? args[2 + k] : nh;
+        for (Py_ssize_t j = 0; j < nkw && bound; j++) {
+            PyObject *kw = PyTuple_GET_ITEM(kwnames, j);
+            Py_ssize_t at = -1;
+            for (Py_ssize_t k = 0; k < n && at < 0; k++) {
+                PyObject *name = PyTuple_GET_ITEM(names, k);
+                if (name == kw || PyUnicode_Compare(name, kw) == 0) at = k;
+            }
+            if (PyErr_Occurred()) PyErr_Clear();
+            if (at < 0 || values[at] != nh) bound = 0; /* an option, or given twice: Python's path */
+            else values[at] = args[nargs + j];
+        }
+    }
+    if (bound) {
+        PyObject *r = do_relaunch(st, args[1], values, n);
+        if (r != nh) return r; /* the kernel, or the launch's error */
+        Py_DECREF(r);
+    }
+    return PyObject_Vectorcall(st[ST_LAUNCHER], args + 1, (size_t)(nargs - 1), kwnames);
+}
+
 static PyMethodDef methods[] = {
     {"tensor_info", (PyCFunction)(void (*)(void))tensor_info, METH_FASTCALL,
      "tensor_info(t, align) -> (data_ptr, device, (dtype, aligned)) of a torch tensor."},
     {"relaunch", (PyCFunction)(void (*)(void))relaunch, METH_FASTCALL,
      "relaunch(state, grid, *values): the JIT's relaunch of the plain case (see the source's header)."},
+    {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL | METH_KEYWORDS,
+     "launch(state, grid, *args, **kwargs): fn[grid](...) -- relaunch in C, else the generated launcher."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -261,9 +261,9 @@ def test_c_relaunch_computes_the_generated_key(direct_fake):
     x = torch.zeros(64)
     y = torch.zeros(65)[1:]  # misaligned, but its alignment is not specialised
     k1 = kern_c[(2,)](x, y, 32, 7, BLOCK=16)  # first launch: the general path records the fast entry
-    g = kern_c._launcher.__globals__
-    assert g["_tr_relaunch"] is speedups.relaunch
-    S = g["_tr_S"]
+    S = kern_c._launcher.c_state
+    f = kern_c[(2,)]
+    assert f.func is speedups.launch and f.args == (S, (2,))
     assert speedups.relaunch(S, (5,), x, y, 32, 7, 16, _M) is k1  # FLAG's default filled in
     assert direct_fake.direct == [(5, (x.data_ptr(), y.data_ptr(), 32, 7, 16, 3))]
     assert speedups.relaunch(S, (5,), x, y, 32, 8, 16, 3) is k1  # m is not specialised: same entry
@@ -276,8 +276,15 @@ def test_c_relaunch_computes_the_generated_key(direct_fake):
     for grid, vals in not_plain:
         assert speedups.relaunch(S, grid, *vals) is _M, (grid, vals)
     assert len(direct_fake.direct) == 2
-    kern_c[(3,)](x, y, 32, 7, BLOCK=16)  # through the generated launcher: the C call launches
+    kern_c[(3,)](x, y, 32, 7, BLOCK=16)  # fn[grid]: bound by name in C, relaunched in C
     assert direct_fake.direct[-1] == (3, (x.data_ptr(), y.data_ptr(), 32, 7, 16, 3))
+    kern_c[(3,)](x, y_ptr=y, m=7, n=32, BLOCK=16, FLAG=3)
+    assert direct_fake.direct[-1] == (3, (x.data_ptr(), y.data_ptr(), 32, 7, 16, 3))
+    with pytest.raises(TypeError, match="multiple values for argument 'x_ptr'"):
+        kern_c[(3,)](x, y, 32, 7, x_ptr=x, BLOCK=16)  # given twice: the generated launcher's (Python's) error
+    n_direct = len(direct_fake.direct)
+    kern_c[(3,)](x, y, 32, 7, BLOCK=16, num_warps=4)  # an option: the generated launcher (a new specialisation)
+    assert len(direct_fake.direct) == n_direct and len(direct_fake.launches) == 2
     kern_c.pre_run_hooks.append(lambda *a, **k: None)  # pre-run hooks: the general path, every time
     try:
         assert speedups.relaunch(S, (5,), x, y, 32, 7, 16, 3) is _M

@@ -16,6 +16,11 @@ from .binder import Binder, Bound
 from .launch import FastLaunch, KernelCache, arg_getter, grid3, make_launcher
 from .specialization import is_tensordesc_type
 
+try:  # the plain relaunch in C (optional, built with the package)
+    from .._speedups import launch as _c_launch
+except ImportError:  # pragma: no cover - without a C compiler at install time
+    _c_launch = None
+
 
 class KernelParam:
     """One parameter of a jit function."""
@@ -167,12 +172,16 @@ class JITFunction(KernelInterface):
         return self._binder
 
     def __getitem__(self, grid) -> Callable:
-        """``fn[grid]``: ``partial(launcher, grid)`` of the generated launcher."""
+        """``fn[grid]``: ``partial(launcher, grid)`` of the generated launcher, or ``partial(tritium._speedups.
+        launch, state, grid)`` where the C helper is built (the plain relaunch in C, the launcher otherwise)."""
         launcher = self._launcher
         if launcher is None:
             launcher = self._launcher = make_launcher(self)
         if launcher is False:
             return lambda *args, **kwargs: self._run(args, kwargs, grid)
+        state = launcher.c_state
+        if state is not None and _c_launch is not None:
+            return functools.partial(_c_launch, state, grid)
         return functools.partial(launcher, grid)
 
     def run(self, *args, grid=None, warmup=False, **kwargs):

@@ -11,6 +11,7 @@ records a :class:`FastLaunch` for the next time.
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any, Callable, Optional, Sequence
 
 from .. import plugins as _plugins
@@ -158,15 +159,8 @@ def make_launcher(fn: Any) -> Any:
     sig = [f"{n}=_M" for n in names]
     if any(positional_only):
         sig.insert(max(i for i, po in enumerate(positional_only) if po) + 1, "/")
-    lines = [f"def {fn.__name__}(_tr_grid, {''.join(a + ', ' for a in sig)}*_tr_extra, **_tr_kw):"]
-    relaunch = _c_relaunch_state(fn, ns)
-    if relaunch is not None:  # the plain case in C (tritium._speedups.relaunch), else what follows
-        ns["_tr_S"], ns["_tr_relaunch"] = relaunch
-        lines += ["    if not _tr_extra and not _tr_kw:",
-                  f"        _tr_r = _tr_relaunch(_tr_S, _tr_grid, {', '.join(names)})",
-                  "        if _tr_r is not _M:",
-                  "            return _tr_r"]
-    lines += ["    _tr_f = _tr_fn",
+    lines = [f"def {fn.__name__}(_tr_grid, {''.join(a + ', ' for a in sig)}*_tr_extra, **_tr_kw):",
+             "    _tr_f = _tr_fn",
              "    if _tr_extra or _tr_f.pre_run_hooks or type(_tr_f.cache) is not _tr_KC:",
              f"        {slow}",
              "    if _tr_f.debug is not None and 'debug' not in _tr_kw:",
@@ -213,26 +207,30 @@ def make_launcher(fn: Any) -> Any:
     exec(compile(src, f"<tritium launcher for {fn.__name__}>", "exec"), ns)  # noqa: S102 - our own code
     launch = ns[fn.__name__]
     launch.source = src
+    # fn[grid] as partial(tritium._speedups.launch, state, grid) where the C helper is built: the plain case
+    # relaunched in C, everything else handed to this function
+    launch.c_state = _c_launch_state(fn, ns, names, launch)
     return launch
 
 
-def _c_relaunch_state(fn: Any, ns: dict) -> Optional[tuple]:
-    """``(state, relaunch)`` for :func:`tritium._speedups.relaunch` (the generated launcher's plain case in C: the
-    same key, entry and direct launch), or None where the helper was not built, torch is not imported, or the
-    environment cannot be read inline."""
-    if "_tr_ti" not in ns or _registry._env_data is None:
+def _c_launch_state(fn: Any, ns: dict, names: list, launcher: Callable) -> Optional[tuple]:
+    """The state of :func:`tritium._speedups.launch` / ``relaunch`` for ``fn`` (the generated launcher's plain case
+    in C: the same key, entry and direct launch; ``launcher`` for everything else), or None where the helper was
+    not built, torch is not imported, or the environment cannot be read inline."""
+    if "_tr_ti" not in ns or _registry._env_data is None or len(names) > 128:
         return None
     from .. import _speedups
 
-    if not hasattr(_speedups, "relaunch"):
+    if not hasattr(_speedups, "launch"):
         return None
     spec = tuple(1 if p.is_constexpr else (2 if p.name not in fn.do_not_specialize else 0)
                  | (4 if p.name not in fn.do_not_specialize and p.name not in fn.do_not_specialize_on_alignment
                     else 0) for p in fn.params)
     defaults = tuple(p.default if p.has_default else _M for p in fn.params)
     state = (fn, KernelCache, _registry, _registry._launch_contexts, _registry._env_data, _registry._TARGET_KEY,
-             _registry._INTERPRET_KEY, _plugins, ns["_tr_T"], _M, spec, defaults, (_ONE, _DIVISIBLE, _PLAIN, _ANY))
-    return state, _speedups.relaunch
+             _registry._INTERPRET_KEY, _plugins, ns["_tr_T"], _M, spec, defaults, (_ONE, _DIVISIBLE, _PLAIN, _ANY),
+             tuple(sys.intern(n) for n in names), launcher)
+    return state
 
 
 def _replay(fn: Any) -> Callable:
