@@ -26,7 +26,8 @@ nothing launches there the autotuner "benchmarks" (so compiles) every config int
   forward (not causal, 128x64 blocks), each with a fresh cache directory in a process that has compiled before.
 * on the GPU: Triton's cold compile of vector add is measured with a fresh TRITON_CACHE_DIR (it includes
   building Triton's C launcher), then of the same matmul and attention configs as tritium's above; host launch
-  overhead is the wall time of many launches of a cached kernel on a one-program grid, per launch, for
+  overhead is the wall time of many launches of a cached kernel on a one-program grid, per launch (rows timed in
+  turn, the minimum over interleaved rounds), for
   ``kernel[grid](...)`` and for the lower layers.
 """
 from __future__ import annotations
@@ -501,25 +502,29 @@ def tensor_cores(impls, add_row):
                 check, flops=attn_flops(causal))
 
 
-def _per_launch_us(fn, n):
+def _per_launch_us(rows, n, rounds=7):
+    """Host time per launch of each ``(label, fn)``: the minimum over ``rounds`` rounds, each timing ``n`` launches
+    (then a synchronize) of every row in turn, so that a slow spell of the host hits every row alike."""
     import torch
 
-    for _ in range(50):
-        fn()
-    torch.cuda.synchronize()
-    best = None
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        torch.cuda.synchronize()
-        dt = (time.perf_counter() - t0) / n * 1e6
-        best = dt if best is None else min(best, dt)
+    best = {label: None for label, _ in rows}
+    for _ in range(rounds):
+        for label, fn in rows:
+            for _ in range(50):
+                fn()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            torch.cuda.synchronize()
+            dt = (time.perf_counter() - t0) / n * 1e6
+            best[label] = dt if best[label] is None else min(best[label], dt)
     return best
 
 
 def launch_overhead(report, impls, args):
-    """Host time per launch of a cached kernel on a one-program grid (minimum of 3 rounds of N launches)."""
+    """Host time per launch of a cached kernel on a one-program grid (minimum over 7 interleaved rounds of N
+    launches per row)."""
     import torch
 
     from cuda.bindings import driver as cu
@@ -528,14 +533,22 @@ def launch_overhead(report, impls, args):
     n = 1024
     x, y, out = (torch.randn(n, device="cuda") for _ in range(3))
     res = report["launch_us"]
+    pending = []
 
     def measure(label, fn):
         try:
-            res[label] = _per_launch_us(fn, N)
-            print(f"launch overhead {label:<58} {res[label]:7.2f} us", flush=True)
+            fn()  # a row that fails is reported, not timed
+            pending.append((label, fn))
         except Exception as e:  # noqa: BLE001
             report["errors"]["launch " + label] = f"{type(e).__name__}: {e}"
             print(f"launch overhead {label:<58} FAILED: {type(e).__name__}: {e}", flush=True)
+
+    def run_pending():
+        times = _per_launch_us(pending, N)
+        for label, _ in pending:
+            res[label] = times[label]
+            print(f"launch overhead {label:<58} {res[label]:7.2f} us", flush=True)
+        pending.clear()
 
     T, R = impls["triton"], impls["tritium"]
     measure("triton  kernel[grid](...)", lambda: T.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024))
@@ -544,8 +557,9 @@ def launch_overhead(report, impls, args):
         try:
             tuned, heur = launch_variants(K)
             tuned[(1,)](x, y, out, n)  # tunes (benchmarks both configs) once
-            measure(f"{label} autotuned kernel[grid](...), after tuning", lambda: tuned[(1,)](x, y, out, n))
-            measure(f"{label} heuristics kernel[grid](...)", lambda: heur[(1,)](x, y, out, n))
+            measure(f"{label} autotuned kernel[grid](...), after tuning",
+                    lambda tuned=tuned: tuned[(1,)](x, y, out, n))
+            measure(f"{label} heuristics kernel[grid](...)", lambda heur=heur: heur[(1,)](x, y, out, n))
         except Exception as e:  # noqa: BLE001
             report["errors"][f"launch {label.strip()} autotuned/heuristics"] = f"{type(e).__name__}: {e}"
     try:  # the driver call from C (tritium's extension), the floor any Python launcher sits on
@@ -607,7 +621,8 @@ def launch_overhead(report, impls, args):
     except Exception as e:  # noqa: BLE001
         report["errors"]["launch ptx"] = f"{type(e).__name__}: {e}"
         traceback.print_exc()
-    # the same without plugins that implement the launch hooks (the profiler plugin does, even when disabled)
+    run_pending()
+    # the same without plugins that implement the launch hooks (none of the first-party ones while idle)
     try:
         from tritium.plugins import get_plugin_manager, unregister
 
@@ -625,6 +640,7 @@ def launch_overhead(report, impls, args):
 
             measure("ptx add: core driver.launch, no launch-hook plugins",
                     lambda: tdriver.launch(ck, (1, 1, 1), [x, y, out, n]))
+        run_pending()
     except Exception as e:  # noqa: BLE001
         report["errors"]["launch no hooks"] = f"{type(e).__name__}: {e}"
 
