@@ -86,7 +86,7 @@ static PyObject *tensor_info(PyObject *self, PyObject *const *args, Py_ssize_t n
 /* relaunch's state tuple (built by tritium.runtime.launch.make_launcher) */
 enum {
     ST_FN, ST_KC_TYPE, ST_REGISTRY, ST_CONTEXTS, ST_ENV, ST_KT, ST_KI, ST_PLUGINS, ST_TENSOR, ST_NOT_HANDLED,
-    ST_SPEC, ST_DEFAULTS, ST_INT_DESC, ST_NAMES, ST_LAUNCHER, ST_N
+    ST_SPEC, ST_DEFAULTS, ST_INT_DESC, ST_NAMES, ST_LAUNCHER, ST_FN_DICT, ST_N
 };
 #define SPEC_CONSTEXPR 1
 #define SPEC_SPECIALIZE 2
@@ -101,6 +101,18 @@ static PyObject *attr(PyObject *obj, PyObject *name) {
     PyObject *r = PyObject_GetAttr(obj, name);
     if (r == NULL) PyErr_Clear();
     return r;
+}
+
+/* the same read from an object's __dict__ (``d``: what the attribute read returns there -- instance attributes of
+ * a class without descriptors of those names, module globals), else through ``attr`` */
+static PyObject *dattr(PyObject *d, PyObject *obj, PyObject *name) {
+    if (d == Py_None) return attr(obj, name);
+    PyObject *r = PyDict_GetItemWithError(d, name);
+    if (r == NULL) {
+        PyErr_Clear();
+        return attr(obj, name);
+    }
+    return Py_NewRef(r);
 }
 
 /* relaunch's work: ``values`` are the n parameters' values (``NOT_HANDLED`` where not given) */
@@ -126,16 +138,16 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
     PyObject *key = NULL, *fast = NULL, *ctx = NULL, *dev = NULL, *entry = NULL, *tmp = NULL;
     PyObject *vals[MAX_PARAMS + 1];
     Py_ssize_t nvals = 0;
-    PyObject *fn = st[ST_FN];
+    PyObject *fn = st[ST_FN], *fd = st[ST_FN_DICT];
 
     /* the function's state: no pre-run hooks, no debug, no globals to check, its KernelCache */
-    tmp = attr(fn, s_pre_run_hooks);
+    tmp = dattr(fd, fn, s_pre_run_hooks);
     if (tmp == NULL || PyObject_IsTrue(tmp) != 0) goto not_handled;
     Py_CLEAR(tmp);
-    tmp = attr(fn, s_debug);
+    tmp = dattr(fd, fn, s_debug);
     if (tmp != Py_None) goto not_handled;
     Py_CLEAR(tmp);
-    tmp = attr(fn, s_used_global_vals);
+    tmp = dattr(fd, fn, s_used_global_vals);
     if (tmp == NULL) goto not_handled;
     int uses_globals = PyObject_IsTrue(tmp);
     Py_CLEAR(tmp);
@@ -145,14 +157,14 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
         if (tmp != Py_True) goto not_handled_clear;
         Py_CLEAR(tmp);
     }
-    tmp = attr(fn, s_cache);
+    tmp = dattr(fd, fn, s_cache);
     if (tmp == NULL || (PyObject *)Py_TYPE(tmp) != st[ST_KC_TYPE]) goto not_handled;
     fast = attr(tmp, s_fast);
     Py_CLEAR(tmp);
     if (fast == NULL || !PyDict_CheckExact(fast)) goto not_handled;
 
     /* the selection: launch_context()'s key, its LaunchContext (backend, arch, driver, device getter) */
-    PyObject *forced = attr(st[ST_REGISTRY], s_forced);
+    PyObject *forced = dattr(st[ST_REGISTRY], Py_None, s_forced);
     if (forced == NULL) goto not_handled;
     PyObject *t = PyDict_GetItemWithError(st[ST_ENV], st[ST_KT]); /* borrowed, NULL: unset */
     PyObject *i = t != NULL || !PyErr_Occurred() ? PyDict_GetItemWithError(st[ST_ENV], st[ST_KI]) : NULL;
@@ -254,7 +266,7 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
         result = kernel;
         goto done;
     }
-    PyObject *pm = attr(st[ST_PLUGINS], s_pm);
+    PyObject *pm = dattr(st[ST_PLUGINS], Py_None, s_pm);
     PyObject *hooks = pm && pm != Py_None ? attr(pm, s_launch_hooks) : NULL;
     int hooks_off = hooks == Py_None;
     Py_XDECREF(pm);

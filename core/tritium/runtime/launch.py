@@ -227,9 +227,13 @@ def _c_launch_state(fn: Any, ns: dict, names: list, launcher: Callable) -> Optio
                  | (4 if p.name not in fn.do_not_specialize and p.name not in fn.do_not_specialize_on_alignment
                     else 0) for p in fn.params)
     defaults = tuple(p.default if p.has_default else _M for p in fn.params)
-    state = (fn, KernelCache, _registry, _registry._launch_contexts, _registry._env_data, _registry._TARGET_KEY,
-             _registry._INTERPRET_KEY, _plugins, ns["_tr_T"], _M, spec, defaults, (_ONE, _DIVISIBLE, _PLAIN, _ANY),
-             tuple(sys.intern(n) for n in names), launcher)
+    # the function's attributes read from its __dict__ where no class attribute of those names could intervene;
+    # the two modules' globals from theirs
+    plain = not any(hasattr(type(fn), a) for a in ("pre_run_hooks", "debug", "used_global_vals", "cache"))
+    state = (fn, KernelCache, vars(_registry), _registry._launch_contexts, _registry._env_data, _registry._TARGET_KEY,
+             _registry._INTERPRET_KEY, vars(_plugins), ns["_tr_T"], _M, spec, defaults,
+             (_ONE, _DIVISIBLE, _PLAIN, _ANY), tuple(sys.intern(n) for n in names), launcher,
+             vars(fn) if plain else None)
     return state
 
 
