@@ -17,6 +17,15 @@ OUTDIR=${OUT:-/tmp/gpu_out}
 mkdir -p "$OUTDIR"
 WHAT=${1:-all}
 PY=${PYTHON:-python3}
+# this tree built for this machine's Python (its C extensions: the launch path); .gpu/site (pure Python, built
+# where the tree was prepared) stays behind it for pytest and as the fallback when nothing can be built here
+BUILT=/tmp/tritium_built_site
+rm -rf "$BUILT"
+if "$PY" -m pip install -q --no-deps --no-build-isolation --no-index --target "$BUILT" . 2>/dev/null; then
+  export PYTHONPATH="$BUILT:$PYTHONPATH"
+else
+  echo "note: could not build tritium here (no setuptools?): the pure-Python .gpu/site is used" >&2
+fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader || true
 "$PY" -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
 "$PY" -m tritium backends 2>&1 | head -5 || true

@@ -585,3 +585,22 @@ def test_relaunch_after_tuning_takes_the_plan_and_still_checks_conflicts(monkeyp
         k[_grid(1000)](x, out, 1000, BLOCK=16)
     with pytest.raises(ValueError, match="Conflicting meta-parameters: BLOCK"):
         k[_grid(1000)](x, out, 1000, 16)
+
+
+def test_use_cuda_graph_benchmarks_through_do_bench_cudagraph(monkeypatch):
+    import tritium.testing as testing
+
+    seen = []
+    real = testing.do_bench_cudagraph
+
+    def spy(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
+        seen.append(rep)
+        return real(fn, rep=rep, quantiles=quantiles, return_mode=return_mode)
+
+    monkeypatch.setattr(testing, "do_bench_cudagraph", spy)
+    k = triton.autotune(configs=CONFIGS_16_1024, key=["n"], use_cuda_graph=True, rep=5)(scale2)
+    x = np.arange(300, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(300)](x, out, 300)
+    np.testing.assert_array_equal(out, x * 2)
+    assert seen == [5, 5]  # each config timed by the graph benchmarker (host timing on the interpreter)

@@ -235,6 +235,11 @@ class Autotuner(KernelInterface):
         """``do_bench(fn, quantiles)``: the user's, or the active driver's benchmarker (warmup/rep if given)."""
         if self._user_do_bench is not None:
             return self._user_do_bench
+        if self.use_cuda_graph:  # replays of a CUDA graph (host timing where there is none: the interpreter)
+            from ..testing import do_bench_cudagraph
+
+            rep = self.num_reps if self.num_reps is not None else 20
+            return lambda fn, quantiles=None: do_bench_cudagraph(fn, rep=rep, quantiles=quantiles)
         from . import driver
 
         bench = driver.active.get_benchmarker()
@@ -464,7 +469,7 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
       ``post_hook(kwargs, exception)`` replace that default behaviour;
     * ``warmup`` / ``rep``: ms given to the benchmarker; ``do_bench(fn, quantiles)`` replaces it;
     * ``cache_results``: keep the result on disk (``$TRITIUM_CACHE_DIR/autotune``) for later processes;
-    * ``use_cuda_graph``: accepted; tritium benchmarks with the regular benchmarker.
+    * ``use_cuda_graph``: benchmark each config with :func:`tritium.testing.do_bench_cudagraph` (``rep`` ms).
     """
 
     def decorator(fn):
