@@ -23,8 +23,9 @@
  *   launch(state, grid, *args, **kwargs) -> what fn[grid](*args, **kwargs) returns
  *
  * ``fn[grid]`` is ``partial(launch, state, grid)``: the arguments bound to the parameters by position and by
- * name (names from state), then relaunch; whatever it does not handle -- options, a parameter given twice, too
- * many arguments, a value that is not plain -- goes to the generated launcher (state's last item) as given.
+ * name (names from state), other keywords (options: num_warps=...) keyed in call order as the generated launcher
+ * keys them, then relaunch; whatever it does not handle -- a parameter given twice, too many arguments, a value
+ * that is not plain -- goes to the generated launcher (state's ST_LAUNCHER) as given.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -116,7 +117,8 @@ static PyObject *dattr(PyObject *d, PyObject *obj, PyObject *name) {
 }
 
 /* relaunch's work: ``values`` are the n parameters' values (``NOT_HANDLED`` where not given) */
-static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *const *values, Py_ssize_t nargs_values) {
+static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *const *values, Py_ssize_t nargs_values,
+                             PyObject *options) {
     PyObject *nh = st[ST_NOT_HANDLED];
     PyObject *spec = st[ST_SPEC], *defaults = st[ST_DEFAULTS], *int_desc = st[ST_INT_DESC];
     Py_ssize_t n = PyTuple_GET_SIZE(spec);
@@ -247,11 +249,12 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
             goto not_handled;
         }
     }
-    PyTuple_SET_ITEM(key, at++, PyTuple_New(0));
+    /* the options as the generated launcher keys them: tuple(kwargs.items()) in call order */
+    PyTuple_SET_ITEM(key, at++, options != NULL ? Py_NewRef(options) : PyTuple_New(0));
     if (PyTuple_GET_ITEM(key, at - 1) == NULL) goto fail;
 
     /* the entry, on the selection's driver; launch hooks off; its direct launch */
-    entry = PyDict_GetItemWithError(fast, key); /* borrowed */
+    entry = PyDict_GetItemWithError(fast, key); /* borrowed; an unhashable option: not handled */
     if (entry == NULL) {
         PyErr_Clear();
         goto not_handled;
@@ -318,7 +321,7 @@ static int state_ok(PyObject *state) {
 
 static PyObject *relaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 2 || !state_ok(args[0])) return NULL;
-    return do_relaunch(&PyTuple_GET_ITEM(args[0], 0), args[1], args + 2, nargs - 2);
+    return do_relaunch(&PyTuple_GET_ITEM(args[0], 0), args[1], args + 2, nargs - 2, NULL);
 }
 
 /* launch(state, grid, *args, **kwargs): fn[grid](*args, **kwargs) -- the arguments bound to the parameters by
@@ -332,7 +335,9 @@ static PyObject *launch(PyObject *self, PyObject *const *args, size_t nargsf, Py
     Py_ssize_t n = PyTuple_GET_SIZE(names), npos = nargs - 2;
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     PyObject *values[MAX_PARAMS];
-    int bound = npos <= n && n <= MAX_PARAMS;
+    PyObject *opt_names[MAX_PARAMS], *opt_values[MAX_PARAMS];
+    Py_ssize_t nopt = 0;
+    int bound = npos <= n && n <= MAX_PARAMS && nkw <= MAX_PARAMS;
     if (bound) {
         for (Py_ssize_t k = 0; k < n; k++) values[k] = k < npos ? args[2 + k] : nh;
         for (Py_ssize_t j = 0; j < nkw && bound; j++) {
@@ -343,12 +348,32 @@ static PyObject *launch(PyObject *self, PyObject *const *args, size_t nargsf, Py
                 if (name == kw || PyUnicode_Compare(name, kw) == 0) at = k;
             }
             if (PyErr_Occurred()) PyErr_Clear();
-            if (at < 0 || values[at] != nh) bound = 0; /* an option, or given twice: Python's path */
-            else values[at] = args[nargs + j];
+            if (at < 0) { /* an option (num_warps=...): part of the key, in call order */
+                opt_names[nopt] = kw;
+                opt_values[nopt++] = args[nargs + j];
+            } else if (values[at] != nh) {
+                bound = 0; /* given twice: Python's error */
+            } else {
+                values[at] = args[nargs + j];
+            }
         }
     }
     if (bound) {
-        PyObject *r = do_relaunch(st, args[1], values, n);
+        PyObject *options = NULL;
+        if (nopt) {
+            options = PyTuple_New(nopt);
+            if (options == NULL) return NULL;
+            for (Py_ssize_t j = 0; j < nopt; j++) {
+                PyObject *item = PyTuple_Pack(2, opt_names[j], opt_values[j]);
+                if (item == NULL) {
+                    Py_DECREF(options);
+                    return NULL;
+                }
+                PyTuple_SET_ITEM(options, j, item);
+            }
+        }
+        PyObject *r = do_relaunch(st, args[1], values, n, options);
+        Py_XDECREF(options);
         if (r != nh) return r; /* the kernel, or the launch's error */
         Py_DECREF(r);
     }

@@ -283,8 +283,12 @@ def test_c_relaunch_computes_the_generated_key(direct_fake):
     with pytest.raises(TypeError, match="multiple values for argument 'x_ptr'"):
         kern_c[(3,)](x, y, 32, 7, x_ptr=x, BLOCK=16)  # given twice: the generated launcher's (Python's) error
     n_direct = len(direct_fake.direct)
-    kern_c[(3,)](x, y, 32, 7, BLOCK=16, num_warps=4)  # an option: the generated launcher (a new specialisation)
+    kern_c[(3,)](x, y, 32, 7, BLOCK=16, num_warps=4)  # an option: a new specialisation (the general path)
     assert len(direct_fake.direct) == n_direct and len(direct_fake.launches) == 2
+    kern_c[(6,)](x, y, 32, 7, BLOCK=16, num_warps=4)  # options keyed in C as the generated launcher keys them
+    assert direct_fake.direct[-1] == (6, (x.data_ptr(), y.data_ptr(), 32, 7, 16, 3))
+    kern_c[(6,)](x, y, 32, 7, BLOCK=16, num_warps=4, num_stages=2)  # another option set: a miss, general path
+    assert len(direct_fake.launches) == 3
     kern_c.pre_run_hooks.append(lambda *a, **k: None)  # pre-run hooks: the general path, every time
     try:
         assert speedups.relaunch(S, (5,), x, y, 32, 7, 16, 3) is _M
