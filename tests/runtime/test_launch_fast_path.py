@@ -316,3 +316,23 @@ def test_c_relaunch_stands_aside_for_launch_hooks(direct_fake):
         plugins.unregister(h)
     assert seen == [(4, 1, 1)]  # the hooked launch went through launch_with_hooks, not the direct launch
     assert all(gx != 4 for gx, _ in direct_fake.direct)
+
+
+def test_the_current_device_is_not_asked_on_a_one_device_machine(monkeypatch):
+    pytest.importorskip("cuda.bindings")
+    torch = pytest.importorskip("torch")
+    import tritium_nvidia.driver as nd
+    from tritium_nvidia.stub import StubCUDA
+
+    class OneDevice(StubCUDA):
+        def cuDeviceGetCount(self):
+            return (0, 1)
+
+    getter = lambda: 0  # noqa: E731 - torch's _cuda_getDevice stand-in
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", getter, raising=False)
+    monkeypatch.delenv("TRITIUM_COMPILE_ONLY", raising=False)
+    for cu, expected in ((OneDevice(), int), (StubCUDA(), getter)):  # one device: always 0; two: torch's
+        monkeypatch.setattr(nd, "_cu", cu)
+        d = nd.CUDADriver()
+        d._probed, d._reason = True, ""
+        assert d.device_getter() is expected

@@ -462,9 +462,22 @@ class CUDADriver(BaseDriver):
 
     def device_getter(self) -> Any:
         """torch's ``_cuda_getDevice`` itself when it works (what :meth:`get_current_device` calls), else
-        :meth:`get_current_device`."""
+        :meth:`get_current_device`; on a machine with one device, ``int`` (0: the only current device there is,
+        without a call into torch on every launch)."""
         get = None if compile_only() else self._torch_device_getter()
+        if get is not None and self.device_count() == 1:
+            return int
         return get if get is not None else self.get_current_device
+
+    def device_count(self) -> int:
+        """The number of CUDA devices (0 without a driver)."""
+        n = getattr(self, "_count", None)
+        if n is None:
+            if not self.is_active() or compile_only():
+                return 0
+            err, n = cu().cuDeviceGetCount()
+            n = self._count = int(n) if int(err) == 0 else 0
+        return n
 
     def set_current_device(self, index: int) -> None:
         torch = sys.modules.get("torch")

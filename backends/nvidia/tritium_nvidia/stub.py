@@ -47,8 +47,8 @@ class StubCUDA(types.SimpleNamespace):
     def cuInit(self, flags):
         return _OK
 
-    def cuDeviceGetCount(self):
-        return (0, 1)
+    def cuDeviceGetCount(self):  # two: launches follow torch's current device (one device would always be 0)
+        return (0, 2)
 
     def cuDeviceGet(self, i):
         return (0, i)

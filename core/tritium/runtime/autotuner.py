@@ -169,6 +169,7 @@ class Autotuner(KernelInterface):
         self.keys = list(key or [])
         self._positions = {name: i for i, name in enumerate(self.arg_names)}
         self._plans: dict = {}  # tuning key -> (config, its launch kwargs, positional arguments allowed)
+        self._device_names: dict = {}  # (launch context, device) -> its part of the tuning key
         for k in self.keys:
             if k not in self.arg_names:
                 raise ValueError(f"autotune of '{self.__name__}': key '{k}' is not a parameter of the kernel "
@@ -324,7 +325,11 @@ class Autotuner(KernelInterface):
             if _is_tensor(v):
                 key.append(_dtype_name(v.dtype))
         ctx = launch_context()
-        key.append(f"{ctx.backend}:{ctx.arch or ''}:{ctx.device()}")
+        dev = ctx.device()
+        name = self._device_names.get((ctx, dev))
+        if name is None:
+            name = self._device_names[(ctx, dev)] = f"{ctx.backend}:{ctx.arch or ''}:{dev}"
+        key.append(name)
         return tuple(key)
 
     def _resolved_kwargs(self, args: tuple, kwargs: dict) -> dict:
