@@ -19,6 +19,7 @@ Launching it (``kernel[grid](...)``) looks up the best config for the current *t
 from __future__ import annotations
 
 import builtins
+import functools
 import os
 import sys
 import time
@@ -354,6 +355,13 @@ class Autotuner(KernelInterface):
             return PrecompileResult.serial("fewer than 2 configs left to compile")
         return precompile(self.base_fn, jobs)
 
+    def __getitem__(self, grid) -> Callable:
+        """``fn[grid]``: the launch below without the keyword plumbing of :meth:`run`."""
+        return functools.partial(self._launch, grid)
+
+    def _launch(self, grid, *args, **kwargs):
+        return self.run(*args, grid=grid, **kwargs)
+
     def run(self, *args, grid=None, warmup=False, **kwargs):
         if warmup:
             return self.warmup(*args, grid=grid, **kwargs)
@@ -511,6 +519,13 @@ class Heuristics(KernelInterface):
             d = self._default_values = {p.name: p.default for p in self.base_fn.params
                                         if p.has_default and p.name in self.arg_names}
         return d
+
+    def __getitem__(self, grid) -> Callable:
+        """``fn[grid]``: the heuristics' values added, then the wrapped kernel's ``[grid]``."""
+        return functools.partial(self._launch, grid)
+
+    def _launch(self, grid, *args, **kwargs):
+        return self.fn[grid](*args, **self.apply(args, kwargs))
 
     def run(self, *args, **kwargs):
         return self.fn.run(*args, **self.apply(args, kwargs))
