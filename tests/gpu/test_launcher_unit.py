@@ -725,3 +725,26 @@ def test_c_direct_launch_packs_and_falls_back(c_stand_in):
     with pytest.raises(KernelRuntimeError, match="cuLaunchKernel of 'k' failed: 700"):
         d(1, 0xAB00, None, 5)
     assert len(calls) == n + 2
+
+
+def test_c_direct_launch_packs_every_slot_kind(c_stand_in):
+    """Pointers and 32/64-bit integers are written by the C launch itself (zeroed buffer first), a kernel with a
+    float parameter goes through struct.pack_into; both give the bytes the Python launcher packs."""
+    import functools
+
+    ext, calls = c_stand_in
+    for types, vals in ((["*fp32", "i32", "i64", "u32", "u64"], (0xAB00, -7, -(2 ** 40), 2 ** 32 - 1, 2 ** 64 - 1)),
+                        (["*fp32", "fp32", "i32"], (0xCD00, 1.5, 3))):
+        packer = L.Packer(types)
+        fn = L.make_launch(0xF00, packer, block=32, shared=0, cu_launch=None, names=[f"p{i}" for i in
+                           range(len(types))], kernel_name="k", current_stream=functools.partial(lambda d: d, 0),
+                           device=0, c_launch=ext.launch, c_direct=(ext.make_direct, ext.launch_direct))
+        direct = fn.direct(tuple(range(len(types))), len(types))
+        packer.struct.pack_into(packer.buffer, 0, *([0x5A] * len(types)))  # stale bytes: must be overwritten
+        direct(3, *vals)
+        assert calls[-1][0] == (3, 1, 1) and calls[-1][5] == packer.params
+        assert packer.read() == vals
+        want = struct.pack(packer.struct.format, *vals)
+        assert bytes(packer.buffer)[:len(want)] == want
+        with pytest.raises(KernelRuntimeError, match="does not fit"):
+            direct(3, *vals[:-1], 2 ** 70)  # out of range: the Python path's message

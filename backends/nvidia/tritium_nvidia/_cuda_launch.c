@@ -16,11 +16,13 @@
  *   available() -> "" when libcuda's cuLaunchKernel was found, else why not
  *   set_launch_function(address) -> None: tests call a stand-in with cuLaunchKernel's signature (0: libcuda's)
  *   make_direct(fallback, function, block, shared, stream_getter, device, pack_into, buffer, params, positions,
- *               owner, n_extra, n_values) -> a capsule for
+ *               owner, n_extra, n_values[, codes, offsets, buffer_address, size]) -> a capsule for
  *   launch_direct(capsule, gx, v0, ..., v{n_values-1}) -> None
  *       The JIT's relaunch fast path (tritium_nvidia.launcher: ``launch.direct``) without a Python frame: the
  *       stream is stream_getter(device) (torch's raw current stream), pack_into(buffer, 0, v[positions]...,
- *       0 * n_extra) fills the kernel's argument buffer, then cuLaunchKernel over (gx, 1, 1).  Anything else --
+ *       0 * n_extra) fills the kernel's argument buffer (or, given each runtime argument's struct code among
+ *       'Q' 'q' 'i' 'I' and slot offset, the buffer is zeroed and plain ints written here, pack_into's work
+ *       without its call), then cuLaunchKernel over (gx, 1, 1).  Anything else --
  *       a thread other than ``owner`` (the buffer is that thread's), a failing getter or pack (an argument the
  *       Python conversion must explain), a launch error -- calls fallback(gx, v0, ...) instead, the generated
  *       Python function that does the same with every check and message.
@@ -28,6 +30,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
 
 typedef int (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
                          void **, void **);
@@ -100,7 +104,56 @@ typedef struct {
     Py_ssize_t npos, n_extra, n_values;
     Py_ssize_t pos[DIRECT_MAX_ARGS];
     unsigned long owner;
+    /* packing in C where every runtime argument is a pointer or an integer: its struct code ('Q', 'q', 'i',
+     * 'I') and 8-byte slot; the buffer's address and size (zeroed first, as pack_into does) */
+    char codes[DIRECT_MAX_ARGS];
+    Py_ssize_t offsets[DIRECT_MAX_ARGS];
+    char *buf;
+    Py_ssize_t buf_size;
+    int c_pack;
 } Direct;
+
+/* pack value v as code c at p; 0 when it is not a plain int in range (pack_into / the Python path decide) */
+static int pack_int(char c, PyObject *v, char *p) {
+    if (!PyLong_CheckExact(v)) return 0;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (x == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (c == 'Q') {
+        unsigned long long u;
+        if (overflow > 0) {
+            u = PyLong_AsUnsignedLongLong(v);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return 0;
+            }
+        } else if (overflow < 0 || x < 0) {
+            return 0;
+        } else {
+            u = (unsigned long long)x;
+        }
+        memcpy(p, &u, 8);
+        return 1;
+    }
+    if (overflow) return 0;
+    if (c == 'q') {
+        memcpy(p, &x, 8);
+    } else if (c == 'i') {
+        if (x < -2147483648LL || x > 2147483647LL) return 0;
+        int32_t y = (int32_t)x;
+        memcpy(p, &y, 4);
+    } else if (c == 'I') {
+        if (x < 0 || x > 4294967295LL) return 0;
+        uint32_t y = (uint32_t)x;
+        memcpy(p, &y, 4);
+    } else {
+        return 0;
+    }
+    return 1;
+}
 
 static void direct_free(PyObject *capsule) {
     Direct *d = (Direct *)PyCapsule_GetPointer(capsule, DIRECT);
@@ -116,10 +169,14 @@ static void direct_free(PyObject *capsule) {
 
 static PyObject *make_direct(PyObject *self, PyObject *args) {
     PyObject *fallback, *function, *block, *shared, *getter, *device, *pack_into, *buffer, *params, *positions;
+    PyObject *offsets = NULL, *buf_address = NULL;
+    const char *codes = "";
+    Py_ssize_t codes_len = 0, buf_size = 0;
     unsigned long owner;
     Py_ssize_t n_extra, n_values;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOO!knn", &fallback, &function, &block, &shared, &getter, &device,
-                          &pack_into, &buffer, &params, &PyTuple_Type, &positions, &owner, &n_extra, &n_values))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOO!knn|s#O!On", &fallback, &function, &block, &shared, &getter, &device,
+                          &pack_into, &buffer, &params, &PyTuple_Type, &positions, &owner, &n_extra, &n_values,
+                          &codes, &codes_len, &PyTuple_Type, &offsets, &buf_address, &buf_size))
         return NULL;
     Py_ssize_t npos = PyTuple_GET_SIZE(positions);
     if (npos + n_extra + 2 > DIRECT_MAX_ARGS || n_values > DIRECT_MAX_ARGS || n_extra < 0) {
@@ -147,6 +204,22 @@ static PyObject *make_direct(PyObject *self, PyObject *args) {
         d->pos[i] = p;
     }
     d->npos = npos;
+    if (codes_len == npos && offsets != NULL && PyTuple_GET_SIZE(offsets) == npos && buf_address != NULL &&
+        buf_size > 0) {
+        void *b;
+        d->c_pack = as_ptr(buf_address, &b);
+        d->buf = (char *)b;
+        d->buf_size = buf_size;
+        for (Py_ssize_t i = 0; i < npos && d->c_pack; i++) {
+            d->codes[i] = codes[i];
+            d->offsets[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, i));
+            if (d->offsets[i] < 0 || d->offsets[i] + 8 > buf_size || !strchr("QqiI", codes[i])) d->c_pack = 0;
+        }
+        if (PyErr_Occurred()) {
+            PyMem_Free(d);
+            return NULL;
+        }
+    }
     d->n_extra = n_extra;
     d->n_values = n_values;
     d->owner = owner;
@@ -209,18 +282,27 @@ static PyObject *launch_direct(PyObject *self, PyObject *const *args, Py_ssize_t
         PyErr_Clear();
         return direct_fallback(d, args, nargs);
     }
-    PyObject *stack[DIRECT_MAX_ARGS];
-    Py_ssize_t n = 0;
-    stack[n++] = d->buffer;
-    stack[n++] = d->zero;
-    for (Py_ssize_t i = 0; i < d->npos; i++) stack[n++] = args[2 + d->pos[i]];
-    for (Py_ssize_t i = 0; i < d->n_extra; i++) stack[n++] = d->zero;
-    PyObject *r = PyObject_Vectorcall(d->pack_into, stack, n, NULL);
-    if (r == NULL) { /* an argument the fast pack cannot take: the Python path converts it or explains */
-        PyErr_Clear();
-        return direct_fallback(d, args, nargs);
+    int packed = 0;
+    if (d->c_pack) { /* every argument a pointer or an integer in range: written here */
+        memset(d->buf, 0, (size_t)d->buf_size);
+        packed = 1;
+        for (Py_ssize_t i = 0; i < d->npos && packed; i++)
+            packed = pack_int(d->codes[i], args[2 + d->pos[i]], d->buf + d->offsets[i]);
     }
-    Py_DECREF(r);
+    if (!packed) {
+        PyObject *stack[DIRECT_MAX_ARGS];
+        Py_ssize_t n = 0;
+        stack[n++] = d->buffer;
+        stack[n++] = d->zero;
+        for (Py_ssize_t i = 0; i < d->npos; i++) stack[n++] = args[2 + d->pos[i]];
+        for (Py_ssize_t i = 0; i < d->n_extra; i++) stack[n++] = d->zero;
+        PyObject *r = PyObject_Vectorcall(d->pack_into, stack, n, NULL);
+        if (r == NULL) { /* an argument the fast pack cannot take: the Python path converts it or explains */
+            PyErr_Clear();
+            return direct_fallback(d, args, nargs);
+        }
+        Py_DECREF(r);
+    }
     int err;
     Py_BEGIN_ALLOW_THREADS
     err = cu_launch(d->function, gx, 1, 1, d->block, 1, 1, d->shared, stream, (void **)d->params, NULL);

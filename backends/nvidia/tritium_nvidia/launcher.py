@@ -681,9 +681,12 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
                 len(getter.args) != 1 or getter.keywords:
             return None
         make, launch_c = c_direct
+        # the runtime arguments' struct codes: packed in C when all are pointers or integers of 32/64 bits
+        codes = "".join("Q" if is_pointer(ty) else _CODES.get(ty, "?") for ty in types)
         cap = make(fallback, int(func), int(block), int(shared), getter.func, getter.args[0],
                    packer.struct.pack_into, packer.buffer, packer.params, tuple(positions), ns["owner"],
-                   packer.n_extra, n_values)
+                   packer.n_extra, n_values, codes if set(codes) <= set("QqiI") else "",
+                   tuple(packer.offsets[:len(types)]), ctypes.addressof(packer.buffer), ctypes.sizeof(packer.buffer))
         f = functools.partial(launch_c, cap)
         f.source, f.fallback = fallback.source, fallback
         return f
