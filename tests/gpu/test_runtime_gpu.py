@@ -55,13 +55,17 @@ def scale(x, y):
     scale_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
 
 
-def warm_on_side_stream(fn):
-    """What torch asks before a capture: run the work once on a side stream."""
+def captured(step):
+    """``step`` run once on a side stream (what torch asks before a capture), then captured in a CUDA graph."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
-        fn()
+        step()
     torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        step()
+    return g
 
 
 # ------------------------------------------------------------------------------------------ CUDA graphs
@@ -73,10 +77,7 @@ def test_graph_replay_vector_add(gpu):
 
     step()
     gpu.done()
-    warm_on_side_stream(step)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        step()
+    g = captured(step)
     for _ in range(3):  # new inputs copied into the captured buffers: the replay reads them
         x.copy_(torch.randn(N, device="cuda"))
         y.copy_(torch.randn(N, device="cuda"))
@@ -95,10 +96,7 @@ def test_graph_replay_softmax(gpu):
 
     step()
     gpu.done()
-    warm_on_side_stream(step)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        step()
+    g = captured(step)
     for i in range(3):
         x.copy_(torch.randn(M, C, device="cuda") * (i + 1))
         y.fill_(float("nan"))

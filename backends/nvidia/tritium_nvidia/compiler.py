@@ -14,7 +14,6 @@ Importing this module imports neither MLIR nor llvmlite: the stages do, when the
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Optional
 
