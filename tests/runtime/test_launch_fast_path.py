@@ -225,6 +225,16 @@ def test_cuda_direct_launcher_with_stubbed_driver(monkeypatch, tmp_path):
         # devices: such arguments reach the launcher as objects, whose conversion checks the device)
         assert len(add.cache.fast) == 3
         assert all(e.direct is not None for e in add.cache.fast.values())
+        # CompiledKernel[grid]: after its first launch on a device, the loaded kernel's launch function directly
+        ck = next(iter(add.cache[("cuda", "90", 1)].values()))
+        n = len(launches)
+        ck[(5,)](x1, y1, out1, 100)
+        state["dev"] = 0
+        ck[(6,)](x, y, out, 100)
+        with pytest.raises(KernelRuntimeError, match="argument 'x_ptr' is a tensor on cuda:1"):
+            ck[(6,)](x1, y1, out1, 100)
+        assert [(g, s) for g, _, s, _ in launches[n:]] == [((5, 1, 1), 109), ((6, 1, 1), 9)]
+        assert set(ck.launchers[d]) == {"device", 0, 1} and ck.launchers[d][1] is ck.loaded[1].launch.grid
     finally:
         driver.reset()
 

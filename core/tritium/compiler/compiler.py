@@ -9,6 +9,7 @@ this package imports :mod:`tritium.runtime`, which builds on it.
 from __future__ import annotations
 
 import hashlib
+import functools
 import json
 from typing import Any, NamedTuple, Optional, Sequence, Union
 
@@ -133,6 +134,7 @@ class CompiledKernel:
         self.module = None
         self.function = None
         self.loaded: dict = {}
+        self.launchers: dict = {}  # driver -> {"device": its device getter, device: launch fn} (compiler.launch)
 
     @property
     def binary(self) -> Any:
@@ -152,8 +154,10 @@ class CompiledKernel:
 
     def launch(self, grid: Any, *args) -> None:
         """Launch with runtime ``args`` (non-constexpr parameters in order) over ``grid``."""
-        g = tuple(grid) + (1,) * (3 - len(tuple(grid)))
-        _launch(self, g, self.runtime_args(args))
+        g = grid if type(grid) is tuple else tuple(grid)
+        if len(g) != 3:
+            g = g + (1,) * (3 - len(g))
+        _launch(self, g, args if len(args) == len(self.signature) else self.runtime_args(args))
 
     def runtime_args(self, args: Sequence) -> list:
         """``args`` as the driver wants them: the runtime ones.  Like Triton's launcher, a call that passes every
@@ -166,7 +170,7 @@ class CompiledKernel:
         return args
 
     def __getitem__(self, grid: Any):
-        return lambda *args: self.launch(grid, *args)
+        return functools.partial(self.launch, grid)
 
     def to_json(self) -> str:
         return json.dumps(self.metadata, sort_keys=True)

@@ -36,9 +36,29 @@ def launch_with_hooks(launch: Callable[[Any, tuple, Sequence], None], kernel: An
 
 def launch(kernel: Any, grid: tuple, args: Sequence) -> None:
     """Launch a CompiledKernel over ``grid`` (a 3-tuple) with its runtime ``args`` on the driver of the backend
-    it was compiled for (checked active), calling the launch hooks."""
-    md = kernel.metadata
-    launch_with_hooks(launch_driver(md.get("backend"), kernel.name).launch, kernel, grid, args)
+    it was compiled for (checked active), calling the launch hooks.
+
+    Once the kernel was launched on a device, and while no plugin implements the launch hooks, the driver's
+    ``launcher(kernel, device)`` for the current device (its ``device_getter()``) is called straight away (kept in
+    ``kernel.launchers[driver]``: ``{"device": getter, device: fn}``)."""
+    d = launch_driver(kernel.metadata.get("backend"), kernel.name)
+    pm = _plugins._pm
+    if pm is None or pm.launch_hooks is not None:
+        launch_with_hooks(d.launch, kernel, grid, args)
+        return
+    launchers = kernel.__dict__.setdefault("launchers", {})
+    bound = launchers.get(d)
+    if bound is None:
+        bound = launchers[d] = {"device": d.device_getter()}
+    dev = bound["device"]()
+    fn = bound.get(dev)
+    if fn is None:
+        d.launch(kernel, grid, args)  # loads the kernel on this device on its first launch there
+        fn = d.launcher(kernel, dev)
+        if fn is not d.launch:  # the loaded kernel's own launch function
+            bound[dev] = fn
+        return
+    fn(kernel, grid, args)
 
 
 def bound_launch(kernel: Any, device: Any) -> tuple:
