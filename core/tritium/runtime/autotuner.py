@@ -360,11 +360,16 @@ class Autotuner(KernelInterface):
         return functools.partial(self._launch, grid)
 
     def _launch(self, grid, *args, **kwargs):
-        return self.run(*args, grid=grid, **kwargs)
+        if "warmup" in kwargs:
+            return self.run(*args, grid=grid, **kwargs)
+        return self._relaunch(grid, args, kwargs)
 
     def run(self, *args, grid=None, warmup=False, **kwargs):
         if warmup:
             return self.warmup(*args, grid=grid, **kwargs)
+        return self._relaunch(grid, args, kwargs)
+
+    def _relaunch(self, grid, args: tuple, kwargs: dict):
         if len(self.configs) > 1:  # tuned before for this key: straight to the kernel's launcher
             key = self._tuning_key(args, kwargs)
             plan = self._plans.get(key)
