@@ -698,5 +698,5 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
     return fn
 
 
-__all__ = ["Packer", "make_launch", "convert_args", "pointer_value", "wrong_device", "scalar_value", "struct_format", "layout",
-           "is_pointer", "SLOT", "TENSORMAP", "TensorMapEncoder", "cuda_encode_tiled"]
+__all__ = ["Packer", "make_launch", "convert_args", "pointer_value", "wrong_device", "scalar_value", "struct_format",
+           "layout", "is_pointer", "SLOT", "TENSORMAP", "TensorMapEncoder", "cuda_encode_tiled"]

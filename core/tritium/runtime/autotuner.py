@@ -360,8 +360,6 @@ class Autotuner(KernelInterface):
         return functools.partial(self._launch, grid)
 
     def _launch(self, grid, *args, **kwargs):
-        if "warmup" in kwargs:
-            return self.run(*args, grid=grid, **kwargs)
         return self._relaunch(grid, args, kwargs)
 
     def run(self, *args, grid=None, warmup=False, **kwargs):

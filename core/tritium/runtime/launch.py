@@ -136,7 +136,7 @@ def make_launcher(fn: Any) -> Any:
     fn.cache_key  # records used_global_vals, which the launcher checks
     ns = describe_namespace()
     ndarray = "_tr_nd" in ns
-    body, key, values = [], [], []
+    body, key, values, spec = [], [], [], []  # spec: per parameter, the C relaunch's flags (see _speedups.c)
     for i, p in enumerate(fn.params):
         n = p.name
         if p.has_default:
@@ -144,13 +144,15 @@ def make_launcher(fn: Any) -> Any:
         if p.is_constexpr:
             key.append(constexpr_source(n))
             values.append(n)
+            spec.append(1)
             continue
         specialize = n not in fn.do_not_specialize
-        body.append(describe_source(n, f"_tr_k{i}", specialize,
-                                    specialize and n not in fn.do_not_specialize_on_alignment, ndarray,
-                                    f"_tr_p{i}", f"_tr_q{i}", "_tr_ti" in ns))
+        align = specialize and n not in fn.do_not_specialize_on_alignment
+        body.append(describe_source(n, f"_tr_k{i}", specialize, align, ndarray, f"_tr_p{i}", f"_tr_q{i}",
+                                    "_tr_ti" in ns))
         key += [f"_tr_k{i}", f"_tr_q{i}"]
         values.append(f"_tr_p{i}")
+        spec.append((2 if specialize else 0) | (4 if align else 0))
     ns.update({"_M": _M, "_tr_fn": fn, "_tr_KC": KernelCache, "_tr_slow": _replay(fn), "_tr_ctx": launch_context,
                "_tr_launch": launch_with_hooks, "_tr_entry": launch_entry, "_tr_pl": _plugins})
     given = f"({''.join(n + ', ' for n in names)})"
@@ -209,23 +211,21 @@ def make_launcher(fn: Any) -> Any:
     launch.source = src
     # fn[grid] as partial(tritium._speedups.launch, state, grid) where the C helper is built: the plain case
     # relaunched in C, everything else handed to this function
-    launch.c_state = _c_launch_state(fn, ns, names, launch)
+    launch.c_state = _c_launch_state(fn, ns, names, tuple(spec), launch)
     return launch
 
 
-def _c_launch_state(fn: Any, ns: dict, names: list, launcher: Callable) -> Optional[tuple]:
+def _c_launch_state(fn: Any, ns: dict, names: list, spec: tuple, launcher: Callable) -> Optional[tuple]:
     """The state of :func:`tritium._speedups.launch` / ``relaunch`` for ``fn`` (the generated launcher's plain case
     in C: the same key, entry and direct launch; ``launcher`` for everything else), or None where the helper was
-    not built, torch is not imported, or the environment cannot be read inline."""
+    not built, torch is not imported, or the environment cannot be read inline.  ``spec``: per parameter 1 for a
+    constexpr, else 2 when it is specialised | 4 when its alignment is."""
     if "_tr_ti" not in ns or _registry._env_data is None or len(names) > 128:
         return None
     from .. import _speedups
 
     if not hasattr(_speedups, "launch"):
         return None
-    spec = tuple(1 if p.is_constexpr else (2 if p.name not in fn.do_not_specialize else 0)
-                 | (4 if p.name not in fn.do_not_specialize and p.name not in fn.do_not_specialize_on_alignment
-                    else 0) for p in fn.params)
     defaults = tuple(p.default if p.has_default else _M for p in fn.params)
     # the function's attributes read from its __dict__ where no class attribute of those names could intervene;
     # the two modules' globals from theirs
