@@ -577,6 +577,10 @@ def launch_overhead(report, impls, args):
                     lambda: _cuda_launch.launch(fi, 1, 1, 1, lk.block, lk.dynamic_shared, si, pi))
     except Exception as e:  # noqa: BLE001
         report["errors"]["launch C"] = f"{type(e).__name__}: {e}"
+    try:  # where tritium's kernel[grid] time goes, piece by piece (each row includes the pieces below it)
+        launch_pieces(report, R.add_kernel, x, y, out, n, measure)
+    except Exception as e:  # noqa: BLE001
+        report["errors"]["launch pieces"] = f"{type(e).__name__}: {e}"
     try:
         tk = T.add_kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)
         measure("triton  CompiledKernel[grid](...)", lambda: tk[(1, 1, 1)](x, y, out, n, 1024))
@@ -643,6 +647,47 @@ def launch_overhead(report, impls, args):
         run_pending()
     except Exception as e:  # noqa: BLE001
         report["errors"]["launch no hooks"] = f"{type(e).__name__}: {e}"
+
+
+def launch_pieces(report, k, x, y, out, n, measure):
+    """Rows for the pieces of a cached ``k[(1,)](x, y, out, n, BLOCK_SIZE=1024)``: the subscript alone, the C
+    relaunch called directly (binding, key, lookup, direct launch), the entry's direct launch with the addresses
+    (stream, packing, cuLaunchKernel), torch's accessors of the three tensors, torch's current-stream getter; and
+    ``report["launch_python_calls"]``: the Python-level calls one launch makes (0 on the C path)."""
+    import sys
+
+    import torch
+
+    g = (1,)
+    for _ in range(3):
+        k[g](x, y, out, n, BLOCK_SIZE=1024)
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        k[g](x, y, out, n, BLOCK_SIZE=1024)
+    finally:
+        sys.setprofile(None)
+    report["launch_python_calls"] = calls
+    measure("tritium pieces: kernel[grid] subscript alone", lambda: k[g])
+    state = k._launcher.c_state if k._launcher else None
+    if state is not None:
+        from tritium._speedups import launch as c_launch
+
+        measure("tritium pieces: _speedups.launch(state, grid, ...)",
+                lambda: c_launch(state, g, x, y, out, n, BLOCK_SIZE=1024))
+    entry = next(iter(k.cache.fast.values()))
+    if entry.direct is not None:
+        d, px, py, po = entry.direct, x.data_ptr(), y.data_ptr(), out.data_ptr()
+        measure("tritium pieces: entry.direct(gx, addresses, n)", lambda: d(1, px, py, po, n, 1024))
+    measure("tritium pieces: torch data_ptr/get_device/dtype x3",
+            lambda: (x.data_ptr(), x.get_device(), x.dtype, y.data_ptr(), y.get_device(), y.dtype,
+                     out.data_ptr(), out.get_device(), out.dtype))
+    raw = torch._C._cuda_getCurrentRawStream
+    measure("tritium pieces: torch _cuda_getCurrentRawStream(0)", lambda: raw(0))
 
 
 def ptx_kernel():
