@@ -22,13 +22,22 @@
  *
  *   launch(state, grid, *args, **kwargs) -> what fn[grid](*args, **kwargs) returns
  *
- * ``fn[grid]`` is ``partial(launch, state, grid)``: the arguments bound to the parameters by position and by
- * name (names from state), other keywords (options: num_warps=...) keyed in call order as the generated launcher
- * keys them, then relaunch; whatever it does not handle -- a parameter given twice, too many arguments, a value
- * that is not plain -- goes to the generated launcher (state's ST_LAUNCHER) as given.
+ * The arguments bound to the parameters by position and by name (names from state), other keywords (options:
+ * num_warps=...) keyed in call order as the generated launcher keys them, then relaunch; whatever it does not
+ * handle -- a parameter given twice, too many arguments, a value that is not plain -- goes to the generated
+ * launcher (state's ST_LAUNCHER) as given.  A steady relaunch allocates nothing but the addresses' ints: the last
+ * selection and key are kept (ST_MEMO) and reused while every part of the next one equals theirs.
+ *
+ *   Subscript, GridLaunch
+ *
+ * ``fn[grid]`` without a Python frame: JITFunction and Autotuner derive from Subscript, whose ``obj[grid]`` is a
+ * GridLaunch(obj._c_grid_state, grid) (else ``obj._subscript(grid)``); calling it is ``launch(state, grid, ...)``
+ * for a JIT state, or for an autotuner's state (TU_*) the relaunch of a tuned key: the tuning key and plan of
+ * Autotuner._relaunch computed here, then the wrapped kernel's launch with the plan's keywords.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 
 static PyObject *s_data_ptr, *s_get_device, *s_dtype;
 
@@ -87,8 +96,13 @@ static PyObject *tensor_info(PyObject *self, PyObject *const *args, Py_ssize_t n
 /* relaunch's state tuple (built by tritium.runtime.launch.make_launcher) */
 enum {
     ST_FN, ST_KC_TYPE, ST_REGISTRY, ST_CONTEXTS, ST_ENV, ST_KT, ST_KI, ST_PLUGINS, ST_TENSOR, ST_NOT_HANDLED,
-    ST_SPEC, ST_DEFAULTS, ST_INT_DESC, ST_NAMES, ST_LAUNCHER, ST_FN_DICT, ST_N
+    ST_SPEC, ST_DEFAULTS, ST_INT_DESC, ST_NAMES, ST_LAUNCHER, ST_FN_DICT, ST_MEMO, ST_DESCS, ST_N
 };
+/* ST_MEMO: a list [selection, key] -- the last launch's selection tuple and fast key, reused (not rebuilt) while
+ * every part of the next launch's equals theirs, so that a steady relaunch allocates no tuple (and triggers no
+ * garbage collection); ST_DESCS: a dict dtype -> (descriptor unaligned, descriptor aligned), the same two tuples
+ * for every tensor of that dtype */
+enum { MEMO_SEL, MEMO_KEY };
 #define SPEC_CONSTEXPR 1
 #define SPEC_SPECIALIZE 2
 #define SPEC_ALIGN 4
@@ -116,6 +130,56 @@ static PyObject *dattr(PyObject *d, PyObject *obj, PyObject *name) {
     return Py_NewRef(r);
 }
 
+/* launch_context() and its device as the JIT's fast path reads them (state ``st``): new references to the
+ * selection's LaunchContext and its current device; 0 (no exception set) where the C path cannot tell */
+static int select_context(PyObject *const *st, PyObject **ctx_out, PyObject **dev_out) {
+    PyObject *ctx, *dev;
+    PyObject *forced = dattr(st[ST_REGISTRY], Py_None, s_forced);
+    if (forced == NULL) return 0;
+    PyObject *t = PyDict_GetItemWithError(st[ST_ENV], st[ST_KT]); /* borrowed, NULL: unset */
+    PyObject *i = t != NULL || !PyErr_Occurred() ? PyDict_GetItemWithError(st[ST_ENV], st[ST_KI]) : NULL;
+    if (PyErr_Occurred()) {
+        Py_DECREF(forced);
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *memo = st[ST_MEMO];
+    if (!PyList_CheckExact(memo) || PyList_GET_SIZE(memo) != 2 || !PyDict_CheckExact(st[ST_DESCS])) {
+        Py_DECREF(forced);
+        return 0;
+    }
+    PyObject *sel = PyList_GET_ITEM(memo, MEMO_SEL);
+    if (PyTuple_CheckExact(sel) && PyTuple_GET_SIZE(sel) == 3 && PyTuple_GET_ITEM(sel, 0) == forced &&
+        PyTuple_GET_ITEM(sel, 1) == (t ? t : Py_None) && PyTuple_GET_ITEM(sel, 2) == (i ? i : Py_None)) {
+        Py_INCREF(sel);
+    } else {
+        sel = PyTuple_Pack(3, forced, t ? t : Py_None, i ? i : Py_None);
+        if (sel != NULL) PyList_SetItem(memo, MEMO_SEL, Py_NewRef(sel)); /* steals; drops the old one */
+    }
+    Py_DECREF(forced);
+    if (sel == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    ctx = PyDict_GetItemWithError(st[ST_CONTEXTS], sel); /* borrowed */
+    Py_DECREF(sel);
+    if (ctx == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (!PyTuple_Check(ctx) || PyTuple_GET_SIZE(ctx) != 4) return 0;
+    Py_INCREF(ctx);
+    dev = PyObject_CallNoArgs(PyTuple_GET_ITEM(ctx, 3));
+    if (dev == NULL) {
+        Py_DECREF(ctx);
+        PyErr_Clear();
+        return 0;
+    }
+    *ctx_out = ctx;
+    *dev_out = dev;
+    return 1;
+}
+
 /* relaunch's work: ``values`` are the n parameters' values (``NOT_HANDLED`` where not given) */
 static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *const *values, Py_ssize_t nargs_values,
                              PyObject *options) {
@@ -139,7 +203,8 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
     PyObject *result = NULL; /* on any early exit: Py_NewRef(nh) */
     PyObject *key = NULL, *fast = NULL, *ctx = NULL, *dev = NULL, *entry = NULL, *tmp = NULL;
     PyObject *vals[MAX_PARAMS + 1];
-    Py_ssize_t nvals = 0;
+    Py_ssize_t nvals = 0, at = 0; /* at: how many key parts comps holds (references to drop on an early exit) */
+    PyObject *comps[3 + 2 * MAX_PARAMS + 1];
     PyObject *fn = st[ST_FN], *fd = st[ST_FN_DICT];
 
     /* the function's state: no pre-run hooks, no debug, no globals to check, its KernelCache */
@@ -165,43 +230,15 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
     Py_CLEAR(tmp);
     if (fast == NULL || !PyDict_CheckExact(fast)) goto not_handled;
 
-    /* the selection: launch_context()'s key, its LaunchContext (backend, arch, driver, device getter) */
-    PyObject *forced = dattr(st[ST_REGISTRY], Py_None, s_forced);
-    if (forced == NULL) goto not_handled;
-    PyObject *t = PyDict_GetItemWithError(st[ST_ENV], st[ST_KT]); /* borrowed, NULL: unset */
-    PyObject *i = t != NULL || !PyErr_Occurred() ? PyDict_GetItemWithError(st[ST_ENV], st[ST_KI]) : NULL;
-    if (PyErr_Occurred()) {
-        Py_DECREF(forced);
-        PyErr_Clear();
-        goto not_handled;
-    }
-    PyObject *sel = PyTuple_Pack(3, forced, t ? t : Py_None, i ? i : Py_None);
-    Py_DECREF(forced);
-    if (sel == NULL) goto fail;
-    ctx = PyDict_GetItemWithError(st[ST_CONTEXTS], sel); /* borrowed */
-    Py_DECREF(sel);
-    if (ctx == NULL) {
-        PyErr_Clear();
-        goto not_handled;
-    }
-    Py_INCREF(ctx);
-    if (!PyTuple_Check(ctx) || PyTuple_GET_SIZE(ctx) != 4) goto not_handled;
-    dev = PyObject_CallNoArgs(PyTuple_GET_ITEM(ctx, 3));
-    if (dev == NULL) {
-        PyErr_Clear();
-        goto not_handled;
-    }
+    /* the selection: launch_context()'s LaunchContext (backend, arch, driver, device getter) and the device */
+    if (!select_context(st, &ctx, &dev)) goto not_handled;
+    PyObject *memo = st[ST_MEMO];
 
-    /* the key: (backend, arch, device, per parameter: descriptor, tensor device | constexpr, options ()) */
-    Py_ssize_t n_runtime = 0;
-    for (Py_ssize_t k = 0; k < n; k++)
-        if (!(PyLong_AsLong(PyTuple_GET_ITEM(spec, k)) & SPEC_CONSTEXPR)) n_runtime++;
-    key = PyTuple_New(3 + 2 * n_runtime + (n - n_runtime) + 1);
-    if (key == NULL) goto fail;
-    PyTuple_SET_ITEM(key, 0, Py_NewRef(PyTuple_GET_ITEM(ctx, 0)));
-    PyTuple_SET_ITEM(key, 1, Py_NewRef(PyTuple_GET_ITEM(ctx, 1)));
-    PyTuple_SET_ITEM(key, 2, Py_NewRef(dev));
-    Py_ssize_t at = 3;
+    /* the key: (backend, arch, device, per parameter: descriptor, tensor device | constexpr, options ()) --
+     * its parts (new references) in comps, the memo's key taken where they all equal its items */
+    comps[at++] = Py_NewRef(PyTuple_GET_ITEM(ctx, 0));
+    comps[at++] = Py_NewRef(PyTuple_GET_ITEM(ctx, 1));
+    comps[at++] = Py_NewRef(dev);
     for (Py_ssize_t k = 0; k < n; k++) {
         long sp = PyLong_AsLong(PyTuple_GET_ITEM(spec, k));
         PyObject *v = values[k];
@@ -211,7 +248,7 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
         }
         if (sp & SPEC_CONSTEXPR) {
             if (!PyLong_CheckExact(v)) goto not_handled;
-            PyTuple_SET_ITEM(key, at++, Py_NewRef(v));
+            comps[at++] = Py_NewRef(v);
             vals[nvals++] = Py_NewRef(v);
             continue;
         }
@@ -227,31 +264,62 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
                 Py_XDECREF(dtype);
                 goto not_handled_clear;
             }
-            PyObject *desc = PyTuple_Pack(2, dtype, ((sp & SPEC_ALIGN) && !(p & 15)) ? Py_True : Py_False);
+            PyObject *pair = PyDict_GetItemWithError(st[ST_DESCS], dtype); /* borrowed */
+            if (pair == NULL && !PyErr_Occurred()) {
+                PyObject *d0 = PyTuple_Pack(2, dtype, Py_False), *d1 = PyTuple_Pack(2, dtype, Py_True);
+                pair = d0 && d1 ? PyTuple_Pack(2, d0, d1) : NULL;
+                Py_XDECREF(d0);
+                Py_XDECREF(d1);
+                if (pair != NULL) {
+                    int bad = PyDict_SetItem(st[ST_DESCS], dtype, pair);
+                    Py_DECREF(pair); /* the dict holds it */
+                    if (bad) pair = NULL;
+                }
+            }
             Py_DECREF(dtype);
-            if (desc == NULL) {
+            if (pair == NULL) {
                 Py_DECREF(ptr);
                 Py_DECREF(tdev);
-                goto fail;
+                goto not_handled_clear; /* an unhashable dtype stand-in: Python's path */
             }
-            PyTuple_SET_ITEM(key, at++, desc);
-            PyTuple_SET_ITEM(key, at++, tdev);
+            comps[at++] = Py_NewRef(PyTuple_GET_ITEM(pair, ((sp & SPEC_ALIGN) && !(p & 15)) ? 1 : 0));
+            comps[at++] = tdev;
             vals[nvals++] = ptr;
         } else if (PyLong_CheckExact(v)) {
             int overflow = 0;
             long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
             if (overflow || x < -2147483648LL || x > 2147483647LL) goto not_handled; /* wide ints: Python */
             Py_ssize_t d = !(sp & SPEC_SPECIALIZE) ? 3 : x == 1 ? 0 : !(x & 15) ? 1 : 2;
-            PyTuple_SET_ITEM(key, at++, Py_NewRef(PyTuple_GET_ITEM(int_desc, d)));
-            PyTuple_SET_ITEM(key, at++, Py_NewRef(Py_None));
+            comps[at++] = Py_NewRef(PyTuple_GET_ITEM(int_desc, d));
+            comps[at++] = Py_NewRef(Py_None);
             vals[nvals++] = Py_NewRef(v);
         } else {
             goto not_handled;
         }
     }
     /* the options as the generated launcher keys them: tuple(kwargs.items()) in call order */
-    PyTuple_SET_ITEM(key, at++, options != NULL ? Py_NewRef(options) : PyTuple_New(0));
-    if (PyTuple_GET_ITEM(key, at - 1) == NULL) goto fail;
+    comps[at++] = options != NULL ? Py_NewRef(options) : PyTuple_New(0);
+    if (comps[at - 1] == NULL) {
+        at--;
+        goto not_handled_clear;
+    }
+    key = PyList_GET_ITEM(memo, MEMO_KEY);
+    int same = PyTuple_CheckExact(key) && PyTuple_GET_SIZE(key) == at;
+    for (Py_ssize_t j = 0; j < at && same; j++) {
+        PyObject *a = comps[j], *b = PyTuple_GET_ITEM(key, j);
+        if (a != b && PyObject_RichCompareBool(a, b, Py_EQ) != 1) same = 0; /* dict key equality */
+    }
+    PyErr_Clear();
+    if (same) {
+        Py_INCREF(key);
+        for (Py_ssize_t j = 0; j < at; j++) Py_DECREF(comps[j]);
+    } else {
+        key = PyTuple_New(at);
+        if (key == NULL) goto not_handled_clear;
+        for (Py_ssize_t j = 0; j < at; j++) PyTuple_SET_ITEM(key, j, comps[j]); /* steals */
+        PyList_SetItem(memo, MEMO_KEY, Py_NewRef(key));
+    }
+    at = 0;
 
     /* the entry, on the selection's driver; launch hooks off; its direct launch */
     entry = PyDict_GetItemWithError(fast, key); /* borrowed; an unhashable option: not handled */
@@ -301,6 +369,7 @@ not_handled:
 fail:
     result = NULL;
 done:
+    for (Py_ssize_t k = 0; k < at; k++) Py_DECREF(comps[k]);
     for (Py_ssize_t k = 0; k < nvals; k++) Py_DECREF(vals[k]);
     Py_XDECREF(tmp);
     Py_XDECREF(key);
@@ -324,22 +393,22 @@ static PyObject *relaunch(PyObject *self, PyObject *const *args, Py_ssize_t narg
     return do_relaunch(&PyTuple_GET_ITEM(args[0], 0), args[1], args + 2, nargs - 2, NULL);
 }
 
-/* launch(state, grid, *args, **kwargs): fn[grid](*args, **kwargs) -- the arguments bound to the parameters by
- * position and name, the plain case relaunched in C, anything else (or a binding Python must explain) handed to
- * the generated launcher, state[ST_LAUNCHER](grid, *args, **kwargs). */
-static PyObject *launch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (nargs < 2 || !state_ok(args[0])) return NULL;
-    PyObject *const *st = &PyTuple_GET_ITEM(args[0], 0);
+/* fn[grid](*args, **kwargs) for ``state``: the arguments (``args``: nargs positional, then the keywords' values
+ * named by kwnames) bound to the parameters by position and name, the plain case relaunched in C, anything else
+ * (or a binding Python must explain) handed to the generated launcher, state[ST_LAUNCHER](grid, *args, **kwargs). */
+static PyObject *launch_impl(PyObject *state, PyObject *grid, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+    if (!state_ok(state)) return NULL;
+    PyObject *const *st = &PyTuple_GET_ITEM(state, 0);
     PyObject *nh = st[ST_NOT_HANDLED], *names = st[ST_NAMES];
-    Py_ssize_t n = PyTuple_GET_SIZE(names), npos = nargs - 2;
+    Py_ssize_t n = PyTuple_GET_SIZE(names), npos = nargs;
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     PyObject *values[MAX_PARAMS];
     PyObject *opt_names[MAX_PARAMS], *opt_values[MAX_PARAMS];
     Py_ssize_t nopt = 0;
     int bound = npos <= n && n <= MAX_PARAMS && nkw <= MAX_PARAMS;
     if (bound) {
-        for (Py_ssize_t k = 0; k < n; k++) values[k] = k < npos ? args[2 + k] : nh;
+        for (Py_ssize_t k = 0; k < n; k++) values[k] = k < npos ? args[k] : nh;
         for (Py_ssize_t j = 0; j < nkw && bound; j++) {
             PyObject *kw = PyTuple_GET_ITEM(kwnames, j);
             Py_ssize_t at = -1;
@@ -372,13 +441,247 @@ static PyObject *launch(PyObject *self, PyObject *const *args, size_t nargsf, Py
                 PyTuple_SET_ITEM(options, j, item);
             }
         }
-        PyObject *r = do_relaunch(st, args[1], values, n, options);
+        PyObject *r = do_relaunch(st, grid, values, n, options);
         Py_XDECREF(options);
         if (r != nh) return r; /* the kernel, or the launch's error */
         Py_DECREF(r);
     }
-    return PyObject_Vectorcall(st[ST_LAUNCHER], args + 1, (size_t)(nargs - 1), kwnames);
+    /* the generated launcher: (grid, *args) with the keywords */
+    Py_ssize_t total = nargs + nkw;
+    PyObject *small[16], **stack = total + 1 <= 16 ? small : PyMem_Malloc((total + 1) * sizeof(PyObject *));
+    if (stack == NULL) return PyErr_NoMemory();
+    stack[0] = grid;
+    for (Py_ssize_t k = 0; k < total; k++) stack[1 + k] = args[k];
+    PyObject *r = PyObject_Vectorcall(st[ST_LAUNCHER], stack, (size_t)(nargs + 1), kwnames);
+    if (stack != small) PyMem_Free(stack);
+    return r;
 }
+
+/* launch(state, grid, *args, **kwargs): launch_impl as a function */
+static PyObject *launch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 2) {
+        PyErr_SetString(PyExc_TypeError, "launch(state, grid, *args, **kwargs)");
+        return NULL;
+    }
+    return launch_impl(args[0], args[1], args + 2, nargs - 2, kwnames);
+}
+
+/* The autotuner's relaunch of a tuned key (tritium.runtime.autotuner.Autotuner: ``_c_grid_state``), for
+ * positional arguments only: the tuning key as Autotuner._tuning_key computes it -- the key arguments' values
+ * (ints, floats, strings, bools, None), the tensors' dtype names, the device's name -- its plan, then the wrapped
+ * JIT function's launch_impl with the plan's keywords; anything else, ``fallback(grid, *args, **kwargs)``.
+ * ``fn``, ``_plans`` and ``cache`` are read from the tuner's __dict__ (TU_DICT) on every launch. */
+enum { TU_TUNER, TU_DICT, TU_KEYPOS, TU_NNAMES, TU_DTYPES, TU_DEVNAMES, TU_FALLBACK, TU_TENSOR, TU_N };
+static PyObject *s_best_config, *s_c_grid_state, *s_subscript, *s_fn, *s_plans;
+
+static int plain_key_value(PyObject *v) {
+    return PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyUnicode_CheckExact(v) || PyBool_Check(v) ||
+           v == Py_None;
+}
+
+/* the launch's result, NULL with an exception (the launch's error), or NULL without one: not handled here */
+static PyObject *tuned_fast(PyObject *const *tu, PyObject *grid, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+    if ((kwnames && PyTuple_GET_SIZE(kwnames)) || nargs > MAX_PARAMS) return NULL;
+    Py_ssize_t n_names = PyLong_AsSsize_t(tu[TU_NNAMES]);
+    if (n_names < 0 || nargs > n_names || !PyTuple_CheckExact(tu[TU_KEYPOS])) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *d = tu[TU_DICT];
+    PyObject *fn = PyDict_GetItemWithError(d, s_fn), *plans = fn ? PyDict_GetItemWithError(d, s_plans) : NULL;
+    PyObject *cache = plans ? PyDict_GetItemWithError(d, s_cache) : NULL;
+    if (cache == NULL || !PyDict_CheckExact(plans) || !PyDict_CheckExact(cache)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *jstate = attr(fn, s_c_grid_state);
+    if (jstate == NULL || !PyTuple_CheckExact(jstate) || PyTuple_GET_SIZE(jstate) != ST_N) {
+        Py_XDECREF(jstate);
+        return NULL;
+    }
+    Py_INCREF(plans); /* held: a Python device getter below could rebind the tuner's attributes */
+    Py_INCREF(cache);
+    PyObject *result = NULL, *key = NULL, *ctx = NULL, *dev = NULL, *plan = NULL;
+    PyObject *parts[2 * MAX_PARAMS + 1];
+    Py_ssize_t np = 0;
+    PyObject *keypos = tu[TU_KEYPOS];
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(keypos) && PyTuple_GET_SIZE(keypos) <= MAX_PARAMS; j++) {
+        Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(keypos, j));
+        if (i < 0) goto out;
+        if (i >= nargs) continue; /* not given: not in the key (no keywords here) */
+        if (!plain_key_value(args[i])) goto out;
+        parts[np++] = Py_NewRef(args[i]);
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *v = args[i];
+        if ((PyObject *)Py_TYPE(v) == tu[TU_TENSOR]) {
+            PyObject *dtype = PyObject_GetAttr(v, s_dtype);
+            PyObject *name = dtype ? PyDict_GetItemWithError(tu[TU_DTYPES], dtype) : NULL;
+            Py_XDECREF(dtype);
+            if (name == NULL) goto out;
+            parts[np++] = Py_NewRef(name);
+        } else if (!plain_key_value(v)) {
+            goto out;
+        }
+    }
+    if (!select_context(&PyTuple_GET_ITEM(jstate, 0), &ctx, &dev)) goto out;
+    PyObject *pair = PyTuple_Pack(2, ctx, dev);
+    PyObject *dname = pair ? PyDict_GetItemWithError(tu[TU_DEVNAMES], pair) : NULL;
+    Py_XDECREF(pair);
+    if (dname == NULL) goto out;
+    parts[np++] = Py_NewRef(dname);
+    key = PyTuple_New(np);
+    if (key == NULL) goto out;
+    for (Py_ssize_t j = 0; j < np; j++) PyTuple_SET_ITEM(key, j, parts[j]); /* steals */
+    np = 0;
+    plan = PyDict_GetItemWithError(plans, key); /* borrowed */
+    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) goto out;
+    Py_INCREF(plan);
+    PyObject *cfg = PyTuple_GET_ITEM(plan, 0), *names = PyTuple_GET_ITEM(plan, 3), *vals = PyTuple_GET_ITEM(plan, 4);
+    if (PyDict_GetItemWithError(cache, key) != cfg || !PyTuple_CheckExact(names) ||
+        !PyTuple_CheckExact(vals) || PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(vals) ||
+        PyTuple_GET_SIZE(vals) > MAX_PARAMS || nargs > PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 2)))
+        goto out;
+    if (PyObject_SetAttr(tu[TU_TUNER], s_best_config, cfg) < 0) goto out;
+    PyObject *stack[2 * MAX_PARAMS];
+    for (Py_ssize_t i = 0; i < nargs; i++) stack[i] = args[i];
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(vals); j++) stack[nargs + j] = PyTuple_GET_ITEM(vals, j);
+    result = launch_impl(jstate, grid, stack, nargs, PyTuple_GET_SIZE(names) ? names : NULL);
+    Py_DECREF(plan);
+    plan = NULL;
+    if (result == NULL) goto done; /* the launch's error */
+out:
+    if (result == NULL) PyErr_Clear();
+done:
+    for (Py_ssize_t j = 0; j < np; j++) Py_DECREF(parts[j]);
+    Py_XDECREF(plan);
+    Py_XDECREF(key);
+    Py_XDECREF(ctx);
+    Py_XDECREF(dev);
+    Py_DECREF(jstate);
+    Py_DECREF(plans);
+    Py_DECREF(cache);
+    return result;
+}
+
+static PyObject *tuned_launch_impl(PyObject *state, PyObject *grid, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames) {
+    PyObject *const *tu = &PyTuple_GET_ITEM(state, 0);
+    PyObject *r = tuned_fast(tu, grid, args, nargs, kwnames);
+    if (r != NULL || PyErr_Occurred()) return r;
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[16], **stack = total + 1 <= 16 ? small : PyMem_Malloc((total + 1) * sizeof(PyObject *));
+    if (stack == NULL) return PyErr_NoMemory();
+    stack[0] = grid;
+    for (Py_ssize_t k = 0; k < total; k++) stack[1 + k] = args[k];
+    r = PyObject_Vectorcall(tu[TU_FALLBACK], stack, (size_t)(nargs + 1), kwnames);
+    if (stack != small) PyMem_Free(stack);
+    return r;
+}
+
+static int is_state(PyObject *state) {
+    return PyTuple_CheckExact(state) && (PyTuple_GET_SIZE(state) == ST_N || PyTuple_GET_SIZE(state) == TU_N);
+}
+
+/* GridLaunch: what ``fn[grid]`` returns -- launch_impl(state, grid, ...) when called (a partial of ``launch``
+ * without partial's argument copying) */
+typedef struct {
+    PyObject_HEAD
+    PyObject *state, *grid;
+    vectorcallfunc vectorcall;
+} GridLaunch;
+
+static PyObject *grid_launch_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    GridLaunch *g = (GridLaunch *)self;
+    if (PyTuple_GET_SIZE(g->state) == TU_N)
+        return tuned_launch_impl(g->state, g->grid, args, PyVectorcall_NARGS(nargsf), kwnames);
+    return launch_impl(g->state, g->grid, args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+static int grid_launch_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(((GridLaunch *)self)->state);
+    Py_VISIT(((GridLaunch *)self)->grid);
+    return 0;
+}
+
+static int grid_launch_clear(PyObject *self) {
+    Py_CLEAR(((GridLaunch *)self)->state);
+    Py_CLEAR(((GridLaunch *)self)->grid);
+    return 0;
+}
+
+static void grid_launch_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    grid_launch_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static PyObject *grid_launch_repr(PyObject *self) {
+    GridLaunch *g = (GridLaunch *)self;
+    PyObject *fn = PyTuple_GET_ITEM(g->state, PyTuple_GET_SIZE(g->state) == TU_N ? TU_TUNER : ST_FN);
+    return PyUnicode_FromFormat("<launch of %R over grid %R>", fn, g->grid);
+}
+
+static PyMemberDef grid_launch_members[] = {
+    {"state", T_OBJECT_EX, offsetof(GridLaunch, state), READONLY, "the launcher state (tritium.runtime.launch)"},
+    {"grid", T_OBJECT_EX, offsetof(GridLaunch, grid), READONLY, "the grid it launches over"},
+    {NULL},
+};
+
+static PyTypeObject GridLaunchType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tritium._speedups.GridLaunch",
+    .tp_basicsize = sizeof(GridLaunch),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "fn[grid]: calling it launches fn over grid (tritium._speedups.launch(state, grid, ...)).",
+    .tp_vectorcall_offset = offsetof(GridLaunch, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = grid_launch_traverse,
+    .tp_clear = grid_launch_clear,
+    .tp_dealloc = grid_launch_dealloc,
+    .tp_repr = grid_launch_repr,
+    .tp_members = grid_launch_members,
+};
+
+static PyObject *new_grid_launch(PyObject *state, PyObject *grid) {
+    GridLaunch *g = PyObject_GC_New(GridLaunch, &GridLaunchType);
+    if (g == NULL) return NULL;
+    g->state = Py_NewRef(state);
+    g->grid = Py_NewRef(grid);
+    g->vectorcall = grid_launch_call;
+    PyObject_GC_Track((PyObject *)g);
+    return (PyObject *)g;
+}
+
+/* Subscript: the base class whose ``obj[grid]`` is a GridLaunch of ``obj._c_grid_state`` (a launcher state,
+ * tritium.runtime.jit.JITFunction sets it once its launcher is made), else ``obj._subscript(grid)`` -- the
+ * subscript without a Python frame */
+
+static PyObject *subscript(PyObject *self, PyObject *grid) {
+    PyObject *state = PyObject_GetAttr(self, s_c_grid_state);
+    if (state != NULL && is_state(state)) {
+        PyObject *r = new_grid_launch(state, grid);
+        Py_DECREF(state);
+        return r;
+    }
+    Py_XDECREF(state);
+    PyErr_Clear();
+    return PyObject_CallMethodOneArg(self, s_subscript, grid);
+}
+
+static PyMappingMethods subscript_mapping = {.mp_subscript = subscript};
+
+static PyTypeObject SubscriptType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tritium._speedups.Subscript",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Base class: obj[grid] is a GridLaunch of obj._c_grid_state, else obj._subscript(grid).",
+    .tp_as_mapping = &subscript_mapping,
+    .tp_new = PyType_GenericNew,
+};
 
 static PyMethodDef methods[] = {
     {"tensor_info", (PyCFunction)(void (*)(void))tensor_info, METH_FASTCALL,
@@ -413,5 +716,18 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     INTERN(s_driver, "driver");
     INTERN(s_kernel, "kernel");
     INTERN(s_get, "get");
-    return PyModule_Create(&module);
+    INTERN(s_c_grid_state, "_c_grid_state");
+    INTERN(s_subscript, "_subscript");
+    INTERN(s_best_config, "best_config");
+    INTERN(s_fn, "fn");
+    INTERN(s_plans, "_plans");
+    if (PyType_Ready(&GridLaunchType) < 0 || PyType_Ready(&SubscriptType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "GridLaunch", (PyObject *)&GridLaunchType) < 0 ||
+        PyModule_AddObjectRef(m, "Subscript", (PyObject *)&SubscriptType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -604,3 +604,39 @@ def test_use_cuda_graph_benchmarks_through_do_bench_cudagraph(monkeypatch):
     k[_grid(300)](x, out, 300)
     np.testing.assert_array_equal(out, x * 2)
     assert seen == [5, 5]  # each config timed by the graph benchmarker (host timing on the interpreter)
+
+
+def test_c_relaunch_of_a_tuned_key_with_torch_tensors(monkeypatch):
+    """Where the C helper is built, ``k[grid]`` of a tuned key with positional arguments is computed in C (the
+    same tuning key and plan as Autotuner._relaunch): the Python relaunch is not called, best_config is set, and
+    anything the C path does not handle -- keywords, a new key, a cache the user replaced -- goes to Python."""
+    torch = pytest.importorskip("torch")
+    speedups = pytest.importorskip("tritium._speedups", reason="the C helper was not built here")
+    k = triton.autotune(configs=CONFIGS_16_1024, key=["n"], do_bench=_cheap_bench)(scale2)
+    x = torch.arange(1000, dtype=torch.float32)
+    out = torch.empty_like(x)
+    k[_grid(1000)](x, out, 1000)
+    assert type(k[_grid(1000)]) is speedups.GridLaunch
+    best = k.best_config
+    python = []
+    real = k._relaunch
+    monkeypatch.setattr(k, "_relaunch", lambda *a: python.append(a) or real(*a))
+    k.best_config = None
+    for _ in range(3):
+        out.zero_()
+        k[_grid(1000)](x, out, 1000)
+        assert torch.equal(out, x * 2)
+    assert python == [] and k.best_config is best and k.bench_count == 1
+    out.zero_()
+    k[_grid(1000)](x, out, n=1000)  # a keyword: the Python relaunch, same plan
+    assert len(python) == 1 and torch.equal(out, x * 2) and k.bench_count == 1
+    y = torch.arange(700, dtype=torch.float64)
+    out2 = torch.empty_like(y)
+    k[_grid(700)](y, out2, 700)  # a new key (n, dtypes): tuned in Python
+    assert len(python) == 2 and k.bench_count == 2 and torch.equal(out2, y * 2)
+    assert k._tuning_key((y, out2, 700), {}) in k._plans
+    k[_grid(700)](y, out2, 700)
+    assert len(python) == 2
+    k.cache = {}  # the user drops the tuning results: tuned again
+    k[_grid(700)](y, out2, 700)
+    assert len(python) == 3 and k.bench_count == 3 and torch.equal(out2, y * 2)

@@ -273,7 +273,7 @@ def test_c_relaunch_computes_the_generated_key(direct_fake):
     k1 = kern_c[(2,)](x, y, 32, 7, BLOCK=16)  # first launch: the general path records the fast entry
     S = kern_c._launcher.c_state
     f = kern_c[(2,)]
-    assert f.func is speedups.launch and f.args == (S, (2,))
+    assert type(f) is speedups.GridLaunch and f.state is S and f.grid == (2,)
     assert speedups.relaunch(S, (5,), x, y, 32, 7, 16, _M) is k1  # FLAG's default filled in
     assert direct_fake.direct == [(5, (x.data_ptr(), y.data_ptr(), 32, 7, 16, 3))]
     assert speedups.relaunch(S, (5,), x, y, 32, 8, 16, 3) is k1  # m is not specialised: same entry

@@ -29,7 +29,7 @@ from ..compiler.registry import launch_context
 from . import autotune_cache
 from .autotune_cache import TuningResult, autotune_cache_dir
 from .config import Config
-from .jit import JITFunction, KernelInterface
+from .jit import JITFunction, KernelInterface, _Subscript
 from .precompile import CompileJob, PrecompileResult, compiled_in_memory, precompile
 from .precompile import enabled as precompile_enabled
 
@@ -142,7 +142,7 @@ class _Progress:
 
 
 # ----------------------------------------------------------------------------------- Autotuner
-class Autotuner(KernelInterface):
+class Autotuner(_Subscript, KernelInterface):
     """What ``@autotune(...)`` returns; launch it as ``kernel[grid](...)``.
 
     Attributes: ``fn`` (the wrapped kernel), ``base_fn`` (the ``@jit`` function), ``configs``, ``keys``,
@@ -171,6 +171,7 @@ class Autotuner(KernelInterface):
         self._positions = {name: i for i, name in enumerate(self.arg_names)}
         self._plans: dict = {}  # tuning key -> (config, its launch kwargs, positional arguments allowed)
         self._device_names: dict = {}  # (launch context, device) -> its part of the tuning key
+        self._c_grid_state = None  # fn[grid] in C (see _subscript)
         for k in self.keys:
             if k not in self.arg_names:
                 raise ValueError(f"autotune of '{self.__name__}': key '{k}' is not a parameter of the kernel "
@@ -355,9 +356,22 @@ class Autotuner(KernelInterface):
             return PrecompileResult.serial("fewer than 2 configs left to compile")
         return precompile(self.base_fn, jobs)
 
-    def __getitem__(self, grid) -> Callable:
-        """``fn[grid]``: the launch below without the keyword plumbing of :meth:`run`."""
+    def _subscript(self, grid) -> Callable:
+        """``fn[grid]``: the launch below without the keyword plumbing of :meth:`run`.  Where the C helper is
+        built, ``fn[grid]`` is then a ``tritium._speedups.GridLaunch`` of ``_c_grid_state``: a tuned key launched
+        with positional arguments goes from C to the wrapped kernel's C relaunch (the same key and plan as
+        :meth:`_relaunch`), anything else to :meth:`_launch`."""
+        if self._c_grid_state is None and len(self.configs) > 1:
+            self._c_grid_state = self._c_state()
         return functools.partial(self._launch, grid)
+
+    def _c_state(self) -> Optional[tuple]:
+        """The state of the C relaunch (``TU_*`` in tritium/_speedups.c), or None without the helper or torch."""
+        torch = sys.modules.get("torch")
+        if _Subscript.__module__ != "tritium._speedups" or torch is None:
+            return None
+        return (self, vars(self), tuple(self._positions[k] for k in self.keys), len(self.arg_names), _DTYPE_NAMES,
+                self._device_names, self._launch, torch.Tensor)
 
     def _launch(self, grid, *args, **kwargs):
         return self._relaunch(grid, args, kwargs)
@@ -425,7 +439,7 @@ class Autotuner(KernelInterface):
             elif key is not None:  # the next launch with this key skips all of the above
                 cfg = config.all_kwargs()
                 self._plans[key] = (config, cfg, min([self._positions.get(k, len(self.arg_names)) for k in cfg],
-                                                     default=len(self.arg_names)))
+                                                     default=len(self.arg_names)), tuple(cfg), tuple(cfg.values()))
             return self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
         finally:
             self.nargs = None

@@ -17,8 +17,14 @@ from .launch import FastLaunch, KernelCache, arg_getter, grid3, make_launcher
 from .specialization import is_tensordesc_type
 
 try:  # the plain relaunch in C (optional, built with the package)
-    from .._speedups import launch as _c_launch
+    from .._speedups import Subscript as _Subscript, launch as _c_launch
 except ImportError:  # pragma: no cover - without a C compiler at install time
+    class _Subscript:
+        """``fn[grid]`` is ``fn._subscript(grid)`` (the C helper's base class does the same without a frame)."""
+
+        def __getitem__(self, grid) -> Callable:
+            return self._subscript(grid)
+
     _c_launch = None
 
 
@@ -66,7 +72,7 @@ class KernelInterface:
         return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
 
 
-class JITFunction(KernelInterface):
+class JITFunction(_Subscript, KernelInterface):
     """A function decorated with ``@tritium.jit``.
 
     Attributes the frontend reads: ``fn``, ``src`` (dedented source), ``file``, ``starting_line_number``
@@ -115,6 +121,7 @@ class JITFunction(KernelInterface):
         self._cache_key = None
         self._binder = None
         self._launcher = None  # the generated launcher (runtime.launch.make_launcher), False if none
+        self._c_grid_state = None  # its C state: fn[grid] is a tritium._speedups.GridLaunch (see _subscript)
         #: the globals this kernel and its callees read (:class:`tritium.runtime.dependencies.UsedGlobal`)
         self.used_global_vals: Optional[list] = None
         self._globals_check = None  # (used_global_vals, generated check)
@@ -171,16 +178,18 @@ class JITFunction(KernelInterface):
             self._binder = Binder(self)
         return self._binder
 
-    def __getitem__(self, grid) -> Callable:
-        """``fn[grid]``: ``partial(launcher, grid)`` of the generated launcher, or ``partial(tritium._speedups.
-        launch, state, grid)`` where the C helper is built (the plain relaunch in C, the launcher otherwise)."""
+    def _subscript(self, grid) -> Callable:
+        """``fn[grid]``: ``partial(launcher, grid)`` of the generated launcher, or -- where the C helper is built --
+        ``partial(tritium._speedups.launch, state, grid)`` (the plain relaunch in C, the launcher otherwise); once
+        ``_c_grid_state`` is set, ``fn[grid]`` is the same in C without this frame (a ``_speedups.GridLaunch``)."""
         launcher = self._launcher
         if launcher is None:
             launcher = self._launcher = make_launcher(self)
         if launcher is False:
             return lambda *args, **kwargs: self._run(args, kwargs, grid)
         state = launcher.c_state
-        if state is not None and _c_launch is not None:
+        if state is not None:
+            self._c_grid_state = state
             return functools.partial(_c_launch, state, grid)
         return functools.partial(launcher, grid)
 

@@ -233,7 +233,7 @@ def _c_launch_state(fn: Any, ns: dict, names: list, spec: tuple, launcher: Calla
     state = (fn, KernelCache, vars(_registry), _registry._launch_contexts, _registry._env_data, _registry._TARGET_KEY,
              _registry._INTERPRET_KEY, vars(_plugins), ns["_tr_T"], _M, spec, defaults,
              (_ONE, _DIVISIBLE, _PLAIN, _ANY), tuple(sys.intern(n) for n in names), launcher,
-             vars(fn) if plain else None)
+             vars(fn) if plain else None, [None, None], {})
     return state
 
 
