@@ -502,9 +502,10 @@ def tensor_cores(impls, add_row):
                 check, flops=attn_flops(causal))
 
 
-def _per_launch_us(rows, n, rounds=7):
+def _per_launch_us(rows, n, rounds=21):
     """Host time per launch of each ``(label, fn)``: the minimum over ``rounds`` rounds, each timing ``n`` launches
-    (then a synchronize) of every row in turn, so that a slow spell of the host hits every row alike."""
+    (then a synchronize) of every row in turn, so that a slow spell of the host hits every row alike (many short
+    rounds: on a shared host a row's figure varies by a microsecond from one round to the next)."""
     import torch
 
     best = {label: None for label, _ in rows}
@@ -523,13 +524,13 @@ def _per_launch_us(rows, n, rounds=7):
 
 
 def launch_overhead(report, impls, args):
-    """Host time per launch of a cached kernel on a one-program grid (minimum over 7 interleaved rounds of N
+    """Host time per launch of a cached kernel on a one-program grid (minimum over 21 interleaved rounds of N
     launches per row)."""
     import torch
 
     from cuda.bindings import driver as cu
 
-    N = 2000 if args.quick else 10000
+    N = 1000 if args.quick else 3000
     n = 1024
     x, y, out = (torch.randn(n, device="cuda") for _ in range(3))
     res = report["launch_us"]
