@@ -1,6 +1,7 @@
 """Interpreter benchmark: the same tutorial kernels on tritium's interpreter and on Triton's (TRITON_INTERPRET=1).
 
     python bench/interpreter.py [--repeat N] [--triton-python PATH] [--json OUT]
+    python bench/interpreter.py --races      # tritium alone, without and with TRITIUM_INTERPRET_CHECKS=races
 
 Each implementation runs in its own worker process (Triton reads TRITON_INTERPRET at import), on the same
 inputs, in one invocation of this script.  Triton's side needs ``triton`` and ``torch``; without them it is
@@ -96,6 +97,10 @@ def _worker(impl: str, repeat: int, names: list) -> dict:
 
 def _run_worker(python: str, impl: str, repeat: int, names: list):
     env = dict(os.environ, BENCH_IMPL=impl)
+    env.pop("TRITIUM_INTERPRET_CHECKS", None)
+    if impl == "tritium-races":  # the race detector's cost: the same worker with the check on
+        impl = env["BENCH_IMPL"] = "tritium"
+        env["TRITIUM_INTERPRET_CHECKS"] = "races"
     if impl == "triton":
         env["TRITON_INTERPRET"] = "1"
     else:
@@ -124,7 +129,10 @@ def main(argv=None) -> int:
     ap.add_argument("--triton-python", default=sys.executable)
     ap.add_argument("--only", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
     ap.add_argument("--json", default=str(HERE / "out" / "interpreter.json"))
+    ap.add_argument("--races", action="store_true", help="the race detector's cost (tritium only)")
     args = ap.parse_args(argv)
+    if args.races:
+        return races_cost(args)
 
     ours, err = _run_worker(sys.executable, "tritium", args.repeat, args.only)
     if ours is None:
@@ -152,6 +160,25 @@ def main(argv=None) -> int:
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=2))
+    return 0
+
+
+def races_cost(args) -> int:
+    """``--races``: each workload on tritium's interpreter without and with TRITIUM_INTERPRET_CHECKS=races."""
+    plain, err = _run_worker(sys.executable, "tritium", args.repeat, args.only)
+    checked, err2 = _run_worker(sys.executable, "tritium-races", args.repeat, args.only)
+    if plain is None or checked is None:
+        print("tritium worker failed:", *(err or err2), sep="\n  ")
+        return 1
+    print(f"\n{'workload':<52} {'plain s':>10} {'races s':>10} {'cost':>8}")
+    rows = []
+    for name in args.only:
+        ratio = checked[name] / plain[name]
+        rows.append({"workload": name, "plain_s": plain[name], "races_s": checked[name], "ratio": ratio})
+        print(f"{WORKLOADS[name]:<52} {plain[name]:>10.4f} {checked[name]:>10.4f} {ratio:>7.1f}x")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "races": rows}, indent=2))
     return 0
 
 

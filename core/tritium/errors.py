@@ -67,6 +67,11 @@ class DeviceAssertionError(KernelRuntimeError, AssertionError):
     """``tl.device_assert`` failed."""
 
 
+class DataRaceError(KernelRuntimeError):
+    """Two programs of one launch (or two lanes of one store) access an element, at least one storing, in an
+    order the GPU does not define (the interpreter's race detector, ``TRITIUM_INTERPRET_CHECKS=races``)."""
+
+
 class BackendUnavailable(TritiumError, RuntimeError):
     """A backend cannot be used here: the message says why and how to fix it (a pip command)."""
 

@@ -21,10 +21,11 @@ def info_k(O):
 
 @triton.jit
 def timer_k(X, T, n, BLOCK: tl.constexpr, STEPS: tl.constexpr):
-    """T[pid*(STEPS+1) + i] = globaltimer() before step i (and after the last); X[...] accumulates work."""
+    """T[pid*(STEPS+1) + i] = globaltimer() before step i (and after the last); program 0 accumulates work in
+    X[...] (it alone: another program reading X while program 0 stores there would race)."""
     pid = tl.program_id(0)
     r = tl.arange(0, BLOCK)
-    m = r < n
+    m = (r < n) & (pid == 0)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     tl.store(T + pid * (STEPS + 1), globaltimer())
     for i in range(STEPS):

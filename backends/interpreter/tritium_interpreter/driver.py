@@ -15,6 +15,7 @@ from tritium.compiler.backend import BaseDriver, GPUTarget
 from tritium.errors import KernelRuntimeError
 
 from . import runtime as rt
+from .runtime.races import RaceTracker, checks_from_env
 
 TARGET = GPUTarget("interpreter", "cpu", 1)
 
@@ -249,6 +250,9 @@ class Launcher:
             return
         _tune_malloc()
         mem = rt.Memory(arrays, self.bnames, sizes)
+        checks = checks_from_env()
+        if checks:
+            mem.races = RaceTracker(mem, "same-value-stores" in checks) if "races" in checks else None
         if _fp_var is None:  # pragma: no cover - older numpy
             with np.errstate(all="ignore"):
                 self._run(mem, grid, P, vals)

@@ -27,6 +27,7 @@ class Memory:
         self.sizes = sizes if sizes is not None else [a.nbytes for a in arrays]
         self.names = names or [f"#{i}" for i in range(len(arrays))]
         self.views = {}
+        self.races = None  # a races.RaceTracker when TRITIUM_INTERPRET_CHECKS has "races"
 
     def view(self, b, dt):
         key = (b, dt)
@@ -180,6 +181,9 @@ def load(ctx, addr, mask, other, active, sdt, esize, kind, loc, dtname):
     if b is None:
         shp = np.broadcast_shapes(addr.shape, m.shape) if m is not None else addr.shape
         return _fill(shp, other, sdt, kind)
+    if ctx.mem.races is not None:  # the lanes that load: this mask with the programs' (not the shortcut above)
+        ctx.mem.races.on_load(ctx, b, idx, m if m is not None else lane_mask(mask, active, addr.ndim), esize, loc,
+                              dtname)
     if b >= 0:
         # every enabled lane's index was checked; masked lanes' (any value) are clipped, then replaced below
         v = _to_value(ctx.mem.view(b, sdt).take(idx, mode="clip" if m is not None else "raise"), kind)
@@ -212,6 +216,8 @@ def store(ctx, addr, val, mask, active, sdt, esize, kind, loc, dtname):
     if b is None:
         return
     v = _to_storage(val, sdt, kind)
+    if ctx.mem.races is not None:
+        ctx.mem.races.on_store(ctx, b, idx, m, v, esize, loc, dtname)
     if b >= 0:
         view = ctx.mem.view(b, sdt)
         if idx.shape == v.shape and (m is None or m.shape == idx.shape):
