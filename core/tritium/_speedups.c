@@ -393,6 +393,19 @@ static PyObject *relaunch(PyObject *self, PyObject *const *args, Py_ssize_t narg
     return do_relaunch(&PyTuple_GET_ITEM(args[0], 0), args[1], args + 2, nargs - 2, NULL);
 }
 
+/* fn(grid, *args, **kwargs): the Python path's call, as fn[grid](*args, **kwargs) was given */
+static PyObject *call_with_grid(PyObject *fn, PyObject *grid, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[16], **stack = total + 1 <= 16 ? small : PyMem_Malloc((total + 1) * sizeof(PyObject *));
+    if (stack == NULL) return PyErr_NoMemory();
+    stack[0] = grid;
+    for (Py_ssize_t k = 0; k < total; k++) stack[1 + k] = args[k];
+    PyObject *r = PyObject_Vectorcall(fn, stack, (size_t)(nargs + 1), kwnames);
+    if (stack != small) PyMem_Free(stack);
+    return r;
+}
+
 /* fn[grid](*args, **kwargs) for ``state``: the arguments (``args``: nargs positional, then the keywords' values
  * named by kwnames) bound to the parameters by position and name, the plain case relaunched in C, anything else
  * (or a binding Python must explain) handed to the generated launcher, state[ST_LAUNCHER](grid, *args, **kwargs). */
@@ -446,15 +459,7 @@ static PyObject *launch_impl(PyObject *state, PyObject *grid, PyObject *const *a
         if (r != nh) return r; /* the kernel, or the launch's error */
         Py_DECREF(r);
     }
-    /* the generated launcher: (grid, *args) with the keywords */
-    Py_ssize_t total = nargs + nkw;
-    PyObject *small[16], **stack = total + 1 <= 16 ? small : PyMem_Malloc((total + 1) * sizeof(PyObject *));
-    if (stack == NULL) return PyErr_NoMemory();
-    stack[0] = grid;
-    for (Py_ssize_t k = 0; k < total; k++) stack[1 + k] = args[k];
-    PyObject *r = PyObject_Vectorcall(st[ST_LAUNCHER], stack, (size_t)(nargs + 1), kwnames);
-    if (stack != small) PyMem_Free(stack);
-    return r;
+    return call_with_grid(st[ST_LAUNCHER], grid, args, nargs, kwnames); /* the generated launcher */
 }
 
 /* launch(state, grid, *args, **kwargs): launch_impl as a function */
@@ -571,14 +576,7 @@ static PyObject *tuned_launch_impl(PyObject *state, PyObject *grid, PyObject *co
     PyObject *const *tu = &PyTuple_GET_ITEM(state, 0);
     PyObject *r = tuned_fast(tu, grid, args, nargs, kwnames);
     if (r != NULL || PyErr_Occurred()) return r;
-    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
-    PyObject *small[16], **stack = total + 1 <= 16 ? small : PyMem_Malloc((total + 1) * sizeof(PyObject *));
-    if (stack == NULL) return PyErr_NoMemory();
-    stack[0] = grid;
-    for (Py_ssize_t k = 0; k < total; k++) stack[1 + k] = args[k];
-    r = PyObject_Vectorcall(tu[TU_FALLBACK], stack, (size_t)(nargs + 1), kwnames);
-    if (stack != small) PyMem_Free(stack);
-    return r;
+    return call_with_grid(tu[TU_FALLBACK], grid, args, nargs, kwnames);
 }
 
 static int is_state(PyObject *state) {
