@@ -144,7 +144,7 @@ static int select_context(PyObject *const *st, PyObject **ctx_out, PyObject **de
         return 0;
     }
     PyObject *memo = st[ST_MEMO];
-    if (!PyList_CheckExact(memo) || PyList_GET_SIZE(memo) != 2 || !PyDict_CheckExact(st[ST_DESCS])) {
+    if (!PyList_CheckExact(memo) || PyList_GET_SIZE(memo) != 2) {
         Py_DECREF(forced);
         return 0;
     }
@@ -231,8 +231,8 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
     if (fast == NULL || !PyDict_CheckExact(fast)) goto not_handled;
 
     /* the selection: launch_context()'s LaunchContext (backend, arch, driver, device getter) and the device */
-    if (!select_context(st, &ctx, &dev)) goto not_handled;
-    PyObject *memo = st[ST_MEMO];
+    if (!select_context(st, &ctx, &dev) || !PyDict_CheckExact(st[ST_DESCS])) goto not_handled;
+    PyObject *memo = st[ST_MEMO]; /* a list of 2: select_context checked it */
 
     /* the key: (backend, arch, device, per parameter: descriptor, tensor device | constexpr, options ()) --
      * its parts (new references) in comps, the memo's key taken where they all equal its items */

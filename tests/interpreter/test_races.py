@@ -94,6 +94,17 @@ def first_program_only(out_ptr, x_ptr, BLOCK: tl.constexpr):
         tl.store(out_ptr, 7.0)
 
 
+@triton.jit
+def neighbour_read_2d(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """As neighbour_read, the read as a (2, BLOCK // 2) tile: each access's tile index in its own tile's shape."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+    r = tl.arange(0, 2)[:, None] * (BLOCK // 2) + tl.arange(0, BLOCK // 2)[None, :]
+    y = tl.load(out_ptr + (pid * BLOCK + r + BLOCK) % n)
+    tl.store(x_ptr + pid * BLOCK + r, y)
+
+
 def test_racy_histogram_is_reported_with_both_lines_and_programs():
     rng = np.random.default_rng(1)
     x = np.tile(rng.permutation(16).astype(np.int32), 4)  # each program's 16 bins distinct; programs share bins
@@ -148,6 +159,17 @@ def test_read_after_write_between_programs():
     p1 = int(first.split("program (")[1].split(",")[0])
     p2 = int(second.split("program (")[1].split(",")[0])
     assert p2 == (p1 + 1) % 4, msg
+
+
+def test_tile_indices_in_each_statements_own_shape():
+    x = np.arange(64, dtype=np.float32)
+    with pytest.raises(DataRaceError) as ei:
+        neighbour_read_2d[(4,)](x, np.zeros_like(x), 64, BLOCK=16)
+    first, second = heads(str(ei.value))
+    # program p's load of out[16 (p + 1) + 9] (tile index (1, 1) of its 2x8 tile) is program p + 1's lane 9
+    e = int(str(ei.value).split("out_ptr[")[1].split("]")[0])
+    assert first.startswith("  a load") and f"tile index ({(e % 16) // 8}, {e % 8})" in first, first
+    assert second.startswith("  a store") and f"tile index ({e % 16},)" in second, second
 
 
 def test_a_program_reading_back_its_own_stores_is_not_a_race():

@@ -251,8 +251,8 @@ class Launcher:
         _tune_malloc()
         mem = rt.Memory(arrays, self.bnames, sizes)
         checks = checks_from_env()
-        if checks:
-            mem.races = RaceTracker(mem, "same-value-stores" in checks) if "races" in checks else None
+        if "races" in checks:
+            mem.races = RaceTracker(mem, "same-value-stores" in checks)
         if _fp_var is None:  # pragma: no cover - older numpy
             with np.errstate(all="ignore"):
                 self._run(mem, grid, P, vals)

@@ -29,7 +29,7 @@ from ..compiler.registry import launch_context
 from . import autotune_cache
 from .autotune_cache import TuningResult, autotune_cache_dir
 from .config import Config
-from .jit import JITFunction, KernelInterface, _Subscript
+from .jit import JITFunction, KernelInterface, _c_launch, _Subscript
 from .precompile import CompileJob, PrecompileResult, compiled_in_memory, precompile
 from .precompile import enabled as precompile_enabled
 
@@ -368,7 +368,7 @@ class Autotuner(_Subscript, KernelInterface):
     def _c_state(self) -> Optional[tuple]:
         """The state of the C relaunch (``TU_*`` in tritium/_speedups.c), or None without the helper or torch."""
         torch = sys.modules.get("torch")
-        if _Subscript.__module__ != "tritium._speedups" or torch is None:
+        if _c_launch is None or torch is None:
             return None
         return (self, vars(self), tuple(self._positions[k] for k in self.keys), len(self.arg_names), _DTYPE_NAMES,
                 self._device_names, self._launch, torch.Tensor)

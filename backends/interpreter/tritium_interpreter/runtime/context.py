@@ -41,9 +41,14 @@ class Ctx:
         self.pid, self.nprog = ids if ids is not None else program_ids(grid, start, count)
 
     def pid_tuple(self, p):
-        f = self.start + int(p)
-        gx, gy, _ = self.grid
-        return (f % gx, (f // gx) % gy, f // (gx * gy))
+        """The program id of this chunk's ``p``-th program."""
+        return grid_pid(self.grid, self.start + int(p))
+
+
+def grid_pid(grid, flat):
+    """The program id (x, y, z) of the ``flat``-th program of ``grid``."""
+    gx, gy, _ = grid
+    return (flat % gx, (flat // gx) % gy, flat // (gx * gy))
 
 
 def where_loc(loc):

@@ -13,8 +13,9 @@ result does not depend on the order, which some kernels rely on.  A program's ow
 
 The report names both accesses: source line, program id, tile index of the lane, and the element as an index into
 the pointer argument (``hist[3]``, counted in elements of the access's type).  Bookkeeping is per pointer argument
-and element size: three int64 arrays of the buffer's element count each, made on the buffer's first access in the
-launch (a checking mode: a few times the buffers' memory, and the launch a few times slower; bench/RESULTS.md).
+and element size: arrays of the buffer's element count, the writers' made on its first store in the launch, the
+readers' on its first load (a checking mode: up to ~36 bytes per element, and the launch a few times slower;
+bench/RESULTS.md).
 Accesses to one buffer through two element sizes are tracked apart (a race between them is not seen).
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 
 from tritium.errors import DataRaceError
 
-from .context import where_loc
+from .context import grid_pid, where_loc
 
 NONE = -1  # no access recorded
 
@@ -86,7 +87,8 @@ class RaceTracker:
         self.mem = mem
         self.same_value_ok = same_value_ok
         self.buffers: dict = {}
-        self.locs: list = []
+        self.locs: list = []  # per line id: the statement's source location
+        self.tiles: list = []  # per line id: its tile's shape (a recorded lane is a flat index into it)
         self.loc_ids: dict = {}
 
     # ------------------------------------------------------------------------------------------ bookkeeping
@@ -96,11 +98,12 @@ class RaceTracker:
             st = self.buffers[(b, esize)] = _Buffer(self.mem.sizes[b] // esize)
         return st
 
-    def _loc_id(self, loc) -> int:
-        i = self.loc_ids.get(loc)
+    def _loc_id(self, loc, tile: tuple) -> int:
+        i = self.loc_ids.get((loc, tile))
         if i is None:
-            i = self.loc_ids[loc] = len(self.locs)
+            i = self.loc_ids[(loc, tile)] = len(self.locs)
             self.locs.append(loc)
+            self.tiles.append(tile)
         return i
 
     @staticmethod
@@ -130,11 +133,11 @@ class RaceTracker:
 
     # ------------------------------------------------------------------------------------------ the checks
     def on_load(self, ctx, b, idx, m, esize, loc, dtname):
-        lid = self._loc_id(loc)
         for bi, ix_full, mm in self._parts(b, idx, m):
             ix, prog, lane, tile, _ = self._lanes(ctx, ix_full, mm)
             if ix.size == 0:
                 continue
+            lid = self._loc_id(loc, tile)
             st = self._buffer(bi, esize)
             if st.w is not None:
                 w = st.w[ix]
@@ -143,7 +146,7 @@ class RaceTracker:
                     k = int(np.argmax(bad))
                     e = int(ix[k])
                     self._report("a load", "a store", bi, e, dtname, (int(prog[k]), int(lane[k]), lid),
-                                 (int(w[k]), int(st.wl[e] >> 20), int(st.wl[e] & 0xFFFFF)), tile, ctx)
+                                 (int(w[k]), int(st.wl[e] >> 20), int(st.wl[e] & 0xFFFFF)), ctx)
             info = (lane << 20) | lid
             first = st.reads()[ix] == NONE
             if first.all():  # the common case: nobody read these elements before
@@ -161,7 +164,6 @@ class RaceTracker:
 
     def on_store(self, ctx, b, idx, m, val, esize, loc, dtname):
         """``val``: the stored values in the buffer's storage type (``memory._to_storage``)."""
-        lid = self._loc_id(loc)
         for bi, ix_full, mm in self._parts(b, idx, m):
             if b < 0:  # values of a multi-buffer store: broadcast to the full shape, then the part's lanes
                 v_full = np.broadcast_to(val, ix_full.shape)
@@ -170,6 +172,7 @@ class RaceTracker:
             ix, prog, lane, tile, (v,) = self._lanes(ctx, ix_full, mm, v_full)
             if ix.size == 0:
                 continue
+            lid = self._loc_id(loc, tile)
             st = self._buffer(bi, esize)
             # two lanes of this store on one element: the stamp of each element is the last lane storing there
             stamp = st.scratch()
@@ -183,7 +186,7 @@ class RaceTracker:
             if dup.size:
                 i, j = int(dup[0]), int(other[dup[0]])
                 self._report("a store", "a store (the same statement)", bi, int(ix[j]), dtname,
-                             (int(prog[j]), int(lane[j]), lid), (int(prog[i]), int(lane[i]), lid), tile, ctx)
+                             (int(prog[j]), int(lane[j]), lid), (int(prog[i]), int(lane[i]), lid), ctx)
             # a store by another program before
             w = st.writes()[ix]
             bad = (w != NONE) & (w != prog)
@@ -193,14 +196,14 @@ class RaceTracker:
                 k = int(np.argmax(bad))
                 e = int(ix[k])
                 self._report("a store", "a store", bi, e, dtname, (int(prog[k]), int(lane[k]), lid),
-                             (int(w[k]), int(st.wl[e] >> 20), int(st.wl[e] & 0xFFFFF)), tile, ctx)
+                             (int(w[k]), int(st.wl[e] >> 20), int(st.wl[e] & 0xFFFFF)), ctx)
             # a load by another program (before: the loads after are checked by on_load)
             if st.r is not None:
-                self._check_readers(st, ix, prog, lane, lid, bi, dtname, tile, ctx)
+                self._check_readers(st, ix, prog, lane, lid, bi, dtname, ctx)
             st.w[ix] = prog
             st.wl[ix] = (lane << 20) | lid
 
-    def _check_readers(self, st, ix, prog, lane, lid, bi, dtname, tile, ctx):
+    def _check_readers(self, st, ix, prog, lane, lid, bi, dtname, ctx):
         r, r2 = st.r[ix], st.r2[ix]
         rb = (r != NONE) & (r != prog)
         r2b = (r2 != NONE) & (r2 != prog)
@@ -210,27 +213,23 @@ class RaceTracker:
             e = int(ix[k])
             p, info = (int(r[k]), int(st.rl[e])) if rb[k] else (int(r2[k]), int(st.r2l[e]))
             self._report("a store", "a load", bi, e, dtname, (int(prog[k]), int(lane[k]), lid),
-                         (p, info >> 20, info & 0xFFFFF), tile, ctx)
+                         (p, info >> 20, info & 0xFFFFF), ctx)
 
     # ------------------------------------------------------------------------------------------ the report
-    def _report(self, what, other, b, element, dtname, this, before, tile, ctx):
+    def _report(self, what, other, b, element, dtname, this, before, ctx):
+        """Raise DataRaceError for accesses ``this`` and ``before``, each (flat program, lane, line id)."""
         name = self.mem.names[b].strip("'")
         (p1, l1, loc1), (p2, l2, loc2) = this, before
-        pid1, pid2 = _pid(ctx, p1), _pid(ctx, p2)
+        pid1, pid2 = grid_pid(ctx.grid, p1), grid_pid(ctx.grid, p2)
         msg = (f"data race on {name}[{element}] (pointer argument {name}, {dtname} element {element}) within one "
                f"launch:\n"
-               f"  {what} by program {pid1}{_tile_index(l1, tile)} at {where_loc(self.locs[loc1])}\n"
-               f"  {other} by program {pid2}{_tile_index(l2, tile)} at {where_loc(self.locs[loc2])}\n"
+               f"  {what} by program {pid1}{_tile_index(l1, self.tiles[loc1])} at {where_loc(self.locs[loc1])}\n"
+               f"  {other} by program {pid2}{_tile_index(l2, self.tiles[loc2])} at {where_loc(self.locs[loc2])}\n"
                f"the GPU does not order these accesses: use an atomic, or have one program own each element "
                f"(TRITIUM_INTERPRET_CHECKS=races,same-value-stores accepts stores of the value already there)")
         err = DataRaceError(msg)  # the message names both places; the attributes the first
         err.location, err.pid = where_loc(self.locs[loc1]), pid1
         raise err
-
-
-def _pid(ctx, flat: int) -> tuple:
-    gx, gy, _ = ctx.grid
-    return (flat % gx, (flat // gx) % gy, flat // (gx * gy))
 
 
 def _tile_index(lane: int, tile: tuple) -> str:
