@@ -3,6 +3,8 @@
     tritium backends                       every backend: deps installed?, active?, why not, which is selected
     tritium compile FILE.py:KERNEL --signature "*fp32,*fp32,*fp32,i32" --constexpr BLOCK=1024 \\
         --target interpreter --emit ttir,npy --out DIR
+    tritium explain FILE.py:KERNEL --signature "*fp32:16,*fp32:16,*fp32:16,i32:16" --constexpr BLOCK=1024 \\
+        --target cuda:90 [--option num_warps=8] [--pictures DIR] [--json]   what the GPU compiler did with it
     tritium run-example [NAME]             run examples/NAME.py (default vector_add) of a source checkout
     tritium cache [ls|clear|dir]           the on-disk kernel cache (TRITIUM_CACHE_DIR, ~/.tritium/cache)
     tritium plugins                        every plugin of the entry-point group: loaded?, its hooks
@@ -61,13 +63,13 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------- compile
-def _load_kernel(spec: str) -> Any:
+def _load_kernel(spec: str, cmd: str = "compile") -> Any:
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not name:
-        raise SystemExit(f"tritium compile: expected FILE.py:KERNEL, got {spec!r}")
+        raise SystemExit(f"tritium {cmd}: expected FILE.py:KERNEL, got {spec!r}")
     p = Path(path)
     if not p.exists():
-        raise SystemExit(f"tritium compile: no such file: {path}")
+        raise SystemExit(f"tritium {cmd}: no such file: {path}")
     sys.path.insert(0, str(p.resolve().parent))
     modname = f"_tritium_cli_{p.stem}"
     s = importlib.util.spec_from_file_location(modname, p)
@@ -76,11 +78,11 @@ def _load_kernel(spec: str) -> Any:
     s.loader.exec_module(mod)
     fn = getattr(mod, name, None)
     if fn is None:
-        raise SystemExit(f"tritium compile: {path} has no kernel named {name!r}")
+        raise SystemExit(f"tritium {cmd}: {path} has no kernel named {name!r}")
     from .runtime.jit import JITFunction
 
     if not isinstance(fn, JITFunction):
-        raise SystemExit(f"tritium compile: {path}:{name} is not a @tritium.jit function")
+        raise SystemExit(f"tritium {cmd}: {path}:{name} is not a @tritium.jit function")
     return fn
 
 
@@ -91,57 +93,71 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-def _parse_signature(fn: Any, text: str, constexprs: dict) -> tuple:
+def _parse_signature(fn: Any, text: str, constexprs: dict, cmd: str = "compile") -> tuple:
     """``"*fp32:16,i32"`` positionally over the non-constexpr parameters (``name=type`` also accepted);
     ``:16`` marks divisibility by 16."""
+    from .runtime.specialization import is_tensordesc_type, is_type_string
+
     params = [p.name for p in fn.params if not p.is_constexpr and p.name not in constexprs]
     items = [t.strip() for t in text.split(",") if t.strip()]
     signature, attrs = {}, {}
     named = all("=" in t for t in items) and items
     if not named and len(items) != len(params):
-        raise SystemExit(f"tritium compile: kernel '{fn.__name__}' has {len(params)} non-constexpr parameters "
+        raise SystemExit(f"tritium {cmd}: kernel '{fn.__name__}' has {len(params)} non-constexpr parameters "
                          f"({', '.join(params)}) but --signature gives {len(items)} types")
     for i, t in enumerate(items):
         if named:
             name, t = (x.strip() for x in t.split("=", 1))
             if name not in params:
-                raise SystemExit(f"tritium compile: kernel '{fn.__name__}' has no parameter {name!r}")
+                raise SystemExit(f"tritium {cmd}: kernel '{fn.__name__}' has no parameter {name!r}")
         else:
             name = params[i]
         ty, _, div = t.partition(":")
+        if div and not div.isdigit():
+            raise SystemExit(f"tritium {cmd}: bad divisibility in {t!r} for {name!r}: expected TYPE:16")
         if ty == "constexpr":
-            raise SystemExit(f"tritium compile: give constexpr {name!r} a value with --constexpr {name}=VALUE")
+            raise SystemExit(f"tritium {cmd}: give constexpr {name!r} a value with --constexpr {name}=VALUE")
+        if not (is_type_string(ty) or is_tensordesc_type(ty)):
+            raise SystemExit(f"tritium {cmd}: {ty!r} (for {name!r}) is not a type: expected e.g. *fp32, i32, fp16")
         signature[name] = ty
         if div:
             attrs[name] = {"tt.divisibility": int(div)}
     return signature, attrs
 
 
-def cmd_compile(args: argparse.Namespace) -> int:
-    from .compiler import ASTSource, compile, make_pipeline
-
-    fn = _load_kernel(args.kernel)
+def _compile_inputs(args: argparse.Namespace) -> tuple:
+    """What ``tritium compile`` and ``tritium explain`` compile: ``(fn, signature, constexprs, attrs, options)``
+    from FILE.py:KERNEL, --signature, --constexpr and --option."""
+    cmd = args.cmd
+    fn = _load_kernel(args.kernel, cmd)
     constexprs = {}
     for c in args.constexpr or []:
         k, sep, v = c.partition("=")
         if not sep:
-            raise SystemExit(f"tritium compile: --constexpr expects NAME=VALUE, got {c!r}")
+            raise SystemExit(f"tritium {cmd}: --constexpr expects NAME=VALUE, got {c!r}")
         if k.strip() not in fn.arg_names:
-            raise SystemExit(f"tritium compile: kernel '{fn.__name__}' has no parameter {k.strip()!r}")
+            raise SystemExit(f"tritium {cmd}: kernel '{fn.__name__}' has no parameter {k.strip()!r}")
         constexprs[k.strip()] = _parse_value(v.strip())
     for p in fn.params:
         if p.is_constexpr and p.name not in constexprs:
             if p.has_default:
                 constexprs[p.name] = p.default
             else:
-                raise SystemExit(f"tritium compile: kernel '{fn.__name__}' needs --constexpr {p.name}=VALUE")
-    signature, attrs = _parse_signature(fn, args.signature or "", constexprs)
+                raise SystemExit(f"tritium {cmd}: kernel '{fn.__name__}' needs --constexpr {p.name}=VALUE")
+    signature, attrs = _parse_signature(fn, args.signature or "", constexprs, cmd)
     options = {}
     for o in args.option or []:
         k, _, v = o.partition("=")
         options[k.strip()] = _parse_value(v.strip())
     if fn.debug is not None:  # as JITFunction.run does, so that the cache key is the one a launch computes
         options.setdefault("debug", fn.debug)
+    return fn, signature, constexprs, attrs, options
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from .compiler import ASTSource, compile, make_pipeline
+
+    fn, signature, constexprs, attrs, options = _compile_inputs(args)
     target, _, parsed, stages = make_pipeline(args.target, options)  # the options are parsed once, here
     emit = [e.strip() for e in (args.emit or "").split(",") if e.strip()] or [list(stages)[-1]]
     unknown = [e for e in emit if e not in stages]
@@ -171,6 +187,23 @@ def cmd_compile(args: argparse.Namespace) -> int:
     meta = out / f"{kernel.name}.json"
     meta.write_text(json.dumps(kernel.metadata, indent=2, sort_keys=True) + "\n")
     print(f"wrote {meta}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- explain
+def cmd_explain(args: argparse.Namespace) -> int:
+    from .tools.explain import explain
+
+    fn, signature, constexprs, attrs, options = _compile_inputs(args)
+    try:
+        ex = explain(fn, signature, constexprs, attrs, target=args.target, options=options, pictures=args.pictures)
+    except (TypeError, ValueError, ImportError) as e:  # unknown options, bad targets, no matplotlib
+        print(f"tritium explain: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(ex.to_json())
+    else:
+        print(ex, end="")
     return 0
 
 
@@ -295,6 +328,18 @@ def make_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", "-o", default=".", help="output directory")
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the kernel cache")
     c.set_defaults(func=cmd_compile)
+    e = sub.add_parser("explain", help="what the GPU compiler did with a kernel: accesses, layouts, conversions, "
+                       "reductions, dots, shared memory, registers, occupancy, warnings")
+    e.add_argument("kernel", metavar="FILE.py:KERNEL")
+    e.add_argument("--signature", "-s", default="", help='types of the non-constexpr parameters in order, '
+                   'e.g. "*fp32:16,*fp32:16,*fp32:16,i32:16" (:16: divisible by 16, as the JIT specialises)')
+    e.add_argument("--constexpr", "-c", action="append", metavar="NAME=VALUE", help="a constexpr value (repeat)")
+    e.add_argument("--option", "-O", action="append", metavar="NAME=VALUE", help="a compile option, e.g. num_warps=8")
+    e.add_argument("--target", "-t", default=None, help="cuda:90, cuda:80, ... (default: the active GPU, else "
+                   "cuda:90; the interpreter has no layouts)")
+    e.add_argument("--pictures", metavar="DIR", default=None, help="draw each layout as a PNG into DIR")
+    e.add_argument("--json", action="store_true", help="machine-readable output")
+    e.set_defaults(func=cmd_explain)
     k = sub.add_parser("cache", help="the on-disk kernel cache: ls, clear, dir")
     k.add_argument("action", choices=["ls", "clear", "dir"], nargs="?", default="ls")
     k.add_argument("--json", action="store_true", help="machine-readable output (ls)")

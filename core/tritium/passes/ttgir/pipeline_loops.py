@@ -269,7 +269,8 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                 else:
                     shape, elem, lay = ttg.memdesc_layout(c.alloc.results[0].type)
                     stack_ty = ttg.memdesc_type((S,) + tuple(shape), elem, lay, loop.context)
-                bufs.append(ir.Operation.create(ttg.LOCAL_ALLOC, results=[stack_ty], operands=[]).results[0])
+                with c.load.location:  # the stack is the load's (its source line names it)
+                    bufs.append(ir.Operation.create(ttg.LOCAL_ALLOC, results=[stack_ty], operands=[]).results[0])
             if bars:  # every thread sees the barriers initialised before it waits on one (once, not in the loop)
                 ir.Operation.create(ttg.BARRIER)
             cur = {a: inits[a - 1] for a in args}
@@ -280,12 +281,13 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                     m = {body.arguments[0]: iv_i}
                     m.update({body.arguments[a]: cur[a] for a in args})
                     _clone(c.slice, m, ip)
-                    if c.tma:
-                        _issue_tma(c, buf, bars[c], _const(i, i32), [m.get(v, v) for v in c.indices], pred)
-                        continue
-                    ptr = m.get(c.ptr, c.ptr)
-                    mask = m.get(c.mask, c.mask) if c.mask is not None else None
-                    _issue(buf, _const(i, i32), ptr, mask, pred)
+                    with c.load.location:  # a copy keeps its load's source line
+                        if c.tma:
+                            _issue_tma(c, buf, bars[c], _const(i, i32), [m.get(v, v) for v in c.indices], pred)
+                            continue
+                        ptr = m.get(c.ptr, c.ptr)
+                        mask = m.get(c.mask, c.mask) if c.mask is not None else None
+                        _issue(buf, _const(i, i32), ptr, mask, pred)
                 if any_cp:
                     ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
                 # the iter_args of iteration i + 1
@@ -342,12 +344,13 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                 m = {iv: iv_a}
                 m.update({nb.arguments[a]: ahead[a] for a in args})
                 _clone(c.slice, m, ip)
-                if c.tma:
-                    _issue_tma(c, buf, bars[c], write, [m.get(v, v) for v in c.load.operands[1:]], pred)
-                    continue
-                # the load moved into the new body: its operands are the new body's values now
-                ptr, mask = c.load.operands[0], (c.load.operands[1] if c.mask is not None else None)
-                _issue(buf, write, m.get(ptr, ptr), m.get(mask, mask) if mask is not None else None, pred)
+                with c.load.location:
+                    if c.tma:
+                        _issue_tma(c, buf, bars[c], write, [m.get(v, v) for v in c.load.operands[1:]], pred)
+                        continue
+                    # the load moved into the new body: its operands are the new body's values now
+                    ptr, mask = c.load.operands[0], (c.load.operands[1] if c.mask is not None else None)
+                    _issue(buf, write, m.get(ptr, ptr), m.get(mask, mask) if mask is not None else None, pred)
             if any_cp:
                 ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
             new_ahead = {}

@@ -147,7 +147,7 @@ def prefetch_loop(loop, stages: int) -> bool:
         for j, (dot, (la, suba, sa, idx), (lb, subb, sb, _), k) in enumerate(cands):
             pa, pb = carried[2 * j], carried[2 * j + 1]
             K = tt.shape_of(la.results[0].type)[-1]
-            with ir.InsertionPoint(dot):
+            with ir.InsertionPoint(dot), dot.location:  # the slices keep the dot's source line
                 acc = _dot(pa, pb, dot.operands[2], dot)
                 for s in range(1, K // k):
                     a_s = _load(suba.results[0], pa.type, (0, s * k))
