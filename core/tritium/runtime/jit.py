@@ -263,6 +263,15 @@ class JITFunction(_Subscript, KernelInterface):
         """Compile for these arguments (values, or type strings like ``"*fp32"``) without launching."""
         return self.run(*args, grid=grid, warmup=True, **kwargs)
 
+    def explain(self, *args, target=None, pictures=None, **kwargs):
+        """What the GPU compiler does with this kernel for these launch arguments (bound and specialised as
+        ``fn[grid](*args, **kwargs)`` would): a :class:`tritium.tools.explain.Explanation`, printed as a report.
+        ``target``: ``"cuda:80"``, ... (default: the active GPU, else cuda:90); ``pictures``: a directory for the
+        layouts as PNGs."""
+        from ..tools.explain import explain_launch
+
+        return explain_launch(self, args, kwargs, target=target, pictures=pictures)
+
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"'{self.__name__}' is a @jit function: call it inside another @jit function, "
                            f"or launch it with {self.__name__}[grid](...)")
