@@ -186,8 +186,8 @@ class Launcher:
     program-id arrays of each (grid, chunk) up to ``_IDS_MAX_PROGRAMS`` programs, and the 1-element arrays of
     ``int`` scalar arguments by value."""
 
-    def __init__(self, kernel):
-        prog = get_program(kernel)
+    def __init__(self, kernel, prog=None):
+        prog = prog if prog is not None else get_program(kernel)
         self.prog = prog
         n = len(prog.arg_types)
         self.nargs = n
@@ -287,10 +287,18 @@ DEVICE = 0  # the interpreter's one device: its Launcher is ``kernel.loaded[DEVI
 
 
 def get_launcher(kernel) -> Launcher:
-    """The kernel's :class:`Launcher`, built on its first launch and kept in ``kernel.loaded``."""
+    """The kernel's :class:`Launcher` (an :class:`.eager.EagerLauncher` for a kernel compiled to stage ``eager``),
+    built on its first launch and kept in ``kernel.loaded``."""
     ln = kernel.loaded.get(DEVICE)
     if ln is None:
-        ln = kernel.loaded[DEVICE] = Launcher(kernel)
+        asm = getattr(kernel, "asm", None)
+        if isinstance(asm, dict) and "eager" in asm:
+            from .eager import EagerLauncher
+
+            ln = EagerLauncher(kernel)
+        else:
+            ln = Launcher(kernel)
+        kernel.loaded[DEVICE] = ln
     return ln
 
 

@@ -88,6 +88,12 @@ class BaseCompiler(ABC):
             arch = int(arch)
         return GPUTarget(self.name, arch if arch is not None else 0, self.warp_size)
 
+    def options_for_target(self, options: Any, target: GPUTarget) -> Any:
+        """The options to compile ``target`` with (what :func:`tritium.compiler.make_pipeline` hands to
+        :meth:`add_stages`): ``options`` unless the target implies some (the interpreter's ``interpreter:eager``
+        sets its ``interpret_mode``)."""
+        return options
+
     @abstractmethod
     def hash(self) -> str:
         """Changes whenever what this backend generates could change (used in cache keys)."""

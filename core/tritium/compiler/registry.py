@@ -7,6 +7,8 @@ Backends come from plugins (``tritium_backends`` hook, entry-point group ``triti
   arch (``cuda:90``) the arch is the compile target whatever the device is, and compiling works without the
   backend's runtime dependencies or a device (launching still needs them);
 * ``TRITON_INTERPRET=1``: an alias for ``TRITIUM_TARGET=interpreter`` (``TRITIUM_TARGET`` wins if both are set);
+  with ``TRITIUM_INTERPRET_MODE=eager`` (read when the selection is made: at the first launch, or after
+  :func:`reset`) the interpreter's step-through mode, ``interpreter:eager``, as it is for ``TRITIUM_TARGET=interpreter``;
 * otherwise the highest-priority backend whose dependencies are installed and whose driver ``is_active()``.
 
 The selection is re-evaluated when those environment variables change or when plugins providing backends are
@@ -147,10 +149,24 @@ def requested_target() -> Optional[tuple]:
         return (*parse_target_spec(_forced), "set_active")
     spec = os.environ.get("TRITIUM_TARGET", "").strip()
     if spec:
-        return (*parse_target_spec(spec), "TRITIUM_TARGET")
+        name, arch = parse_target_spec(spec)
+        if name == "interpreter" and arch is None:
+            arch = _interpret_mode()
+        return (name, arch, "TRITIUM_TARGET")
     if os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "yes", "on"):
-        return ("interpreter", None, "TRITON_INTERPRET")
+        return ("interpreter", _interpret_mode(), "TRITON_INTERPRET")
     return None
+
+
+def _interpret_mode() -> Optional[str]:
+    """``TRITIUM_INTERPRET_MODE``: ``eager`` (the interpreter's step-through arch) or ``fast`` / unset (None)."""
+    mode = os.environ.get("TRITIUM_INTERPRET_MODE", "").strip().lower()
+    if mode in ("", "fast"):
+        return None
+    if mode == "eager":
+        return "eager"
+    raise BackendUnavailable(f"TRITIUM_INTERPRET_MODE={mode!r}: expected 'fast' (the default) or 'eager' "
+                             "(step-through: the kernel's Python body runs program by program)")
 
 
 # ``os.environ`` lookups encode the key and decode the value (~0.2 µs each); the launch path reads the two

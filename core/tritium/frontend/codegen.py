@@ -597,14 +597,7 @@ class CodeGenerator(ast.NodeVisitor):
             raise SemanticError(f"{fn.__name__}() keyword arguments are not supported in @jit functions")
         if len(args) == 1:
             args = self._as_sequence(args[0])
-        if any(isinstance(a, tensor) for a in args):
-            acc = args[0]
-            for a in args[1:]:
-                acc = _s.minimum(acc, a) if fn is _py.min else _s.maximum(acc, a)
-            if not isinstance(acc, tensor):
-                acc = _s.to_tensor(acc)
-            return acc
-        return _wrap(fn(*[_unwrap(a) for a in args]))
+        return _wrap(_s.builtin_minmax(fn is _py.min, args))
 
     def call_function(self, fn, args):
         """Call a combine function (JITFunction, lambda, or Python callable on tensors)."""
@@ -892,22 +885,9 @@ class CodeGenerator(ast.NodeVisitor):
         if not isinstance(iterator, tl.range):
             raise _Unsupported("for loops must iterate over range(...), tl.range(...) or tl.static_range(...)")
         b = self.builder
-        lb, ub, step = iterator.start, iterator.end, iterator.step
-        for v, what in ((lb, "start"), (ub, "end"), (step, "step")):
-            if isinstance(v, tensor):
-                if v.type.is_block() or not v.type.scalar.is_int():
-                    raise SemanticError(f"range {what} must be an integer scalar, got {v.type}")
-            elif not isinstance(_unwrap(v), int):
-                raise SemanticError(f"range {what} must be an integer, got {_unwrap(v)!r}")
-        if not isinstance(step, tensor) and _unwrap(step) == 0:
-            raise SemanticError("range step must not be zero")
+        step = iterator.step
         negative = not isinstance(step, tensor) and _unwrap(step) < 0
-        lbt, ubt, stt = (_s.to_tensor(x) for x in (lb, ub, step))
-        iv_ty = _s.integer_promote_impl(_s.integer_promote_impl(lbt.type, ubt.type), stt.type)
-        if iv_ty.is_bool() or iv_ty.int_bitwidth < 32:
-            iv_ty = tl.int32
-        iv_ty = tl.int64 if iv_ty.int_bitwidth == 64 else tl.int32
-        lbt, ubt, stt = (_s.cast(x, iv_ty) for x in (lbt, ubt, stt))
+        lbt, ubt, stt, iv_ty = _s.range_operands(iterator.start, iterator.end, step)
         user_lb, user_step = lbt, stt
         if negative:
             # iterate j over [0, cdiv(lb - ub, -step)) and compute lb + j * step in the body

@@ -511,6 +511,10 @@ def current_builder() -> Builder:
     return b
 
 
+def current_builder_or_none() -> Optional[Builder]:
+    return getattr(_state, "builder", None)
+
+
 class use_builder:
     def __init__(self, builder):
         self.builder = builder
@@ -533,6 +537,20 @@ def _sem():
     return semantic
 
 
+def _concrete_repr(t, v) -> str:
+    """How step-through mode shows a value: ``tensor([..], dtype=fp32)`` / ``tensor(3, dtype=int32)`` (pointers as
+    their virtual byte addresses, block pointers and descriptors as what the interpreter holds)."""
+    import numpy as np
+
+    if isinstance(v, np.ndarray) or np.isscalar(v):
+        body = np.array2string(np.asarray(v), separator=", ", threshold=256, edgeitems=4,
+                               prefix="tensor(") if getattr(v, "ndim", 0) else repr(v.item() if hasattr(v, "item")
+                                                                                     else v)
+    else:
+        body = repr(v)
+    return f"tensor({body}, dtype={t.type.scalar if not t.type.is_block() else t.dtype})"
+
+
 class tensor:
     """A value in a kernel: an MLIR value and its tl type (a scalar dtype, pointer_type or block_type).
 
@@ -552,6 +570,9 @@ class tensor:
         self.numel = constexpr(type.numel if type.is_block() else 1)
 
     def __str__(self):
+        v = getattr(self.handle, "concrete", None)
+        if v is not None:  # step-through mode: the value
+            return _concrete_repr(self, v)
         return str(self.dtype) + "[" + ", ".join(str(_unwrap(s)) for s in self.shape) + "]"
 
     __repr__ = __str__
@@ -559,13 +580,28 @@ class tensor:
     __hash__ = object.__hash__
 
     def __bool__(self):
+        v = getattr(self.handle, "concrete", None)
+        if v is not None and not self.type.is_block():  # step-through mode: a scalar's value
+            return bool(v)
         raise SemanticError("a tensor cannot be used as a Python bool here (its value is only known at run time)")
 
     def __iter__(self):
         raise SemanticError("a tensor is not iterable")
 
     def __index__(self):
+        v = getattr(self.handle, "concrete", None)
+        if v is not None and not self.type.is_block() and self.dtype.is_int():  # step-through mode
+            return int(v)
         raise SemanticError("a tensor cannot be used where a compile-time integer is required; use tl.constexpr")
+
+    def __int__(self):
+        return self.__index__()
+
+    def __float__(self):
+        v = getattr(self.handle, "concrete", None)
+        if v is not None and not self.type.is_block() and not self.dtype.is_ptr():  # step-through mode
+            return float(v)
+        raise SemanticError("a tensor's value is only known at run time; use .to(dtype) to convert it")
 
     # arithmetic
     def __add__(self, o): return _sem().add(self, o)

@@ -610,6 +610,8 @@ class static_range:
             raise SemanticError("static_range step must not be zero")
 
     def __iter__(self):
+        if getattr(_c.current_builder_or_none(), "eager", False):  # step-through mode: Python runs the loop
+            return iter([constexpr(i) for i in _py.range(self.start, self.end, self.step)])
         raise SemanticError("static_range can only be used in a for loop of a @jit function")
 
 
@@ -630,6 +632,9 @@ class range:
         self.warp_specialize = _unwrap(warp_specialize)
 
     def __iter__(self):
+        b = _c.current_builder_or_none()
+        if getattr(b, "eager", False):  # step-through mode: Python runs the loop
+            return b.iterate(self)
         raise SemanticError("tl.range can only be used in a for loop of a @jit function")
 
 

@@ -57,6 +57,36 @@ def _op2(name, x: tensor, y: tensor, ty: Optional[dtype] = None, attrs=None) -> 
     return _result(_b().create(name, [x, y], [_b().ty(ty)], attrs), ty)
 
 
+def range_operands(lb, ub, step):
+    """A ``for`` over ``range(lb, ub, step)`` (the frontend's scf.for, step-through mode's Python loop): the bounds
+    checked (integer scalars, a non-zero constant step) and cast to the induction variable's type, int64 when a bound
+    is 64-bit, else int32: ``(lb, ub, step, type)``."""
+    for v, what in ((lb, "start"), (ub, "end"), (step, "step")):
+        if isinstance(v, tensor):
+            if v.type.is_block() or not v.type.scalar.is_int():
+                raise SemanticError(f"range {what} must be an integer scalar, got {v.type}")
+        elif not isinstance(_unwrap(v), int):
+            raise SemanticError(f"range {what} must be an integer, got {_unwrap(v)!r}")
+    if not isinstance(step, tensor) and _unwrap(step) == 0:
+        raise SemanticError("range step must not be zero")
+    lbt, ubt, stt = (to_tensor(x) for x in (lb, ub, step))
+    iv_ty = integer_promote_impl(integer_promote_impl(lbt.type, ubt.type), stt.type)
+    iv_ty = tl.int64 if not iv_ty.is_bool() and iv_ty.int_bitwidth == 64 else tl.int32
+    return (*(cast(x, iv_ty) for x in (lbt, ubt, stt)), iv_ty)
+
+
+def builtin_minmax(is_min: bool, args):
+    """Python's ``min(a, b, ...)`` / ``max`` in a kernel: elementwise ``minimum`` / ``maximum`` folded left when an
+    argument is a tensor, else Python's on the values."""
+    if any(isinstance(a, tensor) for a in args):
+        acc = args[0]
+        for a in args[1:]:
+            acc = minimum(acc, a) if is_min else maximum(acc, a)
+        return acc if isinstance(acc, tensor) else to_tensor(acc)
+    vals = [_unwrap(a) for a in args]
+    return _py.min(vals) if is_min else _py.max(vals)
+
+
 def scalar_type_of_python(x) -> dtype:
     x = _unwrap(x)
     if isinstance(x, bool):

@@ -273,6 +273,11 @@ class JITFunction(_Subscript, KernelInterface):
         return explain_launch(self, args, kwargs, target=target, pictures=pictures)
 
     def __call__(self, *args, **kwargs):
+        from ..language.core import current_builder_or_none
+
+        b = current_builder_or_none()
+        if getattr(b, "eager", False):  # step-through mode: a kernel's Python body calls this function
+            return b.call_jit(self, args, kwargs)
         raise RuntimeError(f"'{self.__name__}' is a @jit function: call it inside another @jit function, "
                            f"or launch it with {self.__name__}[grid](...)")
 

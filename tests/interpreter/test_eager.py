@@ -1,0 +1,236 @@
+"""Step-through mode (``TRITIUM_TARGET=interpreter:eager``, or ``TRITON_INTERPRET=1`` with
+``TRITIUM_INTERPRET_MODE=eager``): the kernel's Python body runs program by program, so print / breakpoint / pdb and
+Python tracebacks work in a kernel, with the fast mode's results (the same op code, the same memory checks)."""
+import os
+import subprocess
+import sys
+import textwrap
+import traceback
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tritium
+import tritium.language as tl
+from tritium.compiler import registry
+from tritium.errors import CompilationError, DataRaceError, OutOfBoundsError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def eager():
+    registry.set_active("interpreter:eager")
+    yield
+    registry.set_active(None)
+
+
+@tritium.jit
+def _add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+@tritium.jit
+def _printing(x_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    x = tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK))
+    if pid == 1:
+        print("tile of program", pid, x * 2)
+
+
+@tritium.jit
+def _row_sums(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):  # a loop variable: an int32 tensor, as the compiled loop's
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+@tritium.jit
+def _oob(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))  # reads past the end
+    tl.store(x_ptr + tl.arange(0, BLOCK), x)
+
+
+@tritium.jit
+def _shape_error(x_ptr, BLOCK: tl.constexpr):
+    a = tl.arange(0, BLOCK)
+    b = tl.arange(0, 2 * BLOCK)
+    tl.store(x_ptr + a, a + b)
+
+
+@tritium.jit
+def _racy_histogram(x_ptr, bins_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    x = tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK))
+    h = tl.histogram(x, 4)
+    old = tl.load(bins_ptr + tl.arange(0, 4))
+    tl.store(bins_ptr + tl.arange(0, 4), old + h)  # not atomic: programs race
+
+
+def test_vector_add_matches_numpy(eager):
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(np.float32)
+    out = np.zeros_like(x)
+    k = _add[(8,)](x, y, out, 1000, BLOCK=128)
+    assert list(k.asm) == ["eager"]
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_eager_equals_fast_bit_for_bit():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((7, 300)).astype(np.float32)
+    res = {}
+    for mode in ("interpreter", "interpreter:eager"):
+        registry.set_active(mode)
+        try:
+            out = np.zeros(7, np.float32)
+            k = _row_sums[(7,)](x, out, 300, BLOCK=64)
+            res[mode] = (out, list(k.asm))
+        finally:
+            registry.set_active(None)
+    assert res["interpreter"][1] == ["ttir", "npy"] and res["interpreter:eager"][1] == ["eager"]
+    assert res["interpreter"][0].tobytes() == res["interpreter:eager"][0].tobytes()
+    np.testing.assert_allclose(res["interpreter"][0], x.sum(axis=1), rtol=1e-5)
+
+
+def test_print_of_a_tile_shows_its_values(eager, capsys):
+    x = np.arange(16, dtype=np.float32)
+    _printing[(2,)](x, BLOCK=8)
+    out = capsys.readouterr().out
+    assert out.count("tile of program") == 1
+    assert "tensor(1, dtype=int32)" in out
+    assert "tensor([16., 18., 20., 22., 24., 26., 28., 30.], dtype=fp32)" in out
+
+
+def test_out_of_bounds_is_raised_through_the_kernel_frame(eager):
+    x = np.zeros(10, np.float32)
+    with pytest.raises(OutOfBoundsError) as ei:
+        _oob[(1,)](x, BLOCK=16)
+    msg = str(ei.value)
+    assert "test_eager.py" in msg and "reads past the end" in msg and "(0, 0, 0)" in msg
+    frames = traceback.extract_tb(ei.value.__traceback__)
+    line = _oob.starting_line_number + 2
+    assert any(f.filename == __file__ and f.lineno == line and f.name == "_oob" for f in frames), frames
+
+
+def test_semantic_errors_name_the_kernel_line(eager):
+    with pytest.raises(CompilationError) as ei:
+        _shape_error[(1,)](np.zeros(64, np.int32), BLOCK=16)
+    msg = str(ei.value)
+    assert f"test_eager.py:{_shape_error.starting_line_number + 4}" in msg, msg
+    assert "tl.store(x_ptr + a, a + b)" in msg
+
+
+def test_race_detector_in_step_through_mode(eager, monkeypatch):
+    monkeypatch.setenv("TRITIUM_INTERPRET_CHECKS", "races")
+    x = np.arange(64, dtype=np.int32) % 4
+    bins = np.zeros(4, np.int32)
+    with pytest.raises(DataRaceError) as ei:
+        _racy_histogram[(4,)](x, bins, BLOCK=16)
+    assert "bins_ptr" in str(ei.value)
+
+
+def test_default_mode_stays_fast():
+    registry.set_active(None)
+    x = np.ones(16, np.float32)
+    k = _add[(1,)](x, x, np.zeros(16, np.float32), 16, BLOCK=16)
+    if registry.select().name == "interpreter":
+        assert "npy" in k.asm
+
+
+def _run(script: str, stdin: str = "", **env):
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="tritium-eager-"), "step_kernel.py")
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(script))
+    e = {k: v for k, v in os.environ.items() if k not in ("TRITIUM_TARGET", "TRITON_INTERPRET",
+                                                         "TRITIUM_INTERPRET_MODE", "PYTHONBREAKPOINT")}
+    e.update(env)
+    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, path], input=stdin, capture_output=True,
+                          text=True, timeout=300, env=e, cwd=ROOT)
+
+
+_SCRIPT = """
+    import numpy as np
+    import tritium
+    import tritium.language as tl
+
+    @tritium.jit
+    def scale(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        x = tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK))
+        y = x * 3
+        if pid == 1:
+            breakpoint()
+        tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), y)
+
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    k = scale[(2,)](x, out, BLOCK=4)
+    print("stages", list(k.asm), "out", out.tolist())
+"""
+
+
+def test_pdb_stops_at_breakpoint_in_a_kernel_and_prints_a_tile():
+    r = _run(_SCRIPT, stdin="p y\np pid\np x.dtype\nc\n", TRITON_INTERPRET="1", TRITIUM_INTERPRET_MODE="eager")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert "(Pdb)" in out
+    assert "-> tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), y)" in out  # stopped in the kernel's source
+    assert "tensor([12., 15., 18., 21.], dtype=fp32)" in out  # program 1's tile
+    assert "tensor(1, dtype=int32)" in out
+    assert "fp32" in out
+    assert "stages ['eager'] out [0.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0]" in out
+
+
+def test_target_environment_variable_selects_eager():
+    r = _run(_SCRIPT.replace("breakpoint()", "pass"), TRITIUM_TARGET="interpreter:eager")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "stages ['eager']" in r.stdout
+    r = _run(_SCRIPT.replace("breakpoint()", "pass"), TRITON_INTERPRET="1")
+    assert "stages ['ttir', 'npy']" in r.stdout, r.stdout + r.stderr  # the fast mode stays the default
+    r = _run(_SCRIPT, TRITON_INTERPRET="1", TRITIUM_INTERPRET_MODE="slow")
+    assert r.returncode != 0 and "TRITIUM_INTERPRET_MODE='slow'" in r.stderr
+
+
+def test_generated_programs_equal_in_both_modes():
+    """The seeded generated kernels (tests/fuzz/programs.py: promotions, loops and branches differing between
+    programs, atomics, scans, math) give bit-identical outputs in both modes."""
+    pytest.importorskip("torch")
+    import tempfile
+
+    from tests.fuzz import programs as P
+
+    d = tempfile.mkdtemp(prefix="tritium-eager-")
+    for case in P.cases(12, 7):
+        kernel = P.load_kernel(case, d)
+        got = {}
+        for mode in ("interpreter", "interpreter:eager"):
+            registry.set_active(mode)
+            try:
+                got[mode] = P.run_case(case, kernel)
+            finally:
+                registry.set_active(None)
+        for name, fast in got["interpreter"].items():
+            slow = got["interpreter:eager"][name]
+            assert fast.tobytes() == slow.tobytes(), (name, P.source(case))
+
+
+def test_e2e_suite_in_step_through_mode():
+    """Every e2e kernel (tests/e2e) run in step-through mode against the same references as the fast mode."""
+    env = dict(os.environ, TRITIUM_INTERPRET_MODE="eager")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests/e2e"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert " passed" in r.stdout
