@@ -146,6 +146,7 @@ class Explanation:
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     pictures: dict = field(default_factory=dict)  # layout -> PNG path
+    picture_notes: dict = field(default_factory=dict)  # layout -> how it is drawn, when not as it is
     ttgir: str = ""
 
     def to_dict(self) -> dict:
@@ -869,9 +870,28 @@ def _warnings(ex: Explanation, walker) -> None:
 # ---------------------------------------------------------------------------------------------- pictures
 
 
+def _picture_shape(layout, shape) -> tuple:
+    """``(layout, shape, how)`` to draw: a blocked layout over at most one CTA tile (a smaller shape would show
+    replication the tensor does not have); a long 1-D blocked layout folded into rows of one warp's elements (the
+    same owners: lanes along the row, warps down); other layouts over at most 64 elements per dim."""
+    from ..dialects.layouts import BlockedLayout
+
+    if isinstance(layout, BlockedLayout):
+        if len(shape) == 1:
+            (s,), (t,), (w,) = layout.size_per_thread, layout.threads_per_warp, layout.warps_per_cta
+            width = s * t
+            if shape[0] > 64 and shape[0] % width == 0:
+                rows = min(shape[0] // width, w)
+                return (BlockedLayout((1, s), (1, t), (w, 1), (1, 0)), (rows, width),
+                        f"the first {rows * width} elements as rows of {width}")
+        tile = layout.shape_per_cta_tile()
+        return layout, tuple(min(int(a), int(b)) for a, b in zip(shape, tile)), ""
+    return layout, tuple(min(int(a), 64) for a in shape), ""
+
+
 def draw_pictures(ex: Explanation, directory) -> dict:
-    """One PNG per distinct layout of the report's accesses, conversions, reductions and dots (1-D / 2-D),
-    drawn by :func:`tritium.dialects.layouts.picture` over at most 64 elements (1-D) / 32x32 (2-D)."""
+    """One PNG per distinct layout of the report's accesses, conversions, reductions and dots (1-D / 2-D), drawn by
+    :func:`tritium.dialects.layouts.picture` (colour: warp, label: thread) over one CTA tile at most."""
     import importlib.util
 
     if importlib.util.find_spec("matplotlib") is None:
@@ -880,13 +900,13 @@ def draw_pictures(ex: Explanation, directory) -> dict:
 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    walker_layouts = getattr(ex, "_layouts", {})
-    for i, (name, (layout, shape)) in enumerate(walker_layouts.items()):
-        cap = 64 if len(shape) == 1 else 32
-        pshape = tuple(min(int(s), cap) for s in shape)
+    for i, (name, (layout, shape)) in enumerate(getattr(ex, "_layouts", {}).items()):
+        lay, pshape, how = _picture_shape(layout, shape)
         path = d / f"{ex.kernel}-layout{i}.png"
-        picture(layout, pshape, str(path))
+        picture(lay, pshape, str(path))
         ex.pictures[name] = str(path)
+        if how:
+            ex.picture_notes[name] = how
     return ex.pictures
 
 
@@ -980,7 +1000,8 @@ def render(ex: Explanation) -> str:
         p("")
         p("pictures:")
         for lay, path in ex.pictures.items():
-            p(f"  {path}: {lay}")
+            how = f" ({ex.picture_notes[lay]})" if lay in ex.picture_notes else ""
+            p(f"  {path}: {lay}{how}")
     p("")
     p(f"warnings ({len(ex.warnings)})" + (":" if ex.warnings else ": none"))
     for w in ex.warnings:
