@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import tritium
+import tritium.language as tl
 from tritium.errors import CompilationError, DeviceAssertionError, OutOfBoundsError
 
 from . import bad_kernels as B
@@ -154,3 +155,26 @@ def test_errors_never_kill_the_process():
                        env={"TRITIUM_TARGET": "interpreter", "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "caught CompilationError" in r.stdout
+
+
+@tritium.jit
+def _tile_checks(x_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK * 4 + tl.arange(0, BLOCK)[:, None] * 4 + tl.arange(0, 4)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.device_assert(x < 50, "x too big")
+
+
+def test_errors_show_the_tile_indices_involved():
+    """Which lanes of the program's tile fail: the first one (the one the message describes), a few more, how many."""
+    x = np.arange(64, dtype=np.float32)
+    with pytest.raises(DeviceAssertionError) as ei:
+        _tile_checks[(2,)](x, BLOCK=8, debug=True)
+    msg = str(ei.value)
+    assert "(tensor indices (4, 2), (4, 3), (5, 0), (5, 1), ...: 14 of 32 lanes)" in msg, msg
+    assert "in program (1, 0, 0)" in msg and 'tl.device_assert(x < 50, "x too big")' in msg
+    with pytest.raises(OutOfBoundsError) as ei:
+        _tile_checks[(3,)](np.arange(60, dtype=np.float32) - 100, BLOCK=8, debug=True)
+    msg = str(ei.value)
+    assert "element offset 60" in msg and "in program (1, 0, 0)" in msg, msg
+    assert "(tensor indices (7, 0), (7, 1), (7, 2), (7, 3): 4 of 32 lanes)" in msg, msg

@@ -51,6 +51,21 @@ def grid_pid(grid, flat):
     return (flat % gx, (flat // gx) % gy, flat // (gx * gy))
 
 
+def tile_lanes(bad) -> str:
+    """How an error shows the lanes of one program's tile that fail (``bad``: a bool array of the tile's shape):
+    `` (tensor index (4, 2))`` for one, `` (tensor indices (4, 2), (4, 3), (5, 0), ...: 14 of 32 lanes)`` for
+    several, the first (in row-major order) described by the message; "" for a scalar."""
+    if bad.ndim == 0:
+        return ""
+    hits = np.argwhere(bad)
+    if len(hits) <= 1:
+        ix = tuple(int(i) for i in hits[0]) if len(hits) else ()
+        return f" (tensor index {ix})" if ix else ""
+    shown = ", ".join(str(tuple(int(i) for i in h)) for h in hits[:4])
+    more = ", ..." if len(hits) > 4 else ""
+    return f" (tensor indices {shown}{more}: {len(hits)} of {bad.size} lanes)"
+
+
 def where_loc(loc):
     if not loc:
         return ""

@@ -8,7 +8,7 @@ import numpy as np
 
 from tritium.errors import DeviceAssertionError
 
-from .context import where_loc
+from .context import tile_lanes, where_loc
 from .shapes import bmask
 
 
@@ -61,6 +61,4 @@ def device_assert(ctx, cond, message, active, loc):
     flat = int(np.argmax(bad.reshape(-1)))
     idx = np.unravel_index(flat, bad.shape)
     pid = ctx.pid_tuple(idx[0])
-    lane = tuple(int(i) for i in idx[1:])
-    lane_s = f" (tensor index {lane})" if lane else ""
-    raise DeviceAssertionError(f"Device assertion failed: {message}{lane_s}", where_loc(loc), pid)
+    raise DeviceAssertionError(f"Device assertion failed: {message}{tile_lanes(bad[idx[0]])}", where_loc(loc), pid)

@@ -10,7 +10,7 @@ import numpy as np
 from tritium.errors import KernelRuntimeError, OutOfBoundsError
 
 from .arith import bf16_bits_to_f32, f32_to_bf16_bits, round_bf16, s, u
-from .context import where_loc
+from .context import tile_lanes, where_loc
 from .shapes import bmask, lane_mask
 
 SHIFT = 40
@@ -80,7 +80,7 @@ def _oob(ctx, kind, loc, addr, m, esize, dtname, active):
                     f"which holds {nbytes // esize} {dtname} elements ({nbytes} bytes)")
         else:
             what = f"byte offset {ov} into pointer argument {name} is not aligned to {esize} bytes ({dtname})"
-    lane_s = f" (tensor index {lane})" if lane else ""
+    lane_s = tile_lanes(bad[idx[0]]) if lane else ""
     raise OutOfBoundsError(f"out-of-bounds {kind}: {what}{lane_s}", where_loc(loc), pid)
 
 
