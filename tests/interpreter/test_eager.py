@@ -234,3 +234,60 @@ def test_e2e_suite_in_step_through_mode():
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout
+
+
+def _both_modes(launch, arrays):
+    """Run ``launch(*copies)`` in the fast mode and in step-through mode on copies of ``arrays``; the arrays after
+    each, and the compiled kernels' stages."""
+    out = {}
+    for mode in ("interpreter", "interpreter:eager"):
+        registry.set_active(mode)
+        try:
+            copies = [a.copy() for a in arrays]
+            launch(*copies)
+            out[mode] = copies
+        finally:
+            registry.set_active(None)
+    return out["interpreter"], out["interpreter:eager"]
+
+
+def _e2e_cases():
+    from tests.e2e import kernels as K
+
+    rng = np.random.default_rng(3)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    M, N, Kd = 40, 48, 72
+    a16, b16 = rng.standard_normal((M, Kd)).astype(np.float16), rng.standard_normal((Kd, N)).astype(np.float16)
+
+    def strides(x):
+        return [s // x.itemsize for s in x.strides]
+
+    return {
+        "vector add": (lambda x, y, o: K.add_kernel[(4,)](x, y, o, 1000, BLOCK_SIZE=256),
+                       [f32(1000), f32(1000), np.zeros(1000, np.float32)]),
+        "softmax": (lambda o, x: K.softmax_kernel[(17,)](o, x, 100, 100, 100, BLOCK_SIZE=128),
+                    [np.zeros((17, 100), np.float32), f32(17, 100)]),
+        "layer norm": (lambda x, y, w, b, mu, rs: K._layer_norm_fwd_fused[(9,)](x, y, w, b, mu, rs, 300, 300, 1e-5,
+                                                                              BLOCK_SIZE=128),
+                       [f32(9, 300), np.zeros((9, 300), np.float32), f32(300), f32(300), np.zeros(9, np.float32),
+                        np.zeros(9, np.float32)]),
+        "matmul fp16 (leaky relu)": (
+            lambda a, b, c: K.matmul_kernel[(2 * 2,)](a, b, c, M, N, Kd, *strides(a), *strides(b), *strides(c),
+                                                       BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=16,
+                                                       GROUP_SIZE_M=2, ACTIVATION="leaky_relu"),
+            [a16, b16, np.zeros((M, N), np.float16)]),
+        "atomics": (lambda x, h, s, m: K.atomic_kernel[(4,)](x, h, s, m, 1000, NBINS=16, BLOCK=256),
+                    [rng.integers(0, 1000, 1000).astype(np.int32), np.zeros(16, np.int32), np.zeros(1, np.int32),
+                     np.full(1, -1, np.int32)]),
+        "while loops (collatz)": (lambda n, o: K.collatz_kernel[(40,)](n, o),
+                                  [rng.integers(1, 500, 40).astype(np.int32), np.zeros(40, np.int32)]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_e2e_cases()))
+def test_e2e_kernels_bit_identical_in_both_modes(name):
+    launch, arrays = _e2e_cases()[name]
+    fast, slow = _both_modes(launch, arrays)
+    for i, (f, s) in enumerate(zip(fast, slow)):
+        assert f.tobytes() == s.tobytes(), f"{name}: array {i} differs"
+    assert any(not np.array_equal(f, a) for f, a in zip(fast, arrays)), "the kernel wrote nothing"
