@@ -195,6 +195,30 @@ def _missing_compiler_dependency(e: ModuleNotFoundError, kernel: str, target, st
         f"them into a cache directory and set TRITIUM_CACHE_DIR to it here (it was not found in {where})") from e
 
 
+def _relocate(asm: dict, md: dict, src: Any) -> tuple:
+    """A cached kernel's stages as the kernel being compiled would have them: the file cache's key names a kernel
+    file by its base name only (entries are shareable between directories and machines), so an entry stored from
+    ``/a/k.py`` serves an identical ``/b/k.py``, and its source locations (``loc("/a/k.py":7:4)`` in the IR, the
+    interpreter program's error locations) name ``/a``.  The metadata lists the files the locations name
+    (``source_files``: the kernel's and its callees', in a fixed order); where the kernel compiled now has files
+    of the same base names elsewhere, the texts name those.  The entry itself is left as it is."""
+    old = md.get("source_files") or []
+    new = list(getattr(getattr(src, "fn", None), "source_files", None) or [])
+    if not old or len(old) != len(new):
+        return asm, md
+    pairs = [(o, n) for o, n in zip(old, new)
+             if o != n and o.replace("\\", "/").rsplit("/", 1)[-1] == n.replace("\\", "/").rsplit("/", 1)[-1]]
+    if not pairs:
+        return asm, md
+
+    def moved(text: str) -> str:
+        for o, n in pairs:
+            text = text.replace(json.dumps(o), json.dumps(n)).replace(repr(o), repr(n))
+        return text
+
+    return ({k: moved(v) if isinstance(v, str) else v for k, v in asm.items()}, {**md, "source_files": new})
+
+
 class Pipeline(NamedTuple):
     """What compiling for one target with one set of options runs: the backend's compiler, the parsed options
     and the stage dict (``name -> fn(src, metadata)``, amended by the plugins)."""
@@ -259,6 +283,7 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
             if need is not None:
                 asm = {k: v for k, v in asm.items() if k in need}
                 md = {**md, "complete": list(asm) == list(stages)}
+            asm, md = _relocate(asm, md, src)
             kernel = CompiledKernel(asm, md, src)
             kernel.from_cache = True
             return kernel
@@ -277,6 +302,8 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
         "attrs": jsonable(getattr(src, "attrs", {}) or {}),
         "stages": list(stages),
         "shared": 1024,  # placeholder; GPU stages set the real value
+        # the files the stages' source locations name (see _relocate)
+        "source_files": list(getattr(getattr(src, "fn", None), "source_files", None) or []),
     }
     asm: dict = {}
     cur = src

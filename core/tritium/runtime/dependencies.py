@@ -58,6 +58,25 @@ def _key(fn: Any, seen: dict, used: list) -> str:
     return h.hexdigest()
 
 
+def source_files(fn: Any) -> list:
+    """The files of ``fn`` and of the ``@jit`` functions it calls or references, transitively, each once, in a
+    fixed order (``fn``'s first, then depth first by label): the files a compiled kernel's source locations name."""
+    out: list = []
+    seen: set = set()
+
+    def walk(f):
+        if id(f) in seen:
+            return
+        seen.add(id(f))
+        if f.file not in out:
+            out.append(f.file)
+        for _, dep in scan(f)[0]:
+            walk(dep)
+
+    walk(fn)
+    return out
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Whether a global's current value ``a`` equals its compile-time value ``b`` (same type, ``==``)."""
     try:

@@ -153,6 +153,12 @@ class JITFunction(_Subscript, KernelInterface):
             self._cache_key, self.used_global_vals = dependencies.cache_key(self)
         return self._cache_key
 
+    @property
+    def source_files(self) -> list:
+        """This kernel's file and those of the ``@jit`` functions it calls, transitively, in a fixed order: where a
+        compiled kernel's source locations point (``compile()`` moves a cached kernel's locations to these files)."""
+        return dependencies.source_files(self)
+
     def check_globals(self) -> None:
         """Raise ``RuntimeError`` if a global value this kernel (or a callee) was compiled with has changed."""
         if self.used_global_vals is None:
