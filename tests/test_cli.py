@@ -142,3 +142,25 @@ def test_readme_example_runs_on_the_interpreter():
                        timeout=300, env=env, cwd=str(ROOT))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().endswith("OK")
+
+
+def test_readme_compile_only_command(tmp_path):
+    """The README's ``TRITIUM_TARGET=cuda:90 TRITIUM_COMPILE_ONLY=1 python examples/vector_add.py``, run as written
+    on a machine without a GPU (and with a CPU-only torch here): it compiles add_kernel to a cubin in the cache."""
+    pytest.importorskip("tritium_nvidia")
+    from tritium.compiler.registry import get_backend
+
+    try:
+        get_backend("cuda", require_deps=True)
+    except Exception as e:  # noqa: BLE001 - the nvidia extra is not installed
+        pytest.skip(f"the cuda backend's compiler dependencies are missing: {e}")
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITIUM_TARGET", "TRITON_INTERPRET",
+                                                            "TRITIUM_DISABLE_CACHE")}
+    env.update(TRITIUM_TARGET="cuda:90", TRITIUM_COMPILE_ONLY="1", TRITIUM_CACHE_DIR=str(cache))
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "vector_add.py")], capture_output=True, text=True,
+                       timeout=600, env=env, cwd=str(ROOT))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "compile-only: add_kernel compiled for cuda:90" in r.stdout
+    cubins = list(cache.glob("*/add_kernel.cubin"))
+    assert len(cubins) == 1 and cubins[0].stat().st_size > 0, list(cache.rglob("*"))
