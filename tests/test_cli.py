@@ -164,3 +164,77 @@ def test_readme_compile_only_command(tmp_path):
     assert "compile-only: add_kernel compiled for cuda:90" in r.stdout
     cubins = list(cache.glob("*/add_kernel.cubin"))
     assert len(cubins) == 1 and cubins[0].stat().st_size > 0, list(cache.rglob("*"))
+
+
+def test_backends_tell_the_truth_about_stages(capsys):
+    """What each backend implements comes from its compiler: hip stops after TTIR and says so."""
+    assert cli.main(["backends", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["backends"]}
+    assert rows["hip"]["stages"] == ["ttir"]
+    assert rows["hip"]["unimplemented_stages"] == ["ttgir", "llir", "amdgcn", "hsaco"]
+    assert "hsaco" not in rows["hip"]["description"]
+    assert rows["interpreter"]["stages"] == ["ttir", "npy"] and rows["interpreter"]["unimplemented_stages"] == []
+    if "cuda" in rows:
+        assert rows["cuda"]["stages"] == ["ttir", "ttgir", "llir", "ptx", "cubin"]
+    assert cli.main(["backends"]) == 0
+    assert "stages: ttir (not implemented yet: ttgir -> llir -> amdgcn -> hsaco)" in capsys.readouterr().out
+
+
+def test_compile_for_hip_writes_what_it_implements(tmp_path, capsys):
+    ex = str(ROOT / "examples" / "vector_add.py") + ":add_kernel"
+    args = ["compile", ex, "-s", "*fp32:16,*fp32:16,*fp32:16,i32", "-c", "BLOCK_SIZE=1024", "-t", "hip:gfx942",
+            "--out", str(tmp_path), "--no-cache"]
+    assert cli.main(args) == 0  # the default: the last stage hip implements
+    assert "tt.load" in (tmp_path / "add_kernel.ttir").read_text()
+    capsys.readouterr()
+    assert cli.main(args + ["--emit", "hsaco"]) == 2
+    err = capsys.readouterr().err
+    assert "does not implement stage 'hsaco' yet: it implements ttir; ttgir -> llir -> amdgcn -> hsaco" in err
+
+
+def test_compile_out_removes_the_previous_compiles_files(fake, kfile, tmp_path, capsys):
+    base = ["compile", f"{kfile}:add", "-s", "*fp32,*fp32,*fp32,i32", "-c", "BLOCK=4", "-t", "fake", "--out",
+            str(tmp_path)]
+    assert cli.main(base + ["--emit", "sig,bin"]) == 0
+    assert (tmp_path / "add.bin").exists()
+    assert cli.main(base + ["--emit", "sig"]) == 0
+    assert (tmp_path / "add.sig").exists() and not (tmp_path / "add.bin").exists()
+    assert "removed" in capsys.readouterr().out
+
+
+def test_cache_ls_columns_align(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TRITIUM_DISABLE_CACHE", raising=False)
+    ex = str(ROOT / "examples" / "vector_add.py") + ":add_kernel"
+    targets = ["interpreter"]
+    try:
+        from tritium.compiler.registry import get_backend
+
+        get_backend("cuda", require_deps=True)
+        targets.append("cuda:90")  # a long stage list
+    except Exception:  # noqa: BLE001 - no nvidia extra: the interpreter's entry alone
+        pass
+    for t in targets:
+        assert cli.main(["compile", ex, "-s", "*fp32:16,*fp32:16,*fp32:16,i32", "-c", "BLOCK_SIZE=1024", "-t", t,
+                         "--out", str(tmp_path / t.replace(":", "-"))]) == 0
+    capsys.readouterr()
+    assert cli.main(["cache", "ls"]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert len(lines) == 1 + len(targets)
+    # every column starts where the header's does (the date column's start too)
+    for col in ("kernel", "target", "stages", "created"):
+        starts = {ln.index(col) if col in ln.split() else None for ln in lines[:1]}
+        pos = starts.pop()
+        for ln in lines[1:]:
+            assert ln[pos - 1] == " " and ln[pos] != " ", (col, lines)
+
+
+def test_plugins_text_shows_the_json_hooks(capsys):
+    assert cli.main(["plugins", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert cli.main(["plugins"]) == 0
+    text = capsys.readouterr().out
+    for p in data["plugins"]:
+        if p["loaded"]:
+            want = ", ".join(p["hooks"]) or "none registered now"
+            assert f"hooks: {want}" in text, (p, text)

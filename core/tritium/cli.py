@@ -40,9 +40,14 @@ def cmd_backends(args: argparse.Namespace) -> int:
         active, why = registry.backend_status(name)
         if b.missing:  # installed?, then active?: the two columns say each
             why = b.missing
+        try:  # what the backend's compiler implements, from the compiler itself
+            comp = registry.get_compiler(name)
+            stages, todo = comp.implemented_stages(), list(comp.unimplemented_stages)
+        except Exception as e:  # noqa: BLE001 - a broken plugin's compiler: say so, list the others
+            stages, todo = [], [f"unknown ({type(e).__name__}: {e})"]
         rows.append({"name": name, "priority": b.priority, "deps_installed": not b.missing, "missing": b.missing,
                      "active": active, "reason": why, "selected": name == selected,
-                     "description": b.description})
+                     "description": b.description, "stages": stages, "unimplemented_stages": todo})
     broken = unavailable_plugins()
     if args.json:
         print(json.dumps({"backends": rows, "selected": selected, "unavailable_plugins": broken}, indent=2))
@@ -56,6 +61,9 @@ def cmd_backends(args: argparse.Namespace) -> int:
         print(f"  {'':<12} active: {'yes' if r['active'] else 'no (' + r['reason'] + ')'}")
         if r["description"]:
             print(f"  {'':<12} {r['description']}")
+        print(f"  {'':<12} stages: {' -> '.join(r['stages']) or 'none'}"
+              + (f" (not implemented yet: {' -> '.join(r['unimplemented_stages'])})" if r["unimplemented_stages"]
+                 else ""))
     for name, err in broken.items():
         print(f"! plugin '{name}' failed to load: {err}")
     print(sel_msg)
@@ -158,8 +166,16 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from .compiler import ASTSource, compile, make_pipeline
 
     fn, signature, constexprs, attrs, options = _compile_inputs(args)
-    target, _, parsed, stages = make_pipeline(args.target, options)  # the options are parsed once, here
-    emit = [e.strip() for e in (args.emit or "").split(",") if e.strip()] or [list(stages)[-1]]
+    target, comp, parsed, stages = make_pipeline(args.target, options)  # the options are parsed once, here
+    todo = list(comp.unimplemented_stages)
+    done = [s for s in stages if s not in todo]
+    emit = [e.strip() for e in (args.emit or "").split(",") if e.strip()] or done[-1:] or [list(stages)[-1]]
+    missing = [e for e in emit if e in todo]
+    if missing:
+        print(f"tritium compile: the '{target.backend}' backend does not implement stage "
+              f"{', '.join(map(repr, missing))} yet: it implements {' -> '.join(done) or 'no stage'}; "
+              f"{' -> '.join(todo)} are not implemented yet", file=sys.stderr)
+        return 2
     unknown = [e for e in emit if e not in stages]
     if unknown:
         print(f"tritium compile: the '{target.backend}' backend has no stage {', '.join(map(repr, unknown))} "
@@ -176,6 +192,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         print(f"cache: {fcache.cache_dir() / kernel.metadata['hash']} [{state}]")
     out = Path(args.out or ".")
     out.mkdir(parents=True, exist_ok=True)
+    _remove_stale_outputs(out, kernel.name, emit)
     for e in emit:
         data = kernel.asm[e]
         path = out / f"{kernel.name}.{e}"
@@ -188,6 +205,22 @@ def cmd_compile(args: argparse.Namespace) -> int:
     meta.write_text(json.dumps(kernel.metadata, indent=2, sort_keys=True) + "\n")
     print(f"wrote {meta}")
     return 0
+
+
+def _remove_stale_outputs(out: Path, name: str, emit: list) -> None:
+    """Remove the files an earlier ``tritium compile`` wrote for kernel ``name`` into ``out`` (its ``NAME.json``
+    lists the stages of that compile, maybe for another target) and this one does not write again: what is left
+    in ``out`` is this compile's."""
+    meta = out / f"{name}.json"
+    try:
+        old = json.loads(meta.read_text())
+    except (OSError, ValueError):
+        return
+    for stage in old.get("stages", []) if isinstance(old, dict) else []:
+        p = out / f"{name}.{stage}"
+        if stage not in emit and isinstance(stage, str) and "/" not in stage and p.is_file():
+            p.unlink()
+            print(f"removed {p} (from the previous compile, for {old.get('target', {}).get('backend', '?')})")
 
 
 # ------------------------------------------------------------------------------------------- explain
@@ -235,12 +268,17 @@ def cmd_cache(args: argparse.Namespace) -> int:
         return 0
     print(f"{fc.dir}: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'}, "
           f"{_size(sum(r['size'] for r in rows))}")
+    lines = []
     for r in sorted(rows, key=lambda r: r["created"]):
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["created"]))
         stages = ",".join(r["stages"]) + ("" if r["complete"] else " (partial)")
-        bad = "" if r["valid"] else "  [unreadable]"
-        print(f"  {r['key'][:16]}  {r['name']:<24} {r['target']:<16} {stages:<20} {_size(r['size']):>10}  "
-              f"{when}{bad}")
+        lines.append((r["key"][:16], str(r["name"]), str(r["target"]), stages, _size(r["size"]), when,
+                      "" if r["valid"] else "  [unreadable]"))
+    if lines:  # columns as wide as their longest entry
+        head = ("key", "kernel", "target", "stages", "size", "created", "")
+        w = [max(len(x[i]) for x in lines + [head]) for i in range(5)]
+        for x in [head] + lines:
+            print(f"  {x[0]:<{w[0]}}  {x[1]:<{w[1]}}  {x[2]:<{w[2]}}  {x[3]:<{w[3]}}  {x[4]:>{w[4]}}  {x[5]}{x[6]}")
     return 0
 
 
@@ -298,8 +336,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     for r in rows:
         state = "loaded" if r["loaded"] else f"FAILED: {r['error']}"
         print(f"  {r['name']:<12} {r['module']:<28} {state}")
-        if r["hooks"]:
-            print(f"  {'':<12} hooks: {', '.join(r['hooks'])}")
+        print(f"  {'':<12} hooks: {', '.join(r['hooks']) or 'none registered now'}")
     for n in others:
         print(f"  {n:<12} (registered programmatically)")
     return 0

@@ -65,6 +65,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Without a device (or a second one) GPU tests skip for a few reasons: report a skip at its module (no line),
+    so the summary has one line per module and reason, not one per test."""
+    outcome = yield
+    report = outcome.get_result()
+    lr = report.longrepr
+    if report.skipped and isinstance(lr, tuple) and len(lr) == 3 and str(lr[2]).startswith("Skipped:"):
+        report.longrepr = (lr[0], None, lr[2])
+
+
 @pytest.fixture(autouse=True)
 def _fresh_kernel_cache(monkeypatch):
     if _SESSION_CACHE:

@@ -34,6 +34,7 @@ def warp_size_of(arch: str) -> int:
 class HIPCompiler(BaseCompiler):
     name = "hip"
     warp_size = 64
+    unimplemented_stages = ("ttgir", "llir", "amdgcn", "hsaco")
 
     def supports_target(self, target: GPUTarget) -> bool:
         return target.backend == "hip"
@@ -62,4 +63,6 @@ class HIPCompiler(BaseCompiler):
 
     @staticmethod
     def make_ttgir(src, metadata: dict, options: HIPOptions, handoff: Handoff) -> str:
-        raise StageNotImplemented("the hip backend cannot lower TTIR to TTGIR yet")
+        raise StageNotImplemented("the hip backend implements the ttir stage only: ttgir -> llir -> amdgcn -> hsaco "
+                                  "are not implemented yet (compile for cuda or the interpreter, or stop at "
+                                  "ttir: tritium compile --target hip:gfx942 --emit ttir)")

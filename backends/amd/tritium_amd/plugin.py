@@ -35,4 +35,4 @@ def HIPDriver():
 @hookimpl
 def tritium_backends():
     return [Backend(name="hip", priority=10, make_compiler=HIPCompiler, make_driver=HIPDriver,
-                    missing=missing(), description="AMD GPUs: TTIR -> TTGIR -> LLVM -> AMDGCN -> hsaco")]
+                    missing=missing(), description="AMD GPUs (CDNA wave64, RDNA wave32)")]

@@ -88,6 +88,24 @@ class BaseCompiler(ABC):
             arch = int(arch)
         return GPUTarget(self.name, arch if arch is not None else 0, self.warp_size)
 
+    #: stages of this backend's pipeline that are not implemented yet, in order: ``add_stages`` binds the first of
+    #: them to a function raising ``StageNotImplemented`` (so a compile stops there with that message); ``tritium
+    #: backends`` and ``tritium compile`` report them from here (:meth:`stage_summary`)
+    unimplemented_stages: tuple = ()
+
+    def implemented_stages(self) -> list:
+        """The stages a compile with default options runs and completes, in order."""
+        stages: dict = {}
+        self.add_stages(stages, self.parse_options({}))
+        return [s for s in stages if s not in self.unimplemented_stages]
+
+    def stage_summary(self) -> str:
+        """``ttir -> ttgir -> ...`` of what this backend implements, and what it does not yet."""
+        text = " -> ".join(self.implemented_stages())
+        if self.unimplemented_stages:
+            text += f" (not implemented yet: {' -> '.join(self.unimplemented_stages)})"
+        return text
+
     def options_for_target(self, options: Any, target: GPUTarget) -> Any:
         """The options to compile ``target`` with (what :func:`tritium.compiler.make_pipeline` hands to
         :meth:`add_stages`): ``options`` unless the target implies some (the interpreter's ``interpreter:eager``
