@@ -343,6 +343,18 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------- main
+def _kernel_arguments(parser: argparse.ArgumentParser, signature_example: str, target_help: str) -> None:
+    """The arguments naming a kernel and its specialisation (``_compile_inputs`` reads them): compile, explain."""
+    parser.add_argument("kernel", metavar="FILE.py:KERNEL")
+    parser.add_argument("--signature", "-s", default="",
+                        help=f"types of the non-constexpr parameters in order, {signature_example}")
+    parser.add_argument("--constexpr", "-c", action="append", metavar="NAME=VALUE",
+                        help="a constexpr value (repeat)")
+    parser.add_argument("--option", "-O", action="append", metavar="NAME=VALUE",
+                        help="a compile option, e.g. num_warps=8")
+    parser.add_argument("--target", "-t", default=None, help=target_help)
+
+
 def make_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tritium", description="tritium: a Triton-compatible GPU kernel compiler")
     ap.add_argument("--version", action="store_true", help="print the version")
@@ -354,26 +366,16 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_plugins)
     c = sub.add_parser("compile", help="compile a @jit kernel and write its stages")
-    c.add_argument("kernel", metavar="FILE.py:KERNEL")
-    c.add_argument("--signature", "-s", default="", help='types of the non-constexpr parameters in order, '
-                   'e.g. "*fp32,*fp32,*fp32,i32" (append :16 for divisibility by 16)')
-    c.add_argument("--constexpr", "-c", action="append", metavar="NAME=VALUE", help="a constexpr value (repeat)")
-    c.add_argument("--option", "-O", action="append", metavar="NAME=VALUE", help="a compile option, e.g. num_warps=8")
-    c.add_argument("--target", "-t", default=None, help="interpreter, cuda:90, hip:gfx942, ... "
-                   "(default: the active backend)")
-    c.add_argument("--emit", "-e", default="", help="comma-separated stages to write (default: the last)")
+    _kernel_arguments(c, 'e.g. "*fp32,*fp32,*fp32,i32" (append :16 for divisibility by 16)',
+                      "interpreter, cuda:90, hip:gfx942, ... (default: the active backend)")
+    c.add_argument("--emit", "-e", default="", help="comma-separated stages to write (default: the last one the backend implements)")
     c.add_argument("--out", "-o", default=".", help="output directory")
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the kernel cache")
     c.set_defaults(func=cmd_compile)
     e = sub.add_parser("explain", help="what the GPU compiler did with a kernel: accesses, layouts, conversions, "
                        "reductions, dots, shared memory, registers, occupancy, warnings")
-    e.add_argument("kernel", metavar="FILE.py:KERNEL")
-    e.add_argument("--signature", "-s", default="", help='types of the non-constexpr parameters in order, '
-                   'e.g. "*fp32:16,*fp32:16,*fp32:16,i32:16" (:16: divisible by 16, as the JIT specialises)')
-    e.add_argument("--constexpr", "-c", action="append", metavar="NAME=VALUE", help="a constexpr value (repeat)")
-    e.add_argument("--option", "-O", action="append", metavar="NAME=VALUE", help="a compile option, e.g. num_warps=8")
-    e.add_argument("--target", "-t", default=None, help="cuda:90, cuda:80, ... (default: the active GPU, else "
-                   "cuda:90; the interpreter has no layouts)")
+    _kernel_arguments(e, 'e.g. "*fp32:16,*fp32:16,*fp32:16,i32:16" (:16: divisible by 16, as the JIT specialises)',
+                      "cuda:90, cuda:80, ... (default: the active GPU, else cuda:90; the interpreter has no layouts)")
     e.add_argument("--pictures", metavar="DIR", default=None, help="draw each layout as a PNG into DIR")
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.set_defaults(func=cmd_explain)

@@ -72,11 +72,19 @@ _INTERNAL = tuple(os.path.dirname(os.path.dirname(m.__file__)) + os.sep if m is 
                   + os.sep for m in (tlc, sys.modules[__name__.rpartition(".")[0]]))
 
 
-def _positions(code, cache={}):  # noqa: B006 - a cache by code object
-    p = cache.get(code)
+def _column(code, lasti: int, line: int):
+    """The 0-based column of the instruction at ``lasti`` of ``code`` when it is on ``line``, else None."""
+    p = _POSITIONS.get(code)
     if p is None:
-        p = cache[code] = list(code.co_positions())
-    return p
+        p = _POSITIONS[code] = list(code.co_positions())
+    try:
+        pos = p[lasti // 2]
+    except (IndexError, TypeError):
+        return None
+    return pos[2] if pos[0] == line else None
+
+
+_POSITIONS: dict = {}  # code object -> its instructions' positions
 
 
 def _user_loc():
@@ -87,14 +95,8 @@ def _user_loc():
         f = f.f_back
     if f is None:
         return None
-    line, col = f.f_lineno, 0
-    try:
-        pos = _positions(f.f_code)[f.f_lasti // 2]
-        if pos[0] == line and pos[2] is not None:
-            col = pos[2]
-    except (IndexError, TypeError):
-        pass
-    return (f.f_code.co_filename, line, col)
+    line = f.f_lineno
+    return (f.f_code.co_filename, line, _column(f.f_code, f.f_lasti, line) or 0)
 
 
 class EagerBuilder(Builder):
@@ -216,18 +218,7 @@ class EagerBuilder(Builder):
     def call_jit(self, fn, args, kwargs):
         """A ``@jit`` function called from a kernel: its eager function, parameters bound as the frontend binds
         them (constexpr-annotated ones and Python values as ``tl.constexpr``)."""
-        try:
-            bound = fn.signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise SemanticError(f"wrong arguments to @jit function '{fn.__name__}': {e}") from None
-        bound.apply_defaults()
-        scope = {}
-        for p in fn.params:
-            v = bound.arguments[p.name]
-            if not isinstance(v, tensor) and (p.is_constexpr or _is_py_value(v)):
-                v = constexpr(v) if not isinstance(v, constexpr) else v
-            scope[p.name] = v
-        return self.function(fn)(**scope)
+        return self.function(fn)(**_s.bind_callee(fn, args, kwargs))
 
     def function(self, fn):
         """``fn``'s eager Python function for this launch."""
@@ -235,10 +226,6 @@ class EagerBuilder(Builder):
         if f is None:
             f = self.functions[fn] = eager_function(fn)
         return f
-
-
-def _is_py_value(v) -> bool:
-    return v is None or isinstance(v, (bool, int, float, str, slice, tlc.dtype))
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -311,10 +298,7 @@ def _tr_not(a):
 
 
 def _tr_assert(cond, msg=""):
-    if isinstance(cond, tensor):
-        _s.device_assert(cond, tlc._unwrap(msg))
-    elif not tlc._unwrap(cond):
-        raise SemanticError(f"Static assertion failed: {tlc._unwrap(msg)}")
+    _s.kernel_assert(cond, tlc._unwrap(msg))
 
 
 def _builtin_range(*args, **kwargs):
@@ -335,17 +319,9 @@ def _builtin_abs(x):
     return _s.abs(x) if isinstance(x, tensor) else _py.abs(tlc._unwrap(x))
 
 
-def _builtin_len(x):
-    if isinstance(x, tensor):
-        if not x.type.is_block():
-            raise SemanticError("len() of a scalar tensor")
-        return constexpr(x.type.shape[0])
-    return _py.len(tlc._unwrap(x))
-
-
 _EAGER_NAMES = {"_tr_and": _tr_and, "_tr_or": _tr_or, "_tr_not": _tr_not, "_tr_assert": _tr_assert,
                 "range": _builtin_range, "min": _builtin_min, "max": _builtin_max, "abs": _builtin_abs,
-                "len": _builtin_len}
+                "len": _s.builtin_len}
 
 
 def _eager_code(fn):
@@ -485,10 +461,6 @@ def _compilation_error(e: SemanticError, fn) -> CompilationError:
         fname = tb.tb_frame.f_code.co_filename
         if not fname.startswith(_INTERNAL) and not fname.startswith("<tritium-eager"):
             file, line = fname, tb.tb_lineno
-            try:
-                pos = _positions(tb.tb_frame.f_code)[tb.tb_lasti // 2]
-                col = pos[2] if pos[0] == line else None
-            except (IndexError, TypeError):
-                col = None
+            col = _column(tb.tb_frame.f_code, tb.tb_lasti, line)
         tb = tb.tb_next
     return CompilationError(str(e), file, line, col, fn.__name__)

@@ -33,11 +33,7 @@ def _is_py_scalar(v) -> bool:
     return isinstance(v, (bool, int, float)) and not isinstance(v, tensor)
 
 
-def _wrap(v):
-    """Python values coming out of calls/attributes become constexpr; tensors and objects stay."""
-    if v is None or isinstance(v, (bool, int, float, str, slice)) or isinstance(v, _c.dtype):
-        return constexpr(v)
-    return v
+_wrap = _s.kernel_value  # Python values coming out of calls / attributes become constexpr
 
 
 # names of Python builtins a kernel may use
@@ -562,11 +558,7 @@ class CodeGenerator(ast.NodeVisitor):
             return _s.abs(args[0])
         if fn is _py.len:
             (x,) = args
-            if isinstance(x, tensor):
-                if not x.type.is_block():
-                    raise SemanticError("len() of a scalar tensor")
-                return constexpr(x.type.shape[0])
-            return constexpr(len(_unwrap(x)))
+            return _s.builtin_len(x)
         if fn is _py.isinstance:
             return constexpr(isinstance(args[0] if isinstance(args[0], tensor) else _unwrap(args[0]),
                                         _unwrap(args[1])))
@@ -609,21 +601,7 @@ class CodeGenerator(ast.NodeVisitor):
     def call_jit(self, fn: JITFunction, args, kws):
         if self.depth >= _MAX_INLINE_DEPTH:
             raise SemanticError(f"@jit calls nested deeper than {_MAX_INLINE_DEPTH} (recursion is not supported)")
-        try:
-            bound = fn.signature.bind(*args, **kws)
-        except TypeError as e:
-            raise SemanticError(f"wrong arguments to @jit function '{fn.__name__}': {e}") from None
-        bound.apply_defaults()
-        scope = {}
-        for p in fn.params:
-            v = bound.arguments[p.name]
-            if p.is_constexpr and not isinstance(v, tensor):
-                # as in Triton, the annotation binds compile-time values as constexprs; a tensor passed there
-                # (the fused-attention tutorial's ``offs_m``) stays a tensor of the inlined body
-                v = constexpr(v) if not isinstance(v, _Lambda) else v
-            else:
-                v = _wrap(v) if not isinstance(v, _Lambda) else v
-            scope[p.name] = v
+        scope = _s.bind_callee(fn, args, kws, opaque=_Lambda)
         if fn.noinline:
             return self._call_noinline(fn, scope)
         gen = CodeGenerator(fn, self.builder, scope, self.depth + 1)
@@ -987,10 +965,7 @@ class CodeGenerator(ast.NodeVisitor):
     def visit_Assert(self, node):
         cond = self.visit(node.test)
         msg = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
-        if isinstance(cond, tensor):
-            _s.device_assert(cond, msg)
-        elif not _unwrap(cond):
-            raise SemanticError(f"Static assertion failed: {msg}")
+        _s.kernel_assert(cond, msg)
 
     # unsupported statements with clear messages
     def _unsup(self, what):

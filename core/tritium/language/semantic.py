@@ -87,6 +87,50 @@ def builtin_minmax(is_min: bool, args):
     return _py.min(vals) if is_min else _py.max(vals)
 
 
+def builtin_len(x):
+    """Python's ``len(x)`` in a kernel: a tensor's first dimension (a constexpr), else Python's."""
+    if isinstance(x, tensor):
+        if not x.type.is_block():
+            raise SemanticError("len() of a scalar tensor")
+        return constexpr(x.type.shape[0])
+    return constexpr(_py.len(_unwrap(x)))
+
+
+def kernel_assert(cond, msg="") -> None:
+    """A kernel's ``assert cond, msg``: ``device_assert`` on a tensor, else checked now (a static assertion)."""
+    if isinstance(cond, tensor):
+        device_assert(cond, msg)
+    elif not _unwrap(cond):
+        raise SemanticError(f"Static assertion failed: {msg}")
+
+
+def kernel_value(v):
+    """A Python value reaching a kernel (a call's result, an argument): None, numbers, strings, slices and dtypes
+    as ``constexpr``; tensors and other objects as they are."""
+    if v is None or isinstance(v, (bool, int, float, str, slice)) or isinstance(v, dtype):
+        return constexpr(v)
+    return v
+
+
+def bind_callee(fn, args, kwargs, opaque=()) -> dict:
+    """The parameters of ``@jit`` function ``fn`` called from a kernel with ``args`` / ``kwargs``, bound as Triton
+    binds them: a constexpr-annotated parameter takes a non-tensor value as ``constexpr`` (a tensor passed there,
+    as the fused-attention tutorial's ``offs_m``, stays a tensor), the others :func:`kernel_value`; values of the
+    ``opaque`` types (the frontend's lambdas) pass as they are."""
+    try:
+        bound = fn.signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise SemanticError(f"wrong arguments to @jit function '{fn.__name__}': {e}") from None
+    bound.apply_defaults()
+    scope = {}
+    for p in fn.params:
+        v = bound.arguments[p.name]
+        if not isinstance(v, opaque):
+            v = constexpr(v) if p.is_constexpr and not isinstance(v, tensor) else kernel_value(v)
+        scope[p.name] = v
+    return scope
+
+
 def scalar_type_of_python(x) -> dtype:
     x = _unwrap(x)
     if isinstance(x, bool):

@@ -119,6 +119,7 @@ class JITFunction(_Subscript, KernelInterface):
         self.src = src
         self._ast = None
         self._cache_key = None
+        self._source_files = None
         self._binder = None
         self._launcher = None  # the generated launcher (runtime.launch.make_launcher), False if none
         self._c_grid_state = None  # its C state: fn[grid] is a tritium._speedups.GridLaunch (see _subscript)
@@ -157,7 +158,9 @@ class JITFunction(_Subscript, KernelInterface):
     def source_files(self) -> list:
         """This kernel's file and those of the ``@jit`` functions it calls, transitively, in a fixed order: where a
         compiled kernel's source locations point (``compile()`` moves a cached kernel's locations to these files)."""
-        return dependencies.source_files(self)
+        if self._source_files is None:  # like cache_key, computed once
+            self._source_files = dependencies.source_files(self)
+        return self._source_files
 
     def check_globals(self) -> None:
         """Raise ``RuntimeError`` if a global value this kernel (or a callee) was compiled with has changed."""

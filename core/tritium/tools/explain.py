@@ -913,8 +913,10 @@ def draw_pictures(ex: Explanation, directory) -> dict:
 # ---------------------------------------------------------------------------------------------- the text
 
 
-def _fmt_line(line, source) -> str:
-    return f"line {line}: {source}" if line else "(no location)"
+def _fmt_line(item) -> str:
+    """An item's heading: its line and source text, and the loop it is in."""
+    head = f"line {item.line}: {item.source}" if item.line else "(no location)"
+    return head + (f"   [in loop at line {item.loop_line}]" if item.loop_line else "")
 
 
 def render(ex: Explanation) -> str:
@@ -931,7 +933,7 @@ def render(ex: Explanation) -> str:
     p("")
     p(f"memory accesses ({len(ex.accesses)})")
     for a in ex.accesses:
-        p(f"  {_fmt_line(a.line, a.source)}" + (f"   [in loop at line {a.loop_line}]" if a.loop_line else ""))
+        p(f"  {_fmt_line(a)}")
         ptr = f" of {a.pointer}" if a.pointer else ""
         n = f" ({a.ops} ops{', before the loop' if not a.loop_line else ''})" if a.ops > 1 else ""
         p(f"    {a.op}{ptr}{n}: {'x'.join(map(str, a.shape)) or 'scalar'} {a.dtype}, layout {a.layout}")
@@ -953,7 +955,7 @@ def render(ex: Explanation) -> str:
     p("")
     p(f"layout conversions ({len(ex.conversions)})")
     for c in ex.conversions:
-        p(f"  {_fmt_line(c.line, c.source)}" + (f"   [in loop at line {c.loop_line}]" if c.loop_line else ""))
+        p(f"  {_fmt_line(c)}")
         p(f"    {'x'.join(map(str, c.shape))} {c.dtype}: {c.src_layout}")
         p(f"      -> {c.dst_layout}")
         cost = f"through shared memory, {c.shared_bytes} bytes + a barrier" if c.kind == "shared memory" else \
@@ -962,7 +964,7 @@ def render(ex: Explanation) -> str:
     p("")
     p(f"reductions ({len(ex.reductions)})")
     for r in ex.reductions:
-        p(f"  {_fmt_line(r.line, r.source)}" + (f"   [in loop at line {r.loop_line}]" if r.loop_line else ""))
+        p(f"  {_fmt_line(r)}")
         p(f"    axis {r.axis} of {'x'.join(map(str, r.shape))} {r.dtype}, layout {r.layout}")
         steps = [f"{r.in_thread} elements in each thread"]
         if r.lanes > 1:
@@ -973,7 +975,7 @@ def render(ex: Explanation) -> str:
     p("")
     p(f"dots ({len(ex.dots)})")
     for d in ex.dots:
-        p(f"  {_fmt_line(d.line, d.source)}" + (f"   [in loop at line {d.loop_line}]" if d.loop_line else ""))
+        p(f"  {_fmt_line(d)}")
         p(f"    {d.shape[0]}x{d.shape[1]}x{d.shape[2]} {d.dtypes} on {d.engine}: {d.instruction}"
           + (f", split into {d.ops} K-slices" if d.ops > 1 else "") + (", async" if d.is_async else ""))
         p(f"    A {d.a_layout}")
