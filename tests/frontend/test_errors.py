@@ -227,6 +227,21 @@ def k_unsigned_negative(U):
 
 
 @tritium.jit
+def k_pid_axis(X):
+    pid = tl.program_id(3)  # ERR
+
+
+@tritium.jit
+def k_expand_dims_axis(X):
+    x = tl.expand_dims(tl.arange(0, 4), 2)  # ERR
+
+
+@tritium.jit
+def k_expand_dims_duplicate(X):
+    x = tl.expand_dims(tl.arange(0, 4), (0, -3))  # ERR
+
+
+@tritium.jit
 def k_dot_shape(X):
     a = tl.zeros((16, 32), dtype=tl.float16)
     b = tl.zeros((16, 32), dtype=tl.float16)
@@ -238,7 +253,8 @@ CASES = [
     (k_unknown_builtin, {"X": "*fp32"}, {}, "has no attribute 'foo'"),
     (k_builtin_arity, {"X": "*fp32"}, {}, "missing 1 required positional argument"),
     (k_jit_arity, {"X": "*fp32"}, {}, "wrong arguments to @jit function '_helper'"),
-    (k_ptr_plus_ptr, {"X": "*fp32", "Y": "*fp32"}, {}, "cannot add pointers"),
+    (k_ptr_plus_ptr, {"X": "*fp32", "Y": "*fp32"}, {}, "invalid operands of type pointer<fp32> and pointer<fp32>: "
+                                                       "cannot add pointers"),
     (k_bad_broadcast, {"X": "*fp32"}, {}, "incompatible dimensions"),
     (k_arange_not_constexpr, {"X": "*fp32", "n": "i32"}, {}, "constexpr"),
     (k_arange_not_pow2, {"X": "*fp32"}, {}, "power of 2"),
@@ -248,6 +264,11 @@ CASES = [
     (k_float_offset, {"X": "*fp32"}, {}, "pointer offset"),
     (k_float_shift, {"X": "*fp32"}, {}, "integer operands"),
     (k_bitwise_float, {"X": "*fp32"}, {}, "integer operands"),
+    # Triton's wording where users and tests grep for it, with tritium's explanation after it
+    (k_float_shift, {"X": "*fp32"}, {}, "invalid operands of type"),
+    (k_pid_axis, {"X": "*fp32"}, {}, "program_id axis must be 0, 1, or 2 but got 3"),
+    (k_expand_dims_axis, {"X": "*fp32"}, {}, "invalid axis 2. Expected -2 <= axis < 2"),
+    (k_expand_dims_duplicate, {"X": "*fp32"}, {}, "expand_dims received duplicate axes, normalized axes = [0, 0]"),
     (k_call_python, {"X": "*fp32"}, {}, "not a @jit function"),
     (k_mutable_global, {"X": "*fp32"}, {}, "of type list"),
     (k_try, {"X": "*fp32"}, {}, "'try' is not supported"),
@@ -267,7 +288,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("fn,sig,cx,needle", CASES, ids=[c[0].__name__ for c in CASES])
+@pytest.mark.parametrize("fn,sig,cx,needle", CASES, ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)])
 def test_wrong_kernel_names_line_and_source(fn, sig, cx, needle):
     e = compile_error(fn, sig, cx)
     line, text = err_line(fn)

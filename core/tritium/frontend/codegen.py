@@ -70,7 +70,7 @@ def _rewrite_returns(stmts: list, cont: list) -> list:
             out.append(new)
             return out
         out.append(s)
-    return out + list(cont)
+    return out + (_rewrite_returns(list(cont), []) if cont else [])
 
 
 def _assigned_names(stmts) -> List[str]:

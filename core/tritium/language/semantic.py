@@ -255,12 +255,12 @@ def computation_type_impl(a: dtype, a_is_scalar: bool, b: dtype, b_is_scalar: bo
 def _check_ptr(a: dtype, b: dtype, allow_ptr: bool):
     if a.is_ptr():
         if not allow_ptr:
-            raise SemanticError(f"unsupported operand types for this operation: {a} and {b}")
+            raise SemanticError(f"invalid operands of type {a} and {b}: this operation does not take pointers")
         if b.is_ptr():
-            raise SemanticError(f"cannot add pointers together ({a} and {b})")
+            raise SemanticError(f"invalid operands of type {a} and {b}: cannot add pointers together")
         if b.is_floating():
-            raise SemanticError(f"a floating-point value ({b}) cannot be used as a pointer offset; "
-                                "offsets must be integers")
+            raise SemanticError(f"invalid operands of type {a} and {b}: a floating-point value cannot be used as "
+                                "a pointer offset; offsets must be integers")
 
 
 def binary_op_type_checking(lhs, rhs, allow_lhs_ptr=False, allow_rhs_ptr=False, arithmetic_check=True,
@@ -353,7 +353,10 @@ def expand_dims(x, axis) -> tensor:
     axis = _unwrap(axis)
     if isinstance(axis, (tuple, list)):
         ndim = len(x.shape) + len(axis)
-        axes = sorted(_norm_axis(_unwrap(a), ndim) for a in axis)
+        axes = [_norm_axis(_unwrap(a), ndim) for a in axis]
+        if len(set(axes)) != len(axes):
+            raise SemanticError(f"expand_dims received duplicate axes, normalized axes = {axes}")
+        axes.sort()
         for a in axes:
             x = expand_dims(x, a)
         return x
@@ -370,7 +373,8 @@ def _norm_axis(axis, ndim):
     if not isinstance(axis, int):
         raise SemanticError(f"axis must be a compile-time integer, got {axis!r}")
     if not -ndim <= axis < ndim:
-        raise SemanticError(f"axis {axis} is out of range for a tensor of rank {ndim}")
+        raise SemanticError(f"invalid axis {axis}. Expected {-ndim} <= axis < {ndim}: axis {axis} is out of range "
+                            f"for a tensor of rank {ndim}")
     return axis % ndim
 
 
@@ -675,7 +679,7 @@ def _bitwise_check(a, b):
     bits, as in Triton 3.6)."""
     at, bt = (v.type.scalar if isinstance(v, tensor) else scalar_type_of_python(v) for v in (a, b))
     if not at.is_int() or not bt.is_int():
-        raise SemanticError(f"bitwise operations need integer operands, got {at} and {bt}")
+        raise SemanticError(f"invalid operands of type {at} and {bt}: bitwise operations need integer operands")
     return binary_op_type_checking(a, b)
 
 
@@ -873,7 +877,7 @@ def _grid_query(name: str, axis, what: str) -> tensor:
     try:
         dim = _enums().ProgramIDDim(axis)
     except ValueError:
-        raise SemanticError(f"{what} axis must be 0, 1 or 2, got {axis!r}") from None
+        raise SemanticError(f"{what} axis must be 0, 1, or 2 but got {axis!r}") from None
     b = _b()
     return _result(b.create(name, [], [b.ty(tl.int32)], {"axis": b.i32_attr(dim)}), tl.int32)
 
