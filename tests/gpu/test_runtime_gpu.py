@@ -164,6 +164,43 @@ def test_launches_follow_the_current_stream_and_events(gpu):
     close(out2, x_new + y + y)
 
 
+# ------------------------------------------------------------------------------------------ cooperative grid
+@triton.jit
+def grid_barrier_kernel(X, OUT, ARRIVED, BLOCK: tl.constexpr):
+    """Each program writes its block, waits at a grid-wide barrier (an atomic counter), then reads the block of the
+    program opposite it: right only when every program is resident at once (launch_cooperative_grid)."""
+    pid = tl.program_id(0)
+    n = tl.num_programs(0)
+    offs = tl.arange(0, BLOCK)
+    tl.store(OUT + pid * BLOCK + offs, tl.load(X + pid * BLOCK + offs) * 2.0)
+    tl.atomic_add(ARRIVED, 1, sem="release")
+    while tl.atomic_add(ARRIVED, 0, sem="acquire") < n:
+        pass
+    other = n - 1 - pid
+    v = tl.load(OUT + other * BLOCK + offs, cache_modifier=".cg")
+    tl.store(OUT + (n + pid) * BLOCK + offs, v + 1.0)
+
+
+def test_launch_cooperative_grid(gpu):
+    """launch_cooperative_grid=True launches through cuLaunchCooperativeKernel: a grid barrier over one program per
+    multiprocessor completes; a grid the device cannot hold at once is refused with the numbers."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count if not gpu.compile_only else 132
+    B = 256
+    x = gpu.randn(sms * B)
+    out = gpu.empty(2 * sms * B)
+    arrived = torch.zeros(1, dtype=torch.int32, device=gpu.device)
+    grid_barrier_kernel[(sms,)](x, out, arrived, BLOCK=B, launch_cooperative_grid=True)
+    gpu.done()
+    torch.cuda.synchronize()
+    assert int(arrived.item()) == sms
+    first = (x * 2.0).view(sms, B)
+    close(out[:sms * B].view(sms, B), first)
+    close(out[sms * B:].view(sms, B), first.flip(0) + 1.0)
+    arrived.zero_()
+    with pytest.raises(KernelRuntimeError, match="launch_cooperative_grid=True needs every program resident"):
+        grid_barrier_kernel[(sms * 1000,)](x, out, arrived, BLOCK=B, launch_cooperative_grid=True)
+
+
 # ------------------------------------------------------------------------------------------ devices
 def test_autotune_on_the_current_device(gpu):
     x, y = gpu.randn(5000), gpu.empty(5000)

@@ -288,8 +288,13 @@ class LoadedKernel:
         # cubin's static shared memory is passed as the launch's dynamic shared memory
         dynamic_shared = max(0, self.shared - self.static_shared)
         self.dynamic_shared = dynamic_shared
+        cu_launch = c.cuLaunchKernel
+        if md.get("launch_cooperative_grid"):
+            # launch_cooperative_grid=True: every program resident at once (grid-wide barriers through atomics
+            # are then safe); cuLaunchCooperativeKernel, through the bindings (the C launcher has no such call)
+            cu_launch, ext = self._cooperative_launch(props, dynamic_shared), None
         self.launch = _launcher.make_launch(self.function, self.packer, block=self.block, shared=dynamic_shared,
-                                            cu_launch=c.cuLaunchKernel, names=self.names, kernel_name=self.name,
+                                            cu_launch=cu_launch, names=self.names, kernel_name=self.name,
                                             on_error=self._on_error, check_pointer=driver.check_pointer,
                                             current_stream=driver._stream_getter(device.index),
                                             make_stream=driver._stream, streams=driver._streams,
@@ -297,6 +302,26 @@ class LoadedKernel:
                                             device=device.index, c_launch=ext.launch if ext else None,
                                             c_direct=(ext.make_direct, ext.launch_direct) if ext else None)
         self._driver = driver
+
+    def _cooperative_launch(self, props: dict, dynamic_shared: int):
+        """``cuLaunchKernel``'s signature over ``cuLaunchCooperativeKernel``, refusing a grid larger than the
+        device holds at once (the driver's CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, said with the numbers)."""
+        c = cu()
+        per_sm = int(check("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                           c.cuOccupancyMaxActiveBlocksPerMultiprocessor(self.function, self.block, dynamic_shared)))
+        limit = per_sm * int(props["multiprocessor_count"])
+        self.cooperative_limit = limit
+        name = self.name
+
+        def launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+            if gx * gy * gz > limit:
+                raise KernelRuntimeError(
+                    f"kernel '{name}': launch_cooperative_grid=True needs every program resident at once, but the "
+                    f"grid has {gx * gy * gz} programs and the device holds {limit} ({per_sm} per multiprocessor x "
+                    f"{props['multiprocessor_count']} multiprocessors at {self.block} threads and {dynamic_shared} "
+                    f"bytes of dynamic shared memory)")
+            return c.cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params)
+        return launch
 
     def _param_count(self) -> Optional[int]:
         c = cu()
