@@ -55,11 +55,9 @@ def test_affine_scan_noncommutative(gpu, reverse):
     ra, rb = torch.empty(n, dtype=torch.float64), torch.empty(n, dtype=torch.float64)
     order = range(n - 1, -1, -1) if reverse else range(n)
     ca, cb = None, None
-    for i in order:
+    for i in order:  # combine(acc, x_i) in scan order, reverse too (Triton: flip, scan, flip back)
         if ca is None:
             ca, cb = a64[i], b64[i]
-        elif reverse:  # combine(x_i, acc): lower index first
-            ca, cb = a64[i] * ca, b64[i] * ca + cb
         else:
             ca, cb = ca * a64[i], cb * a64[i] + b64[i]
         ra[i], rb[i] = ca, cb
@@ -199,3 +197,20 @@ def test_inline_asm_two_results(gpu):
     _launch(_ttir_kernel(ASM2), (1, 1, 1), x, o)
     gpu.done()
     close(o, x * 2 + torch.arange(1, 257, device=x.device, dtype=torch.float32))
+
+
+@pytest.mark.parametrize("op", ["linear_recurrence", "first"])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_noncommutative_scan_2d(gpu, op, axis, reverse):
+    """The GPU's scan order is the interpreter's and Triton's: prefix first in scan order, reverse too."""
+    from tests.language.test_scan_order import reference, scan2d
+
+    M, N = 32, 64
+    a = gpu.rand(M, N) * 0.5 + 0.75
+    b = gpu.randn(M, N)
+    out = gpu.empty(M, N)
+    scan2d[(1,)](a, b, out, M, N, axis, reverse, op)
+    gpu.done()
+    ref = reference(a.cpu().numpy(), b.cpu().numpy(), axis, reverse, op)
+    close(out.cpu().double(), torch.from_numpy(ref.copy()), rtol=1e-3, atol=1e-4)

@@ -54,10 +54,7 @@ def scan_generic(combine, xs, axis, reverse):
     while d < n:
         a = [x[..., :n - d] for x in xs]
         b = [x[..., d:] for x in xs]
-        if reverse:
-            r = combine(None, *b, *a)
-        else:
-            r = combine(None, *a, *b)
+        r = combine(None, *a, *b)  # the earlier in scan order first (for reverse: the higher index), as Triton
         xs = [np.concatenate([x[..., :d], ri.astype(x.dtype, copy=False)], axis=-1) for x, ri in zip(xs, r)]
         d *= 2
     if reverse:

@@ -11,8 +11,9 @@ The elements along the scan axis are split by the layout's bits (sorted by their
    totals go through the shared scratch buffer (``[rows, segments]`` per operand, barriers around it) and
    every element combines the totals of the segments before its own.
 
-``combine`` is always applied with its operands in index order (lower index first), for ``reverse`` too, as
-the interpreter does.  Layouts whose axis bits do not have this shape raise a ``LoweringError``.
+``combine`` is applied with the accumulated prefix first, in scan order: for ``reverse`` the higher index comes
+first, so a reverse scan is a forward scan of the flipped tensor, flipped back (Triton's semantics, which
+non-commutative combines such as linear recurrences see; the interpreter does the same).  Layouts whose axis bits do not have this shape raise a ``LoweringError``.
 """
 from __future__ import annotations
 
@@ -79,9 +80,7 @@ def _scan(ctx, srcs, *, axis, combine, reverse=False):
     warp_along = any(kind == "warp" for kind, _, _ in seg_bits)
 
     def ordered(earlier, later):
-        """combine(x, y) with x the lower index: ``earlier`` / ``later`` are in scan order."""
-        if reverse:
-            return inline_combine(ctx, combine, later, earlier)
+        """combine(x, y) with x the earlier in scan order (the higher index for ``reverse``), as Triton."""
         return inline_combine(ctx, combine, earlier, later)
 
     # unique registers and their register-only index
