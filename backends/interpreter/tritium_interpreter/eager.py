@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins as _py
+import copy
 import os
 import sys
 import types
@@ -234,7 +235,8 @@ class EagerBuilder(Builder):
 
 class _Rewrite(ast.NodeTransformer):
     """``a and b`` -> ``_tr_and(a, lambda: b)`` (likewise ``or``), ``not a`` -> ``_tr_not(a)``, ``assert c, m`` ->
-    ``_tr_assert(c, m)``: what the frontend makes of them, decided at run time on the values."""
+    ``_tr_assert(c, m)``, ``a.to`` (an attribute a tensor has) -> ``_tr_attr(a, "to")``: what the frontend makes of
+    them, decided at run time on the values."""
 
     @staticmethod
     def _call(name, args, like):
@@ -255,6 +257,12 @@ class _Rewrite(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
             return self._call("_tr_not", [node.operand], node)
+        return node
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and tlc.is_tensor_attribute(node.attr):  # `a = 5; a.to(...)`
+            return self._call("_tr_attr", [node.value, ast.copy_location(ast.Constant(node.attr), node)], node)
         return node
 
     def visit_Assert(self, node):
@@ -320,6 +328,7 @@ def _builtin_abs(x):
 
 
 _EAGER_NAMES = {"_tr_and": _tr_and, "_tr_or": _tr_or, "_tr_not": _tr_not, "_tr_assert": _tr_assert,
+                "_tr_attr": _s.kernel_attribute,
                 "range": _builtin_range, "min": _builtin_min, "max": _builtin_max, "abs": _builtin_abs,
                 "len": _s.builtin_len}
 
@@ -328,7 +337,8 @@ def _eager_code(fn):
     """The code object of ``fn``'s rewritten source (module level: ``def <name>(...)``), kept on the JITFunction."""
     code = getattr(fn, "_eager_code", None)
     if code is None:
-        tree = _Rewrite().visit(ast.Module([fn.parse().body[0]], []))
+        # a copy: the JITFunction's tree is the one the frontend compiles
+        tree = _Rewrite().visit(ast.Module([copy.deepcopy(fn.parse().body[0])], []))
         ast.fix_missing_locations(tree)
         code = fn._eager_code = compile(tree, fn.file, "exec")
     return code
@@ -400,7 +410,7 @@ class EagerLauncher(Launcher):
                 self.params.append((p, None, constexpr(cx), None))
             elif sig is not None and sig != "constexpr":
                 pad = "nan" if sig.replace(" ", "").endswith(",nan>") else "zero"
-                self.params.append((p, tlc.str_to_ty(sig), None, pad))
+                self.params.append((p, _s.kernel_param_type(p, sig), None, pad))
             elif p.has_default:
                 self.params.append((p, None, constexpr(p.default), None))
             else:

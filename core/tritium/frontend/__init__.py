@@ -33,6 +33,7 @@ def make_ttir(fn, signature: Dict[str, str], constexprs: Optional[Dict[str, Any]
     from ..dialects import make_context
     from ..dialects.tt import VerificationError, verify_module
     from ..language import core as _c
+    from ..language import semantic as _s
     from .codegen import CodeGenerator
 
     constexprs = dict(constexprs or {})
@@ -67,7 +68,7 @@ def make_ttir(fn, signature: Dict[str, str], constexprs: Optional[Dict[str, Any]
                     raise err(f"parameter '{p.name}' is annotated tl.constexpr but has a run-time type '{sig}' in "
                               "the signature and no value")
                 try:
-                    ty = _c.str_to_ty(sig)
+                    ty = _s.kernel_param_type(p, sig)
                 except _c.SemanticError as e:
                     raise err(f"parameter '{p.name}': {e}") from None
                 arg_types.append(ty)

@@ -462,7 +462,7 @@ class CodeGenerator(ast.NodeVisitor):
         cond = self.visit(node.test)
         if not isinstance(cond, tensor):
             return self.visit(node.body) if _unwrap(cond) else self.visit(node.orelse)
-        cond = self._scalar_cond(cond, "ternary expression")
+        cond = _s.scalar_condition(cond, "a ternary expression")
         return self._emit_if_values(cond, lambda: self.visit(node.body), lambda: self.visit(node.orelse), node)
 
     def visit_Subscript(self, node):
@@ -486,13 +486,7 @@ class CodeGenerator(ast.NodeVisitor):
         return slice(*parts)
 
     def visit_Attribute(self, node):
-        obj = self.visit(node.value)
-        if isinstance(obj, tensor):
-            return _wrap(getattr(obj, node.attr))
-        u = _unwrap(obj)
-        if isinstance(u, types.ModuleType) and not hasattr(u, node.attr):
-            raise AttributeError(f"module '{u.__name__}' has no attribute '{node.attr}'")
-        return _wrap(getattr(u, node.attr))
+        return _wrap(_s.kernel_attribute(self.visit(node.value), node.attr))
 
     def visit_Expr(self, node):
         if isinstance(node.value, ast.Constant):  # docstrings
@@ -655,14 +649,6 @@ class CodeGenerator(ast.NodeVisitor):
     # control flow
     # ------------------------------------------------------------------------------------------
 
-    def _scalar_cond(self, cond: tensor, what: str) -> tensor:
-        if cond.type.is_block():
-            raise SemanticError(f"the condition of {what} must be a scalar, got a tensor of shape "
-                                f"{[_unwrap(s) for s in cond.shape]} (use tl.where for elementwise selection)")
-        if cond.type.scalar.is_ptr():
-            raise SemanticError(f"the condition of {what} cannot be a pointer")
-        return _s.cast(cond, tl.int1)
-
     def _unify(self, name, a, b, where):
         """Make two branch values of ``name`` one type: returns (type, conv_a, conv_b) where conv_* build the
         yielded tensor inside their branch; None if both are the same compile-time value."""
@@ -744,7 +730,7 @@ class CodeGenerator(ast.NodeVisitor):
         if not isinstance(cond, tensor):
             self.visit_block(node.body if _unwrap(cond) else node.orelse)
             return
-        cond = self._scalar_cond(cond, "an if statement")
+        cond = _s.scalar_condition(cond, "an if statement")
         pre = dict(self.lscope)
         state = {}
 
@@ -941,7 +927,7 @@ class CodeGenerator(ast.NodeVisitor):
                     raise _Unsupported("a while loop with a compile-time true condition never ends (break is not "
                                        "supported)")
                 cond = _s.constant(False, tl.int1)
-            cond = self._scalar_cond(cond, "a while loop")
+            cond = _s.scalar_condition(cond, "a while loop")
             b.create("scf.condition", [cond] + [before.arguments[i] for i in _py.range(len(tys))], [])
             b.ip = ir.InsertionPoint(after_b)
             self.lscope = dict(pre)

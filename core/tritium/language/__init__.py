@@ -1,8 +1,8 @@
 """``tritium.language`` (tl): Triton 3.x's tile language.  ``import tritium.language as tl``."""
-from .core import (SemanticError, block_type, builtin, constexpr, dtype, function_type, is_builtin,  # noqa: F401
-                   pointer_type, tensor, str_to_ty, void, int1, int8, int16, int32, int64, uint8, uint16, uint32,
-                   uint64, float8e5, float8e5b16, float8e4nv, float8e4b8, float8e4b15, float16, bfloat16, float32,
-                   float64, pi32_t, tensor_descriptor, tensor_descriptor_type)
+from .core import (SemanticError, block_type, builtin, const, constexpr, constexpr_type, dtype,  # noqa: F401
+                   function_type, is_builtin, pointer_type, tensor, str_to_ty, void, int1, int8, int16, int32, int64,
+                   uint8, uint16, uint32, uint64, float8e5, float8e5b16, float8e4nv, float8e4b8, float8e4b15, float16,
+                   bfloat16, float32, float64, pi32_t, tensor_descriptor, tensor_descriptor_type)
 from .functions import *  # noqa: F401,F403
 from .functions import (abs, advance, arange, argmax, argmin, associative_scan, assume,  # noqa: F401
                         atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
@@ -25,7 +25,6 @@ from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, 
                      randint4x, randn, randn4x, uint_to_uniform_float)
 
 float8e4 = float8e4nv
-const = constexpr
 TRITON_MAX_TENSOR_NUMEL = 1048576
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["PropagateNan"]

@@ -349,10 +349,13 @@ def _tensordesc_from_str(s: str) -> "tensor_descriptor_type":
     return tensor_descriptor_type(block_type(elem, shape))
 
 
-def str_to_ty(s: str) -> dtype:
-    """A Triton signature type string (``*fp32``, ``*kfp16``, ``i32``, ``u64``, ``fp32``,
-    ``tensordesc<fp16[64, 64]>``) as a tl dtype."""
-    s = s.strip()
+def str_to_ty(name: str, c=None):
+    """A Triton signature type string as a tl type (Triton 3.6's ``tl.str_to_ty(name, c)``): ``fp32``, ``i32``,
+    ``u64``, ``*fp32`` (a pointer), ``*kfp16`` (a pointer to const data), ``tensordesc<fp16[64, 64]>``, and
+    ``constexpr``: ``constexpr_type(c)``, the type of the compile-time value ``c`` (unused otherwise)."""
+    if isinstance(name, tuple):
+        raise SemanticError(f"tuple type {name!r} in the signature: tritium has no tuple arguments")
+    s = name.strip()
     if s.startswith("tensordesc<") and s.endswith(">"):
         return _tensordesc_from_str(s)
     if s.startswith("*"):
@@ -361,6 +364,8 @@ def str_to_ty(s: str) -> dtype:
         if rest.startswith("k"):
             rest, const = rest[1:], True
         return pointer_type(str_to_ty(rest), const=const)
+    if s == "constexpr":
+        return constexpr_type(c)
     if s in _TYPE_STR:
         return _BY_NAME[_TYPE_STR[s]]
     if s in _BY_NAME:
@@ -373,6 +378,46 @@ def str_to_ty(s: str) -> dtype:
 # ----------------------------------------------------------------------------------------------
 
 _unwrap_if_constexpr = _unwrap
+
+
+class const:
+    """The annotation ``X: tl.const`` of a kernel parameter: a pointer to constant data.  The parameter is a
+    run-time argument (not a constexpr) whose pointer type is const (``pointer_type(..., const=True)``, ``*k`` in
+    a signature): ``tl.load`` reads through it, ``tl.store`` through it is an error.  Constness follows the pointer
+    through pointer arithmetic, splats and broadcasts; in TTIR it is the plain ``!tt.ptr``."""
+
+
+def is_const_annotation(ann) -> bool:
+    """Whether ``ann`` (a parameter's annotation: the class, or its text under ``from __future__ import
+    annotations``) is ``tl.const``."""
+    if isinstance(ann, str):
+        return ann.strip().split(".")[-1] == "const"
+    return ann is const
+
+
+class constexpr_type:
+    """The type of a compile-time value (Triton's ``tl.constexpr_type``; ``str_to_ty("constexpr", c)``)."""
+
+    def __init__(self, value):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self):
+        return hash(self.value) if not isinstance(self.value, list) else id(self)
+
+    def __repr__(self):
+        return f"constexpr_type[{self.value}]"
+
+    __str__ = __repr__
+
+    def mangle(self) -> str:
+        return repr(self)
+
+    def is_ptr(self): return False
+    def is_block(self): return False
+    def is_const(self): return False
 
 
 class constexpr:
@@ -581,7 +626,10 @@ class tensor:
 
     def __bool__(self):
         v = getattr(self.handle, "concrete", None)
-        if v is not None and not self.type.is_block():  # step-through mode: a scalar's value
+        if v is not None:  # step-through mode: the value of a scalar or of a one-element tensor, as `if x:` takes it
+            if self.type.is_block():
+                _sem().check_condition(self, "an if, while or ternary expression")
+                return bool(v.reshape(-1)[0])
             return bool(v)
         raise SemanticError("a tensor cannot be used as a Python bool here (its value is only known at run time)")
 
@@ -654,6 +702,20 @@ class tensor:
     def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
         return _sem().cast(self, _unwrap(dtype), bitcast=_unwrap(bitcast),
                            fp_downcast_rounding=_unwrap(fp_downcast_rounding))
+
+    cast = to  # Triton's tensor.cast (tl.cast as a method)
+
+    def item(self):
+        """This one-element tensor (shape [1], [1, 1], ...) as a scalar; a scalar is itself."""
+        return _sem().item(self)
+
+
+_TENSOR_FIELDS = ("dtype", "type", "shape", "numel")
+
+
+def is_tensor_attribute(name: str) -> bool:
+    """Whether a tensor has the public attribute ``name`` (a method, ``T``, ``dtype``, ``shape``, ...)."""
+    return name in _TENSOR_FIELDS or (not name.startswith("_") and hasattr(tensor, name))
 
 
 class tensor_descriptor(tensor):

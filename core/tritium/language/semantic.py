@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins as _py
 import numbers
+import types
 from typing import List, Optional
 
 from . import core as tl
@@ -110,6 +111,30 @@ def kernel_value(v):
     if v is None or isinstance(v, (bool, int, float, str, slice)) or isinstance(v, dtype):
         return constexpr(v)
     return v
+
+
+def kernel_attribute(obj, name: str):
+    """``obj.name`` in a kernel (the frontend's attribute access, step-through mode's for tensor attribute names).
+    A Python number, as a literal assigned in a kernel, has the attributes of the scalar tensor Triton makes of it
+    (``a = 5; a.to(tl.float32)``, ``a.dtype`` is int32, ``a.cast(...)``, ``a.item()``) where Python's number has
+    no such attribute."""
+    if isinstance(obj, tensor):
+        return getattr(obj, name)
+    v = _unwrap(obj)
+    if isinstance(v, types.ModuleType) and not hasattr(v, name):
+        raise AttributeError(f"module '{v.__name__}' has no attribute '{name}'")
+    if _is_scalar_number(v) and not hasattr(v, name) and tl.is_tensor_attribute(name):
+        return getattr(to_tensor(v), name)
+    return getattr(v, name)
+
+
+def kernel_param_type(param, sig: str):
+    """The tl type of a kernel's run-time parameter ``param`` (a ``KernelParam``) of signature type ``sig``: a
+    pointer annotated ``tl.const`` points to const data (``*k`` in Triton's signatures)."""
+    ty = tl.str_to_ty(sig)
+    if isinstance(ty, pointer_type) and not ty.is_const() and tl.is_const_annotation(param.annotation):
+        ty = pointer_type(ty.element_ty, ty.address_space, const=True)
+    return ty
 
 
 def bind_callee(fn, args, kwargs, opaque=()) -> dict:
@@ -436,6 +461,36 @@ def split(a: tensor):
     ty = block_type(a.type.scalar, shape) if shape else a.type.scalar
     op = b.create("tt.split", [a], [b.ty(ty), b.ty(ty)])
     return tensor(op.results[0], ty), tensor(op.results[1], ty)
+
+
+def item(x) -> tensor:
+    """A one-element tensor as a scalar (Triton's ``tensor.item()``, its ``tt.unsplat``): the reduction of its one
+    element (the combine function, which keeps the first, never runs).  A scalar is itself."""
+    x = to_tensor(x)
+    if not x.type.is_block():
+        return x
+    if x.type.numel != 1:
+        raise SemanticError(f"item() takes a tensor of one element, got shape {list(x.type.shape)}: can only "
+                            "unsplat single-element tensors")
+    axis = 0 if len(x.type.shape) == 1 else None  # None: reshaped to [1] first
+    return reduction([x], axis, lambda a, _b: a, hint="item", key=("item",))[0]
+
+
+def check_condition(cond: tensor, what: str) -> None:
+    """A tensor used as the condition of ``what`` (an ``if``, ``while`` or ternary) is, as in Triton, a scalar or
+    a tensor of one element (Triton warns and unsplats it); more elements are ambiguous, a pointer is refused."""
+    if cond.type.is_block() and cond.type.numel != 1:
+        raise SemanticError(f"the condition of {what} must be a scalar or a one-element tensor, got a tensor of "
+                            f"shape {list(cond.type.shape)}: Boolean value of Tensor with more than one value is "
+                            "ambiguous (use tl.where for elementwise selection)")
+    if cond.type.scalar.is_ptr():
+        raise SemanticError(f"the condition of {what} cannot be a pointer")
+
+
+def scalar_condition(cond: tensor, what: str) -> tensor:
+    """The int1 scalar a tensor condition of ``what`` is tested as (see :func:`check_condition`)."""
+    check_condition(cond, what)
+    return cast(item(cond), tl.int1)
 
 
 def getitem(x: tensor, slices) -> tensor:
@@ -778,7 +833,17 @@ def where(cond, x, y) -> tensor:
     cond = cast(to_tensor(cond), tl.int1)
     if not isinstance(x, tensor) and not isinstance(y, tensor):
         x = to_tensor(x)
-    x, y = binary_op_type_checking(x, y, True, True, not (_is_ptr_val(x) or _is_ptr_val(y)))
+    if _is_ptr_val(x) and _is_ptr_val(y):  # a choice of pointers (of one element type; const if either is)
+        px, py = x.type.scalar, y.type.scalar
+        if px != py:
+            raise SemanticError(f"invalid operands of type {px} and {py}: where() chooses between pointers of one "
+                                "element type")
+        if px.is_const() != py.is_const():
+            const_ty = pointer_type(px.element_ty, px.address_space, const=True)
+            x, y = (tensor(t.handle, _with_shape(const_ty, t.type)) for t in (x, y))
+        x, y = broadcast_impl_value(x, y)
+    else:
+        x, y = binary_op_type_checking(x, y, True, True, not (_is_ptr_val(x) or _is_ptr_val(y)))
     if cond.type.is_block():
         cond, x = broadcast_impl_value(cond, x)
         x, y = broadcast_impl_value(x, y)
@@ -1059,6 +1124,9 @@ def load(ptr, mask=None, other=None, boundary_check=(), padding_option="", cache
 
 def store(ptr, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
     _check_pointer(ptr, "tl.store")
+    if ptr.type.scalar.is_const():
+        raise SemanticError(f"Cannot store to a constant pointer ({ptr.type.scalar}: a parameter annotated "
+                            "tl.const points to read-only data)")
     b = _b()
     mask = None if _unwrap(mask) is None else mask
     attrs = _cache_attrs(cache_modifier, eviction_policy)
