@@ -167,17 +167,17 @@ def test_readme_compile_only_command(tmp_path):
 
 
 def test_backends_tell_the_truth_about_stages(capsys):
-    """What each backend implements comes from its compiler: hip stops after TTIR and says so."""
+    """What each backend implements comes from its compiler: hip stops after TTGIR and says so."""
     assert cli.main(["backends", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["backends"]}
-    assert rows["hip"]["stages"] == ["ttir"]
-    assert rows["hip"]["unimplemented_stages"] == ["ttgir", "llir", "amdgcn", "hsaco"]
+    assert rows["hip"]["stages"] == ["ttir", "ttgir"]
+    assert rows["hip"]["unimplemented_stages"] == ["llir", "amdgcn", "hsaco"]
     assert "hsaco" not in rows["hip"]["description"]
     assert rows["interpreter"]["stages"] == ["ttir", "npy"] and rows["interpreter"]["unimplemented_stages"] == []
     if "cuda" in rows:
         assert rows["cuda"]["stages"] == ["ttir", "ttgir", "llir", "ptx", "cubin"]
     assert cli.main(["backends"]) == 0
-    assert "stages: ttir (not implemented yet: ttgir -> llir -> amdgcn -> hsaco)" in capsys.readouterr().out
+    assert "stages: ttir -> ttgir (not implemented yet: llir -> amdgcn -> hsaco)" in capsys.readouterr().out
 
 
 def test_compile_for_hip_writes_what_it_implements(tmp_path, capsys):
@@ -185,11 +185,13 @@ def test_compile_for_hip_writes_what_it_implements(tmp_path, capsys):
     args = ["compile", ex, "-s", "*fp32:16,*fp32:16,*fp32:16,i32", "-c", "BLOCK_SIZE=1024", "-t", "hip:gfx942",
             "--out", str(tmp_path), "--no-cache"]
     assert cli.main(args) == 0  # the default: the last stage hip implements
+    assert '"ttg.threads-per-warp" = 64' in (tmp_path / "add_kernel.ttgir").read_text()
+    assert cli.main(args + ["--emit", "ttir,ttgir"]) == 0
     assert "tt.load" in (tmp_path / "add_kernel.ttir").read_text()
     capsys.readouterr()
     assert cli.main(args + ["--emit", "hsaco"]) == 2
     err = capsys.readouterr().err
-    assert "does not implement stage 'hsaco' yet: it implements ttir; ttgir -> llir -> amdgcn -> hsaco" in err
+    assert "does not implement stage 'hsaco' yet: it implements ttir -> ttgir; llir -> amdgcn -> hsaco" in err
 
 
 def test_compile_out_removes_the_previous_compiles_files(fake, kfile, tmp_path, capsys):
