@@ -12,6 +12,9 @@ from .runtime._allocation import set_allocator
 from .runtime.autotuner import Autotuner, Heuristics, autotune, heuristics
 from .runtime.config import Config
 from .runtime.jit import JITFunction, KernelInterface, jit
+from .runtime import sources as _sources
+
+_sources.install()  # remember exec()-built sources, so @jit finds them (runtime/sources.py)
 
 __version__ = "0.1.0"
 

@@ -5,8 +5,9 @@ Where they come from: the language's semantic rules (:class:`SemanticError`, tur
 :class:`CompilationError` at the kernel's line by the frontend), the tt verifier (:class:`VerificationError`),
 TTIR passes (:class:`RewriteError`), the lowering (:class:`LoweringError`), the compiler's stages
 (:class:`StageNotImplemented`, :class:`CompilationFailed` with LLVM's / ptxas' log), the runtime
-(:class:`BackendUnavailable`, :class:`OutOfResources`) and running kernels (:class:`KernelRuntimeError` and its
-kinds, :class:`CUDAError`).  Modules that raise them re-export them under their old names.
+(:class:`BackendUnavailable`, :class:`OutOfResources`, :class:`SourceNotFound`) and running kernels
+(:class:`KernelRuntimeError` and its kinds, :class:`CUDAError`).  Modules that raise them re-export them under their
+old names.
 """
 from __future__ import annotations
 
@@ -18,9 +19,32 @@ class TritiumError(Exception):
     """Base of tritium's own errors."""
 
 
+#: pseudo file name -> lines: the sources tritium registered in linecache (exec()-built kernels,
+#: ``tritium.runtime.sources``), registered again should something clear linecache
+_SOURCES: dict = {}
+
+
+def register_source(filename: str, text: str) -> None:
+    """Make ``text`` the lines of ``filename`` (a pseudo file name, ``<string:1a2b3c4d5e6f>``) for linecache, so
+    tracebacks and :func:`format_source_line` show them."""
+    lines = text.splitlines(True)
+    _SOURCES[filename] = lines
+    linecache.cache[filename] = (len(text), None, lines, filename)  # mtime None: checkcache keeps it
+
+
+def source_line(filename: str, lineno: int) -> str:
+    """Line ``lineno`` of ``filename`` (a file, or a source registered in linecache or by :func:`register_source`)."""
+    line = linecache.getline(filename, lineno)
+    if not line and filename in _SOURCES:
+        lines = _SOURCES[filename]
+        linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
+        line = lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+    return line
+
+
 def format_source_line(filename: str, lineno: int, col: Optional[int] = None) -> str:
     """``file:line`` followed by the source line and a caret under ``col`` (0-based), when readable."""
-    text = linecache.getline(filename, lineno).rstrip("\n") if filename and lineno else ""
+    text = source_line(filename, lineno).rstrip("\n") if filename and lineno else ""
     out = f"{filename}:{lineno}"
     if col is not None:
         out += f":{col + 1}"
@@ -70,6 +94,11 @@ class DeviceAssertionError(KernelRuntimeError, AssertionError):
 class DataRaceError(KernelRuntimeError):
     """Two programs of one launch (or two lanes of one store) access an element, at least one storing, in an
     order the GPU does not define (the interpreter's race detector, ``TRITIUM_INTERPRET_CHECKS=races``)."""
+
+
+class SourceNotFound(TritiumError, OSError, ValueError):
+    """The source of a ``@jit`` function cannot be found (``inspect``'s ``OSError``, Triton's ``ValueError``): the
+    message says how to give it."""
 
 
 class BackendUnavailable(TritiumError, RuntimeError):

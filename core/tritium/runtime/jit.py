@@ -11,7 +11,7 @@ from ..compiler import compiler as _compiler
 from ..compiler.compiler import ASTSource, options_to_dict
 from ..compiler.launch import bound_launch, launch
 from ..compiler.registry import current_target, get_compiler, launch_context
-from . import dependencies
+from . import dependencies, sources
 from .binder import Binder, Bound
 from .launch import FastLaunch, KernelCache, arg_getter, grid3, make_launcher
 from .specialization import is_tensordesc_type
@@ -93,7 +93,8 @@ class JITFunction(_Subscript, KernelInterface):
     """
 
     def __init__(self, fn: Callable, *, do_not_specialize=(), do_not_specialize_on_alignment=(),
-                 noinline: bool = False, debug: Optional[bool] = None, repr=None, launch_metadata=None):
+                 noinline: bool = False, debug: Optional[bool] = None, repr=None, launch_metadata=None,
+                 source: Optional[str] = None):
         self.fn = fn
         self.__name__ = fn.__name__
         self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
@@ -111,13 +112,18 @@ class JITFunction(_Subscript, KernelInterface):
         self.do_not_specialize = dns
         self.do_not_specialize_on_alignment = dnsa
         self.params = [KernelParam(i, p, p.name in dns) for i, p in enumerate(self.signature.parameters.values())]
-        lines, start = inspect.getsourcelines(fn)
-        # drop decorators: the source starts at the ``def`` line
-        src = textwrap.dedent("".join(lines))
-        self.file = inspect.getsourcefile(fn) or "<unknown>"
-        self.starting_line_number = start
-        self.src = src
+        # the source from its decorators on, dedented; for a function built by exec() / compile() from a string,
+        # the string it was compiled from (or ``source``), registered under a pseudo file name (runtime.sources)
+        self.src, self.file, self.starting_line_number = sources.find(fn, source)
+        self._reset()
+        self.pre_run_hooks: list = []
+        self.compile_count = 0  # compilations done by run()/warmup() (tests, diagnostics)
+
+    def _reset(self) -> None:
+        """Forget everything derived from the source: the AST, the cache key and the globals it read, the files,
+        the binder, the generated launcher and the compiled kernels."""
         self._ast = None
+        self._eager_code = None  # step-through mode's rewritten code (interpreter backend)
         self._cache_key = None
         self._source_files = None
         self._binder = None
@@ -127,8 +133,30 @@ class JITFunction(_Subscript, KernelInterface):
         self.used_global_vals: Optional[list] = None
         self._globals_check = None  # (used_global_vals, generated check)
         self.cache: dict = KernelCache()
-        self.pre_run_hooks: list = []
-        self.compile_count = 0  # compilations done by run()/warmup() (tests, diagnostics)
+
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Replace the source (Triton's name): the next launch compiles ``new_src`` -- a ``def`` with the same
+        parameters, e.g. ``k._unsafe_update_src(k.src.replace("GENERATE_TEST_HERE", "x + y"))``.  Its lines are
+        registered under a pseudo file name of their own (``<kernels.py:1a2b3c4d5e6f>``), numbered from the
+        function's line, so errors show the new text.  As in Triton, ``@jit`` functions that call this one and were
+        compiled already keep their compiled kernels and cache keys."""
+        src = textwrap.dedent(new_src)
+        try:
+            tree = ast.parse(src)
+        except SyntaxError as e:
+            raise ValueError(f"_unsafe_update_src: the new source of '{self.__name__}' is not valid Python: {e}") \
+                from None
+        fdef = tree.body[0] if len(tree.body) == 1 else None
+        if not isinstance(fdef, ast.FunctionDef):
+            raise ValueError(f"_unsafe_update_src: the new source of '{self.__name__}' must be one 'def'")
+        a = fdef.args
+        names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+        if names != [p.name for p in self.params]:
+            raise ValueError(f"_unsafe_update_src: the new source of '{self.__name__}' has the parameters "
+                             f"({', '.join(names)}), the function ({', '.join(p.name for p in self.params)})")
+        self.src = src
+        self.file = sources.register(src, self.starting_line_number, self.file)
+        self._reset()
 
     @property
     def constexpr_names(self) -> list:
@@ -295,12 +323,15 @@ class JITFunction(_Subscript, KernelInterface):
 
 
 def jit(fn: Optional[Callable] = None, *, version=None, repr=None, launch_metadata=None,
-        do_not_specialize=(), do_not_specialize_on_alignment=(), debug=None, noinline=False):
-    """Decorate a kernel (``@jit`` or ``@jit(...)``) exactly as ``triton.jit``."""
+        do_not_specialize=(), do_not_specialize_on_alignment=(), debug=None, noinline=False, source=None):
+    """Decorate a kernel (``@jit`` or ``@jit(...)``) exactly as ``triton.jit``.  ``source`` (tritium's): the text the
+    function was compiled from, for code generators whose functions' source tritium cannot find itself (see
+    :mod:`tritium.runtime.sources`); it must compile to the function's code."""
 
     def decorator(f):
         return JITFunction(f, do_not_specialize=do_not_specialize,
                            do_not_specialize_on_alignment=do_not_specialize_on_alignment,
-                           noinline=noinline, debug=debug, repr=repr, launch_metadata=launch_metadata)
+                           noinline=noinline, debug=debug, repr=repr, launch_metadata=launch_metadata,
+                           source=source)
 
     return decorator(fn) if fn is not None else decorator
