@@ -59,7 +59,7 @@ def _hook(event: str, args: tuple) -> None:
                 return
         elif type(source) is not str or "def" not in source:  # an AST: no text to remember
             return
-        if not filename.startswith("<") and os.path.exists(filename):
+        if not filename.startswith("<") and os.path.isfile(filename):
             return  # a real file: inspect reads it
         key = (filename, source)
         memo = _memo
@@ -168,7 +168,7 @@ def find(fn, source: Optional[str] = None) -> Found:
                 f"{code.co_filename}:{code.co_firstlineno}): give the whole text the function was compiled from "
                 f"(the string passed to exec() / compile(), so its line numbers match)")
         return block(source, code)
-    if os.path.exists(code.co_filename):  # a real file: as Python reads it
+    if os.path.isfile(code.co_filename):  # a real file: as Python reads it
         try:
             lines, start = inspect.getsourcelines(fn)
             return Found(textwrap.dedent("".join(lines)), inspect.getsourcefile(fn) or code.co_filename, start)
