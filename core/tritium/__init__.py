@@ -12,6 +12,7 @@ from .runtime._allocation import set_allocator
 from .runtime.autotuner import Autotuner, Heuristics, autotune, heuristics
 from .runtime.config import Config
 from .runtime.jit import JITFunction, KernelInterface, jit
+from .runtime.reinterpret import TensorWrapper, reinterpret
 from .runtime import sources as _sources
 
 _sources.install()  # remember exec()-built sources, so @jit finds them (runtime/sources.py)
@@ -42,6 +43,6 @@ def __getattr__(name):
 
 
 __all__ = ["jit", "JITFunction", "KernelInterface", "compile", "ASTSource", "CompiledKernel", "Config",
-           "autotune", "heuristics", "Autotuner", "Heuristics", "set_allocator",
+           "autotune", "heuristics", "Autotuner", "Heuristics", "set_allocator", "reinterpret", "TensorWrapper",
            "CompilationError", "OutOfResources", "BackendUnavailable", "cdiv", "next_power_of_2", "language",
            "testing", "runtime", "tools", "__version__"]

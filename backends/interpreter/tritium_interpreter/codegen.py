@@ -13,7 +13,7 @@ import math
 from functools import lru_cache
 
 from tritium.dialects import tt
-from tritium.dialects.enums import PaddingOption, PropagateNan
+from tritium.dialects.enums import PaddingOption, PropagateNan, RoundingMode
 from tritium.errors import CompilationError
 
 # ----------------------------------------------------------------------------------------------
@@ -25,11 +25,14 @@ class ElemInfo:
     """How values of an MLIR element type live in numpy.
 
     ``vdt``: numpy dtype of values; ``sdt``: dtype in memory; ``size``: bytes in memory; ``kind``: special
-    handling ("bf16", "i1", "ptr", "" for plain types)."""
+    handling ("bf16", "i1", "ptr", an fp8 type's name (runtime/fp8.py: float32 values, 8-bit patterns in memory),
+    "" for plain types)."""
 
     def __init__(self, vdt, sdt, size, kind="", name=""):
         self.vdt, self.sdt, self.size, self.kind, self.name = vdt, sdt, size, kind, name
 
+
+_FP8 = ("f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ")  # runtime/fp8.py's FORMATS
 
 _ELEMS = {
     "i1": ElemInfo("np.bool_", "np.int8", 1, "i1"),
@@ -42,6 +45,7 @@ _ELEMS = {
     "f32": ElemInfo("np.float32", "np.float32", 4),
     "f64": ElemInfo("np.float64", "np.float64", 8),
     "bf16": ElemInfo("np.float32", "np.int16", 2, "bf16"),
+    **{f8: ElemInfo("np.float32", "np.uint8", 1, f8) for f8 in _FP8},
 }
 
 
@@ -350,7 +354,13 @@ class _Gen:
             out.append(f"{pad}{name} = _rt.bcast({name}, {shape!r})")
 
     def round(self, expr, et):
-        return f"_rt.round_bf16({expr})" if et == "bf16" else expr
+        """``expr`` (float values) rounded to element type ``et`` where its values are held in a wider numpy
+        type: bf16 and the fp8 types (float32)."""
+        if et == "bf16":
+            return f"_rt.round_bf16({expr})"
+        if et in _FP8:
+            return f"_rt.round_fp8({expr}, {et!r})"
+        return expr
 
     def binary(self, op, out, pad):
         name = op.name
@@ -392,9 +402,7 @@ def _h_constant(g, op, out, pad):
             text = f"np.array([{_wrap_int(int(attr.value), bits)}], {e.vdt})"
         else:
             v = float(ir.FloatAttr(attr).value)
-            text = f"np.array([{_pyfloat(v)}], {e.vdt})"
-            if et == "bf16":
-                text = f"_rt.round_bf16({text})"
+            text = g.round(f"np.array([{_pyfloat(v)}], {e.vdt})", et)
     else:
         splat = getattr(attr, "is_splat", False)
         if splat:
@@ -405,13 +413,11 @@ def _h_constant(g, op, out, pad):
                 v = repr(_wrap_int(int(sv.value), 64 if et == "index" else int(et[1:])))
             else:
                 v = _pyfloat(float(ir.FloatAttr(sv).value))
-            scalar = f"np.array({v}, {e.vdt})"
-            if et == "bf16":
-                scalar = f"_rt.round_bf16({scalar})"
+            scalar = g.round(f"np.array({v}, {e.vdt})", et)
             text = f"np.broadcast_to({scalar}, {(1,) + shape!r})"
         else:
             import numpy as np
-            if et == "bf16":  # no numpy dtype: element by element
+            if et == "bf16" or et in _FP8:  # no numpy dtype: element by element
                 vals = [attr[i].value for i in range(len(attr))]
             else:
                 vals = np.array(attr).reshape(-1).tolist()
@@ -421,9 +427,7 @@ def _h_constant(g, op, out, pad):
                 lst = repr([bool(x) for x in vals])
             else:
                 lst = repr([int(x) for x in vals])
-            text = f"np.array({lst}, {e.vdt}).reshape({(1,) + shape!r})"
-            if et == "bf16":
-                text = f"_rt.round_bf16({text})"
+            text = g.round(f"np.array({lst}, {e.vdt}).reshape({(1,) + shape!r})", et)
     out.append(f"{pad}{g.define(r)} = {g.const(text)}")
 
 
@@ -501,17 +505,25 @@ def _cast(kind):
         elif kind == "fptoui":
             expr = f"_rt.fptoui({a}, {er.vdt})"
         elif kind in ("extf", "truncf", "fp_to_fp"):
-            if rt == "bf16":
-                expr = f"_rt.round_bf16({a})" if st != "bf16" else a
-            elif st == rt:
+            # tt.fp_to_fp's rounding: rtz on a downcast (to fp8, bf16, f16, f32), else to nearest even
+            rtz = kind == "fp_to_fp" and es.size > er.size and \
+                tt.decode_attributes(op).get("rounding") == RoundingMode.RTZ
+            if st == rt:
                 expr = a
+            elif rt in _FP8:
+                expr = f"_rt.round_fp8({a}, {rt!r}{', True' if rtz else ''})"
+            elif rt == "bf16":
+                expr = f"_rt.round_bf16_rtz({a})" if rtz else f"_rt.round_bf16({a})"
+            elif rtz:
+                expr = f"_rt.round_rtz({a}, {er.vdt})"
             else:
                 expr = f"{a}.astype({er.vdt})"
         elif kind == "bitcast":
             if es.kind == "ptr" or er.kind == "ptr" or st == rt:
                 expr = a
             else:
-                expr = f"_rt.bitcast({a}, {er.sdt if er.kind != 'i1' else er.vdt}, {st == 'bf16'}, {rt == 'bf16'})"
+                sk, dk = (x.kind if x.kind not in ("i1", "ptr") else "" for x in (es, er))
+                expr = f"_rt.bitcast({a}, {er.sdt if er.kind != 'i1' else er.vdt}, {sk!r}, {dk!r})"
         else:  # pragma: no cover
             g.err(op, f"unknown cast {kind}")
         out.append(f"{pad}{g.define(r)} = {expr}")
@@ -799,7 +811,7 @@ def _h_dot(g, op, out, pad):
     r = op.results[0]
     et, _ = _split_type(r.type)
     e = g.elem(op, et)
-    if et in ("f16", "bf16"):
+    if et in ("f16", "bf16") or et in _FP8:
         expr = f"(np.matmul({a}.astype(np.float32), {b}.astype(np.float32)) + {c}).astype({e.vdt})"
         expr = g.round(expr, et)
     else:
@@ -883,13 +895,14 @@ def _along_axis(kind):
         extra = f", {attrs.get('reverse', False)}" if kind == "scan" else ""
         srcs = [g.get(v) for v in op.operands]
         res = [g.define(r) for r in op.results]
-        bf = _split_type(op.operands[0].type)[0] == "bf16"
+        et = _split_type(op.operands[0].type)[0]
+        rnd = et if et == "bf16" or et in _FP8 else None  # values held wider: rounded after the ufunc
         if uf in ("UMAX", "UMIN"):
             fn = "np.maximum" if uf == "UMAX" else "np.minimum"
             out.append(f"{pad}{res[0]} = _rt.s(_rt.{kind}_ufunc({fn}, _rt.u({srcs[0]}), {axis}{extra}), "
                        f"{srcs[0]}.dtype)")
         elif uf is not None:
-            out.append(f"{pad}{res[0]} = _rt.{kind}_ufunc({uf}, {srcs[0]}, {axis}{extra}, {bf})")
+            out.append(f"{pad}{res[0]} = _rt.{kind}_ufunc({uf}, {srcs[0]}, {axis}{extra}, {rnd!r})")
         else:
             out.append(f"{pad}{_unpack(res)}_rt.{kind}_generic(lambda _a, *_x: _f_{name}(_ctx, _a, *_x), "
                        f"({''.join(s + ', ' for s in srcs)}), {axis}{extra})")

@@ -13,6 +13,7 @@ import numpy as np
 
 from tritium.compiler.backend import BaseDriver, GPUTarget
 from tritium.errors import KernelRuntimeError
+from tritium.runtime.reinterpret import TensorWrapper
 
 from . import runtime as rt
 from .runtime.races import RaceTracker, checks_from_env
@@ -20,7 +21,8 @@ from .runtime.races import RaceTracker, checks_from_env
 TARGET = GPUTarget("interpreter", "cpu", 1)
 
 _SCALARS = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-            "index": np.int64, "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": np.float32}
+            "index": np.int64, "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": np.float32,
+            **{f8: np.float32 for f8 in rt.fp8.FORMATS}}
 
 _cache: dict = {}
 _lock = threading.Lock()
@@ -75,7 +77,11 @@ def _note_torch(torch) -> None:
 
 def as_flat(obj, what: str = "argument"):
     """A flat 1-D view (stride = itemsize, no copy: writes reach the caller) of the memory an array-like
-    object spans, in its own dtype (torch bf16 / bool / other dtypes numpy lacks: a same-sized integer view)."""
+    object spans, in its own dtype (torch bf16 / bool / other dtypes numpy lacks: a same-sized integer view).  A
+    :class:`~tritium.runtime.reinterpret.TensorWrapper` (``tritium.reinterpret``) is its base's memory: the
+    program reads it in the kernel's element type (``Memory.view``)."""
+    if type(obj) is TensorWrapper:
+        obj = obj.base
     mod = type(obj).__module__
     if isinstance(obj, np.ndarray):
         a = obj
@@ -136,7 +142,9 @@ def _scalar(v, ty: str, what: str):
                 iv -= 1 << bits
             return np.array([iv], dt)
         arr = np.array([float(v)], dt)
-        return rt.round_bf16(arr) if ty == "bf16" else arr
+        if ty == "bf16":
+            return rt.round_bf16(arr)
+        return rt.round_fp8(arr, ty) if ty in rt.fp8.FORMATS else arr
     except (TypeError, ValueError) as e:
         raise KernelRuntimeError(f"{what}: cannot pass {v!r} as {ty}: {e}") from None
 

@@ -37,13 +37,17 @@ from typing import Any, Callable, NamedTuple, Optional
 DIVISIBILITY = 16
 _MASK = DIVISIBILITY - 1
 
-#: dtype name (torch ``torch.<name>``, numpy ``dtype.name``, ml_dtypes) -> Triton type string
+#: dtype name (torch ``torch.<name>``, numpy ``dtype.name``, ml_dtypes, a ``tl`` dtype's ``name``: what
+#: :func:`tritium.reinterpret` wraps a tensor in) -> Triton type string
 DTYPE_NAMES = {
     "float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
     "float64": "fp64", "double": "fp64",
     "int8": "i8", "int16": "i16", "short": "i16", "int32": "i32", "int": "i32", "int64": "i64", "long": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1", "bool_": "i1",
     "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2fnuz": "fp8e5b16",
+    # tl dtypes (their other names -- int8, uint32, ... -- are above)
+    "int1": "i1", "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64", "fp8e4nv": "fp8e4nv",
+    "fp8e5": "fp8e5", "fp8e4b8": "fp8e4b8", "fp8e5b16": "fp8e5b16",
 }
 
 SCALAR_TYPES = {"i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp8e4b8",

@@ -15,6 +15,7 @@ One module per concept:
 * :mod:`.control`: divergent control flow (``for_loop``, ``if_``, ``while_``);
 * :mod:`.reduce`: reductions, scans and ``histogram``;
 * :mod:`.arith`: integer, float and bf16 helpers;
+* :mod:`.fp8`: the fp8 types (float32 values, 8-bit patterns in memory; exact conversions, rtz rounding);
 * :mod:`.block_ptr`: block pointers;
 * :mod:`.tensor_desc`: tensor descriptors (TMA semantics, alignment checks);
 * :mod:`.debug`: ``device_print`` / ``device_assert``.
@@ -28,6 +29,7 @@ from .arith import (bf16_bits_to_f32, bitcast, ceildivsi, clampf, cmpf_one, cmpf
                     ctlz, ctpop, cttz, divsi, divui, erf, extsi, extui, f32_to_bf16_bits, fma, fptosi, fptoui,
                     mulhiui, mulsi_ext, mului_ext, remsi, remui, round_bf16, round_half_away, rsqrt, s, shli,
                     shrsi, shrui, sitofp, trunci, u, uitofp)
+from .fp8 import f32_to_fp8_bits, fp8_bits, fp8_bits_to_f32, round_bf16_rtz, round_fp8, round_rtz
 from .block_ptr import BlockPtr, advance, block_addrs, make_block_ptr
 from .context import BUDGET, Ctx, program_ids, where_loc
 from .control import for_loop, if_, while_
@@ -49,6 +51,8 @@ __all__ = [
     "ctpop", "cttz", "divsi", "divui", "erf", "extsi", "extui", "f32_to_bf16_bits", "fma", "fptosi", "fptoui",
     "mulhiui", "mulsi_ext", "mului_ext", "remsi", "remui", "round_bf16", "round_half_away", "rsqrt", "s", "shli",
     "shrsi", "shrui", "sitofp", "trunci", "u", "uitofp",
+    # fp8, rounding toward zero
+    "f32_to_fp8_bits", "fp8_bits", "fp8_bits_to_f32", "round_bf16_rtz", "round_fp8", "round_rtz",
     # block pointers, tensor descriptors, debugging
     "BlockPtr", "advance", "block_addrs", "make_block_ptr", "TensorDesc", "desc_addrs", "make_tensor_desc",
     "device_assert", "device_print",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fp8 import fp8_bits, fp8_bits_to_f32
 
 # ----------------------------------------------------------------------------------------------
 # bf16
@@ -137,11 +138,17 @@ def fptoui(x, dt):
     return x.astype(ud).view(dt)
 
 
-def bitcast(x, dt, src_bf16=False, dst_bf16=False):
-    if src_bf16:
+def bitcast(x, dt, src_kind="", dst_kind=""):
+    """``arith.bitcast`` to storage dtype ``dt``; ``src_kind`` / ``dst_kind``: "bf16" or an fp8 type's name where
+    that side's values are held as float32 (their bit patterns are what is reinterpreted)."""
+    if src_kind == "bf16":
         x = f32_to_bf16_bits(x)
-    if dst_bf16:
+    elif src_kind:
+        x = fp8_bits(x, src_kind)
+    if dst_kind == "bf16":
         return bf16_bits_to_f32(x.astype(np.uint16) if x.dtype.itemsize != 2 else x.view(np.uint16))
+    if dst_kind:
+        return fp8_bits_to_f32(x, dst_kind)
     if x.dtype == np.bool_ or np.dtype(dt) == np.bool_:
         return x.astype(dt)
     if x.dtype.itemsize == np.dtype(dt).itemsize:

@@ -10,6 +10,7 @@ import numpy as np
 from tritium.errors import KernelRuntimeError, OutOfBoundsError
 
 from .arith import bf16_bits_to_f32, f32_to_bf16_bits, round_bf16, s, u
+from .fp8 import FORMATS as _FP8, fp8_bits, fp8_bits_to_f32
 from .context import tile_lanes, where_loc
 from .shapes import bmask, lane_mask
 
@@ -145,6 +146,8 @@ def _to_value(raw, kind):
         return bf16_bits_to_f32(raw)
     if kind == "i1":
         return raw != 0
+    if kind in _FP8:
+        return fp8_bits_to_f32(raw, kind)
     return raw
 
 
@@ -153,7 +156,16 @@ def _to_storage(val, sdt, kind):
         return f32_to_bf16_bits(val).view(np.int16)
     if kind == "i1":
         return val.astype(np.int8)
+    if kind in _FP8:
+        return fp8_bits(val, kind)
     return val.astype(sdt, copy=False)
+
+
+def _value_dtype(sdt, kind):
+    """The numpy dtype of values whose memory dtype is ``sdt``: float32 for bf16 and fp8, bool for i1."""
+    if kind == "bf16" or kind in _FP8:
+        return np.float32
+    return np.bool_ if kind == "i1" else sdt
 
 
 def load(ctx, addr, mask, other, active, sdt, esize, kind, loc, dtname):
@@ -202,8 +214,7 @@ def load(ctx, addr, mask, other, active, sdt, esize, kind, loc, dtname):
 def _fill(shape, other, sdt, kind):
     if other is not None:
         return np.broadcast_to(other, np.broadcast_shapes(shape, other.shape))
-    dt = np.float32 if kind == "bf16" else (np.bool_ if kind == "i1" else sdt)
-    return np.zeros(shape, dt)
+    return np.zeros(shape, _value_dtype(sdt, kind))
 
 
 def store(ctx, addr, val, mask, active, sdt, esize, kind, loc, dtname):
@@ -295,7 +306,7 @@ def atomic(ctx, op, addr, val, cmp, mask, active, sdt, esize, kind, loc, dtname)
             m = None
     what = "atomic_cas" if op == 0 else f"atomic_{RMWOp(op).name.lower()}"
     b, idx = _locate(ctx, addr, m, esize, what, loc, dtname, active)
-    vdt = np.float32 if kind == "bf16" else (np.bool_ if kind == "i1" else sdt)
+    vdt = _value_dtype(sdt, kind)
     old_all = np.zeros(shp, vdt)
     if b is None:
         return old_all
@@ -317,7 +328,7 @@ def atomic(ctx, op, addr, val, cmp, mask, active, sdt, esize, kind, loc, dtname)
     rank = np.arange(n) - gstart[gid]
     maxrank = int(rank.max()) if n else 0
     old = np.empty(n, vdt)
-    if (op == RMWOp.ADD or op == RMWOp.FADD) and maxrank > 0 and kind != "bf16":
+    if (op == RMWOp.ADD or op == RMWOp.FADD) and maxrank > 0 and vdt is sdt:  # values held as stored
         sv = v[order]
         acc = np.float64 if np.issubdtype(vdt, np.floating) else np.int64
         cs = np.cumsum(sv.astype(acc))

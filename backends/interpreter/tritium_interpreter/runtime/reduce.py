@@ -6,22 +6,32 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import round_bf16
+from .fp8 import round_fp8
 from .shapes import lane_mask, same_lead
 
 
-def reduce_ufunc(uf, x, axis, bf16=False):
-    r = uf.reduce(x, axis=axis + 1, dtype=x.dtype)
-    return round_bf16(r) if bf16 else r
+def _round(r, rnd):
+    """``r`` rounded to the element type ``rnd`` whose values are held as float32: "bf16" (or True), an fp8
+    type's name; None: as it is."""
+    if not rnd:
+        return r
+    return round_bf16(r) if rnd is True or rnd == "bf16" else round_fp8(r, rnd)
 
 
-def scan_ufunc(uf, x, axis, reverse, bf16=False):
+def reduce_ufunc(uf, x, axis, rnd=None):
+    """A reduction by ufunc ``uf`` in the values' numpy type, then rounded to the element type ``rnd`` (see
+    :func:`_round`)."""
+    return _round(uf.reduce(x, axis=axis + 1, dtype=x.dtype), rnd)
+
+
+def scan_ufunc(uf, x, axis, reverse, rnd=None):
     ax = axis + 1
     if reverse:
         x = np.flip(x, ax)
     r = uf.accumulate(x, axis=ax, dtype=x.dtype)
     if reverse:
         r = np.flip(r, ax)
-    return round_bf16(r) if bf16 else r
+    return _round(r, rnd)
 
 
 def reduce_generic(combine, xs, axis):
