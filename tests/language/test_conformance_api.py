@@ -319,6 +319,21 @@ def test_literal_methods(mode, dt, n):
 
 
 @tritium.jit
+def constexpr_value_kernel(X, Y, K: tl.constexpr, N: tl.constexpr):
+    o = tl.arange(0, N)
+    tl.store(Y + o, tl.load(X + o) * K.value)  # a constexpr's .value, as Triton's compiler keeps for compatibility
+
+
+def test_constexpr_value_and_methods(mode):
+    x = np.random.default_rng(2).standard_normal(16).astype(np.float32)
+    y = np.zeros(16, np.float32)
+    constexpr_value_kernel[(1,)](x, y, 3, 16)
+    np.testing.assert_allclose(y, x * 3, rtol=1e-6)
+    c = tl.constexpr(3)  # Triton's constexpr methods, as Python code calls them
+    assert c.logical_and(0).value == 0 and c.logical_or(0).value == 3 and c.__not__().value is False
+
+
+@tritium.jit
 def rewritten_kernel(X, Y, N: tl.constexpr):
     o = tl.arange(0, N)
     x = tl.load(X + o)

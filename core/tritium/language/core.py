@@ -447,6 +447,17 @@ class constexpr:
     def __call__(self, *args, **kwargs):
         return self.value(*args, **kwargs)
 
+    # Triton's constexpr methods (Python code calls them; in a kernel a constexpr's attributes are its value's):
+    # Python's `and` / `or` / `not` of compile-time values, tl's with a tensor
+    def logical_and(self, other):
+        return _sem().logical_and(self, other)
+
+    def logical_or(self, other):
+        return _sem().logical_or(self, other)
+
+    def __not__(self):
+        return constexpr(not self.value)
+
     def __getattr__(self, name):
         if name == "value":
             raise AttributeError(name)

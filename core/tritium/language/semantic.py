@@ -115,11 +115,14 @@ def kernel_value(v):
 
 def kernel_attribute(obj, name: str):
     """``obj.name`` in a kernel (the frontend's attribute access, step-through mode's for tensor attribute names).
-    A Python number, as a literal assigned in a kernel, has the attributes of the scalar tensor Triton makes of it
-    (``a = 5; a.to(tl.float32)``, ``a.dtype`` is int32, ``a.cast(...)``, ``a.item()``) where Python's number has
-    no such attribute."""
+    As Triton: a constexpr's ``value`` is its value, its other attributes are its value's; a Python number (a
+    literal assigned in a kernel, a constexpr's value) has, where Python's number has no such attribute, those of
+    the scalar tensor Triton makes of an assigned literal (``a = 5; a.to(tl.float32)``, ``a.dtype`` is int32,
+    ``a.cast(...)``, ``a.item()``)."""
     if isinstance(obj, tensor):
         return getattr(obj, name)
+    if isinstance(obj, constexpr) and name == "value":
+        return obj.value
     v = _unwrap(obj)
     if isinstance(v, types.ModuleType) and not hasattr(v, name):
         raise AttributeError(f"module '{v.__name__}' has no attribute '{name}'")
