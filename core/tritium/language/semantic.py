@@ -774,10 +774,14 @@ def shl(a, b):
 
 
 def shr(a, b):
+    """``a >> b``: arithmetic or logical by the signedness of the tensor the operator is called on -- the left
+    operand, or the right one when the left is a Python value -- before promotion, as Triton 3.6's
+    ``tensor.__rshift__`` / ``__rrshift__``: ``int8 >> uint8`` promotes to uint8 and shifts arithmetically."""
     if _both_python(a, b):
         return constexpr(_unwrap(a) >> _unwrap(b))
+    signed = (a if isinstance(a, tensor) else b).type.scalar.is_int_signed()
     a, b = _bitwise_check(a, b)
-    return _op2("arith.shrsi" if a.type.scalar.is_int_signed() else "arith.shrui", a, b)
+    return _op2("arith.shrsi" if signed else "arith.shrui", a, b)
 
 
 def logical_and(a, b):
@@ -1165,12 +1169,26 @@ def store(ptr, value, mask=None, boundary_check=(), cache_modifier="", eviction_
     return None
 
 
+def _atomic_element_check(elt, op_name):
+    """The element types Triton 3.6 takes for an atomic (``op_name``: ``atomic_add``, ..., ``atomic_cas``), with its
+    wording: compare-and-swap on 16-, 32- and 64-bit elements; the read-modify-write atomics not on int16 / uint16
+    or anything narrower (int8, bool, fp8), fp16 / bf16 only for ``atomic_add``."""
+    if op_name == "atomic_cas":
+        if elt.primitive_bitwidth not in (16, 32, 64):
+            raise SemanticError("atomic_cas only supports elements with width {16, 32, 64}"
+                                f" (got {elt})")
+        return
+    if (elt.is_fp16() or elt.is_bf16()) and op_name != "atomic_add":
+        raise SemanticError(f"{op_name} does not support {elt}")
+    if elt.name in ("int16", "uint16") or elt.primitive_bitwidth < 16:
+        raise SemanticError(f"{op_name} does not support {elt}")
+
+
 def _atom_prep(ptr, val, mask, op_name):
     if not isinstance(ptr, tensor) or not ptr.type.scalar.is_ptr():
         raise SemanticError(f"Pointer argument of {op_name} must be a pointer or a tensor of pointers")
+    _atomic_element_check(ptr.type.scalar.element_ty, op_name)
     elt = ptr.type.scalar.element_ty
-    if elt.is_bool() or elt.primitive_bitwidth < 16 and not elt.is_floating() and elt.is_int():
-        raise SemanticError(f"atomic ops do not support {elt}")
     if mask is not None and _unwrap(mask) is None:
         mask = None
     shapes = [x.type.shape for x in (ptr, val, mask) if isinstance(x, tensor) and x.type.is_block()]
@@ -1202,9 +1220,7 @@ def atomic_rmw(kind: str, ptr, val, mask=None, sem=None, scope=None) -> tensor:
     elt = val.type.scalar
     if kind == "add":
         op = RMWOp.FADD if elt.is_floating() else RMWOp.ADD
-    elif kind in ("max", "min"):
-        if elt.is_floating() and elt.primitive_bitwidth < 32:  # as Triton: no 16-bit float max / min atomics
-            raise SemanticError(f"atomic_{kind} does not support {elt} (fp32 and fp64 only among floats)")
+    elif kind in ("max", "min"):  # floats: fp32 / fp64 (_atomic_element_check refuses the narrower ones)
         op = RMWOp[("U" if elt.is_int_unsigned() else "") + kind.upper()]
     else:
         if elt.is_floating() and kind in ("and", "or", "xor"):
