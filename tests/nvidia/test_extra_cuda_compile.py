@@ -90,3 +90,19 @@ def test_fp8_and_timers_on_sm80(sm80):
     build(K.fp8_up_k, {"X": "*u8", "O": "*fp32", "n": "i32"}, BLOCK=1024, DST=tl.float32, SM80=sm80, target="cuda:80")
     k = build(K.info_k, {"O": "*i32"}, target="cuda:80")
     assert "%smid" in k.asm["ptx"]
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "max", "fma", "scalar", "where"])
+@pytest.mark.parametrize("f8", ["fp8e4nv", "fp8e5"])
+def test_fp8_arithmetic_computes_in_f32(f8, op):
+    """PTX has no fp8 arithmetic: the operands go through cvt.rn.f16x2.{e4m3x2,e5m2x2} to f32, the op runs in f32
+    and the result is rounded back with cvt.rn.satfinite (division's result is fp32: Triton promotes /)."""
+    pytest.importorskip("torch")
+    from tests.interpreter.test_fp8 import arith
+
+    out = "fp32" if op == "div" else f8
+    k = build(arith, {"X": f"*{f8}", "Y": f"*{f8}", "Z": f"*{out}", "N": "i32"}, OP=op, BLOCK=256)
+    ptx = k.asm["ptx"]
+    name = {"fp8e4nv": "e4m3x2", "fp8e5": "e5m2x2"}[f8]
+    assert f"cvt.rn.f16x2.{name}" in ptx
+    assert (f"cvt.rn.satfinite.{name}.f32" in ptx) == (op != "div")

@@ -18,7 +18,7 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.enums import RoundingMode
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.utils import elementwise, inline_asm, scalar_type
+from tritium.lowering.utils import elementwise, inline_asm, per_register, scalar_type
 
 RULES = Rules()
 
@@ -147,3 +147,34 @@ def _ext_trunc(ctx, src, **params):
     if r is not None:
         return r
     return elementwise(ctx, ctx.op.name, [src], {n: ctx.op.attributes[n] for n in ctx.op.attributes})
+
+
+# float arithmetic on fp8 values: PTX has no fp8 arithmetic, so each op runs in f32 on the converted operands and
+# its result is rounded back (cvt.rn.satfinite), as the interpreter computes it; other types take the generic rule
+# (arith.divf: math.py's rule, which asks fp8_arith first)
+_FP8_ARITH = ("arith.addf", "arith.subf", "arith.mulf", "arith.remf", "arith.negf", "arith.maximumf",
+              "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.cmpf", "math.absf", "math.fma",
+              "math.copysign", "math.floor", "math.ceil", "math.sqrt", "math.round", "math.roundeven", "math.trunc")
+
+
+def fp8_arith(ctx, operands):
+    """``ctx.op`` (a float op) computed in f32 when its operands are fp8 (``[values]``), else None."""
+    op = ctx.op
+    elem = tt.elem_of(op.operands[0].type)
+    if not tt.is_fp8(elem):
+        return None
+    f32 = ir.F32Type.get()
+    n = ctx.nregs(op.results[0].type)
+    wide = [from_fp8(ctx, per_register(list(v), n), f32) for v in operands]
+    attrs = {name: op.attributes[name] for name in op.attributes}
+    is_cmp = op.name == "arith.cmpf"
+    out = [ctx.emit(op.name, [w[i] for w in wide], ctx.int_ty(1) if is_cmp else f32, attrs) for i in range(n)]
+    return [out if is_cmp else to_fp8(ctx, out, elem)]
+
+
+@RULES.register(*_FP8_ARITH)
+def _fp8_or_generic(ctx, *operands, **params):
+    from tritium.lowering.rules.elementwise import _arith_math
+
+    r = fp8_arith(ctx, operands)
+    return r if r is not None else _arith_math(ctx, *operands, **params)

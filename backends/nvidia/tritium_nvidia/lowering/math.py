@@ -61,7 +61,12 @@ def _extern(ctx, srcs, *, symbol, **_):
 @RULES.register("arith.divf")
 def _divf(ctx, x, y, **params):
     """Triton's default f32 division is the full-range approximate one (``div.full.f32``); ``precise_divf`` is
-    the exact one."""
+    the exact one.  fp8 operands: divided in f32 (IEEE) and rounded back."""
+    from .conversions import fp8_arith
+
+    r = fp8_arith(ctx, [x, y])
+    if r is not None:
+        return r
     ty = scalar_type(ctx.op.results[0].type)
     if not isinstance(ty, ir.F32Type):
         return elementwise(ctx, "arith.divf", [x, y], {n: ctx.op.attributes[n] for n in ctx.op.attributes})
