@@ -47,3 +47,27 @@ def test_fp8_arithmetic(gpu, fmt, op):
         torch.testing.assert_close(z.cpu(), ref, rtol=1e-6, atol=0)
     else:
         assert torch.equal(bits(z.cpu()), bits(satfinite(ref, tdt, largest)))
+
+
+def test_reinterpreted_buffers(gpu):
+    """tritium.reinterpret on CUDA tensors: int8 bytes seen as uint8 (logical shifts, unsigned division) and as
+    fp8e4nv, through the launcher's fast path (three launches), against torch's views of the same bytes."""
+    import tritium
+    from tests.runtime.test_reinterpret import int_ops, to_f32
+
+    n = 1000
+    raw = torch.randint(-128, 128, (n,), generator=torch.Generator().manual_seed(7), dtype=torch.int8)
+    x = raw.to(gpu.device)
+    shr, div = torch.zeros(n, dtype=torch.int8, device=gpu.device), torch.zeros(n, dtype=torch.int8, device=gpu.device)
+    wide = torch.zeros(n, dtype=torch.int32, device=gpu.device)
+    f = torch.zeros(n, device=gpu.device)
+    for _ in range(3):
+        int_ops[(4,)](tritium.reinterpret(x, tl.uint8), shr, div, wide, n, BLOCK=256)
+        to_f32[(4,)](tritium.reinterpret(x, tl.float8e4nv), f, n, BLOCK=256)
+    gpu.done()
+    u = raw.view(torch.uint8).to(torch.int32)
+    assert torch.equal(shr.cpu().view(torch.uint8).to(torch.int32), u >> 2)
+    assert torch.equal(div.cpu().view(torch.uint8).to(torch.int32), u // 3)
+    assert torch.equal(wide.cpu(), u)
+    want = raw.view(torch.float8_e4m3fn).float()
+    assert bool(((f.cpu() == want) | (f.cpu().isnan() & want.isnan())).all())
