@@ -6,12 +6,15 @@ layout; a scalar is a list of one.  Helpers emit at the context's insertion poin
 """
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
 from mlir import ir
 
-from ..dialects import tt
-from ..errors import LoweringError
+from ..dialects import layouts, tt
+from ..errors import CompilationError, LoweringError
+
+log = logging.getLogger(__name__)
 
 DYNAMIC_INDEX = -2147483648  # a ``rawConstantIndices`` entry that stands for the next dynamic index operand
 
@@ -125,6 +128,60 @@ def owner_predicate(ctx, ll):
     return c
 
 
+def vector_width(ctx, ptr, mask, elem_bits) -> int:
+    """Elements per vector access (up to 128 bits) for ``ptr``, a TTGIR tensor of pointers, and its ``mask`` (a
+    TTGIR value or None), from the layout's contiguous registers and the axis analysis: 1 without axis
+    information.  Every element of a vector shares its mask, and the vector's address is aligned to its size."""
+    if not tt.is_tensor(ptr.type) or ctx.axis_info is None:
+        return 1
+    ll = ctx.linear(ptr.type)
+    order = list(ctx.layout(ptr.type).order)
+    per_thread = layouts._contig_regs(ll, order[0])  # consecutive registers along the fastest dim
+    try:
+        v = int(ctx.axis_info.vector_width(ptr, mask, per_thread, elem_bits, order))
+    except Exception as e:  # the analysis has no answer for this value: scalar accesses are still correct
+        log.debug("vector width 1 for the access at %s: %s: %s", tt.loc_str(ctx.op), type(e).__name__, e)
+        return 1
+    v = max(1, min(v, per_thread, max(1, 128 // elem_bits)))
+    while v & (v - 1):
+        v &= v - 1
+    return v
+
+
+# ------------------------------------------------------------------------------------------------
+# Errors at the kernel's source line
+# ------------------------------------------------------------------------------------------------
+
+def source_of(loc):
+    """``(file, line, col)`` of an MLIR location (the innermost callee of a call site), or None."""
+    if loc.is_a_file():
+        return loc.filename, loc.start_line, loc.start_col
+    if loc.is_a_callsite():
+        return source_of(loc.callee) or source_of(loc.caller)
+    if loc.is_a_fused():
+        for x in loc.locations:
+            t = source_of(x)
+            if t:
+                return t
+    if loc.is_a_name():
+        return source_of(loc.child_loc)
+    return None
+
+
+def source_error(ctx, message: str) -> CompilationError:
+    """A :class:`~tritium.errors.CompilationError` at the source line of the op being lowered (``ctx.op``): what a
+    rule raises for a kernel the target cannot compile (an operation it does not support)."""
+    where = source_of(ctx.op.location) if ctx.op is not None else None
+    kernel, op = "", ctx.op
+    while op is not None and op.name != "func.func":
+        op = op.parent
+    if op is not None:
+        kernel = ir.StringAttr(op.attributes["sym_name"]).value
+    if where is None:
+        return CompilationError(message, kernel=kernel)
+    return CompilationError(message, where[0], where[1], where[2], kernel=kernel)
+
+
 # ------------------------------------------------------------------------------------------------
 # Scalar ops
 # ------------------------------------------------------------------------------------------------
@@ -150,6 +207,16 @@ def if_then(ctx, cond, body: Callable[[], None]) -> None:
             if i == 0:
                 body()
             ctx.emit_op("scf.yield", [])
+
+
+def if_else(ctx, cond, result_types, then: Callable[[], list], otherwise: Callable[[], list]) -> list:
+    """``scf.if cond -> (result_types) { then() } else { otherwise() }``: each callable emits its branch and returns
+    the values it yields; returns the results."""
+    ifop = ctx.emit_op("scf.if", [cond], list(result_types), regions=2)
+    for i, body in enumerate((then, otherwise)):
+        with ir.InsertionPoint(ir.Block.create_at_start(ifop.regions[i], [])):
+            ctx.emit_op("scf.yield", list(body()))
+    return list(ifop.results)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from typing import Any, Mapping, Optional
 from mlir import ir, passmanager
 
 from ..dialects import tt, ttg
-from ..errors import LoweringError
+from ..errors import CompilationError, LoweringError
 from .context import LoweringContext, TargetInfo
 from .utils import flat_types, regroup
 
@@ -130,7 +130,7 @@ def _lower_op(ctx: LoweringContext, op) -> None:
     with ctx.loc:
         try:
             res = rule(ctx, *operands, **params)
-        except LoweringError:
+        except (LoweringError, CompilationError):  # a CompilationError: the kernel's fault, at its source line
             raise
         except Exception as e:
             raise LoweringError(f"lowering '{op.name}' at {tt.loc_str(op)} failed: {type(e).__name__}: {e}") from e

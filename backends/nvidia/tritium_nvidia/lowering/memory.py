@@ -8,19 +8,15 @@ values are moved as i8.
 """
 from __future__ import annotations
 
-import logging
-
 from mlir import ir
 
-from tritium.dialects import layouts, tt
+from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import LoweringError, Rules
 from tritium.lowering.utils import (bit_width, cmpi, inline_asm, is_llvm_ptr, memory_type, owner_predicate,
-                                    per_register, scalar_type, smem_elem, unique_regs)
+                                    per_register, scalar_type, smem_elem, unique_regs, vector_width)
 
 RULES = Rules()
-
-log = logging.getLogger(__name__)
 
 # ------------------------------------------------------------------------------------------------
 # Moving values as words of PTX registers
@@ -91,25 +87,6 @@ _EVICT = {EvictionPolicy.EVICT_FIRST: ".L1::evict_first", EvictionPolicy.EVICT_L
 
 def _modifiers(cache, evict) -> str:
     return _CACHE.get(cache, "") + _EVICT.get(evict, "")
-
-
-def vector_width(ctx, ptr, mask, elem_bits) -> int:
-    """Elements per vector access for ``ptr``, a TTGIR tensor of pointers, and its ``mask`` (a TTGIR value or
-    None): 1 without axis information."""
-    if not tt.is_tensor(ptr.type) or ctx.axis_info is None:
-        return 1
-    ll = ctx.linear(ptr.type)
-    order = list(ctx.layout(ptr.type).order)
-    per_thread = layouts._contig_regs(ll, order[0])  # consecutive registers along the fastest dim
-    try:
-        v = int(ctx.axis_info.vector_width(ptr, mask, per_thread, elem_bits, order))
-    except Exception as e:  # the analysis has no answer for this value: scalar accesses are still correct
-        log.debug("vector width 1 for the access at %s: %s: %s", tt.loc_str(ctx.op), type(e).__name__, e)
-        return 1
-    v = max(1, min(v, per_thread, max(1, 128 // elem_bits)))
-    while v & (v - 1):
-        v &= v - 1
-    return v
 
 
 def _and(ctx, a, b):

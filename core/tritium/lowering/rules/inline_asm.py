@@ -1,12 +1,13 @@
-"""``tt.elementwise_inline_asm`` on CUDA: the asm string and constraints go to ``llvm.inline_asm`` unchanged
-(outputs first).  ``packed_element = P``: one asm invocation handles P elements of each operand; operands
+"""``tt.elementwise_inline_asm``: the asm string and constraints go to ``llvm.inline_asm`` unchanged (outputs
+first), in the target's own assembly language (PTX on cuda, AMDGCN on hip).  ``packed_element = P``: one asm invocation handles P elements of each operand; operands
 narrower than 32 bits are packed ``32 / bits`` to a 32-bit register (as an i32), results likewise unpacked."""
 from __future__ import annotations
 
 from mlir import ir
 
-from tritium.lowering import LoweringError, Rules
-from tritium.lowering.utils import bit_width, inline_asm, per_register, scalar_type
+from ...errors import LoweringError
+from ..table import Rules
+from ..utils import bit_width, inline_asm, per_register, scalar_type
 
 RULES = Rules()
 
