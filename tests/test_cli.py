@@ -167,31 +167,32 @@ def test_readme_compile_only_command(tmp_path):
 
 
 def test_backends_tell_the_truth_about_stages(capsys):
-    """What each backend implements comes from its compiler: hip stops after TTGIR and says so."""
+    """What each backend implements comes from its compiler."""
     assert cli.main(["backends", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["backends"]}
-    assert rows["hip"]["stages"] == ["ttir", "ttgir"]
-    assert rows["hip"]["unimplemented_stages"] == ["llir", "amdgcn", "hsaco"]
-    assert "hsaco" not in rows["hip"]["description"]
+    assert rows["hip"]["stages"] == ["ttir", "ttgir", "llir", "amdgcn", "hsaco"]
+    assert rows["hip"]["unimplemented_stages"] == []
     assert rows["interpreter"]["stages"] == ["ttir", "npy"] and rows["interpreter"]["unimplemented_stages"] == []
     if "cuda" in rows:
         assert rows["cuda"]["stages"] == ["ttir", "ttgir", "llir", "ptx", "cubin"]
     assert cli.main(["backends"]) == 0
-    assert "stages: ttir -> ttgir (not implemented yet: llir -> amdgcn -> hsaco)" in capsys.readouterr().out
+    assert "stages: ttir -> ttgir -> llir -> amdgcn -> hsaco\n" in capsys.readouterr().out
 
 
-def test_compile_for_hip_writes_what_it_implements(tmp_path, capsys):
+def test_compile_for_hip_writes_every_stage(tmp_path, capsys):
     ex = str(ROOT / "examples" / "vector_add.py") + ":add_kernel"
-    args = ["compile", ex, "-s", "*fp32:16,*fp32:16,*fp32:16,i32", "-c", "BLOCK_SIZE=1024", "-t", "hip:gfx942",
+    args = ["compile", ex, "-s", "*fp32:16,*fp32:16,*fp32:16,i32:16", "-c", "BLOCK_SIZE=1024", "-t", "hip:gfx942",
             "--out", str(tmp_path), "--no-cache"]
-    assert cli.main(args) == 0  # the default: the last stage hip implements
-    assert '"ttg.threads-per-warp" = 64' in (tmp_path / "add_kernel.ttgir").read_text()
-    assert cli.main(args + ["--emit", "ttir,ttgir"]) == 0
+    assert cli.main(args) == 0  # the default: the last stage
+    assert (tmp_path / "add_kernel.hsaco").read_bytes()[:4] == b"\x7fELF"
+    assert cli.main(args + ["--emit", "ttir,ttgir,llir,amdgcn,hsaco"]) == 0
     assert "tt.load" in (tmp_path / "add_kernel.ttir").read_text()
-    capsys.readouterr()
-    assert cli.main(args + ["--emit", "hsaco"]) == 2
-    err = capsys.readouterr().err
-    assert "does not implement stage 'hsaco' yet: it implements ttir -> ttgir; llir -> amdgcn -> hsaco" in err
+    assert '"ttg.threads-per-warp" = 64' in (tmp_path / "add_kernel.ttgir").read_text()
+    assert "define amdgpu_kernel void @add_kernel" in (tmp_path / "add_kernel.llir").read_text()
+    assert "global_load_dwordx4" in (tmp_path / "add_kernel.amdgcn").read_text()
+    assert (tmp_path / "add_kernel.hsaco").read_bytes()[:4] == b"\x7fELF"
+    meta = json.loads((tmp_path / "add_kernel.json").read_text())
+    assert meta["warp_size"] == 64 and meta["kernarg_size"] == 28
 
 
 def test_compile_out_removes_the_previous_compiles_files(fake, kfile, tmp_path, capsys):

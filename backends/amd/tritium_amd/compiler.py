@@ -62,7 +62,6 @@ def _ttir_passes() -> tuple:
 class HIPCompiler(BaseCompiler):
     name = "hip"
     warp_size = 64
-    unimplemented_stages = ("llir", "amdgcn", "hsaco")
 
     def supports_target(self, target: GPUTarget) -> bool:
         return target.backend == "hip"
@@ -81,8 +80,6 @@ class HIPCompiler(BaseCompiler):
         objects = ObjectHandoff()
         stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff)
         stages["ttgir"] = lambda src, metadata: self.make_ttgir(src, metadata, options, handoff)
-        if "llir" in self.unimplemented_stages:
-            return
         stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options, handoff)
         stages["amdgcn"] = lambda src, metadata: self.make_amdgcn(src, metadata, options, objects)
         stages["hsaco"] = lambda src, metadata: self.make_hsaco(src, metadata, options, objects)
@@ -154,7 +151,7 @@ class HIPCompiler(BaseCompiler):
         metadata (registers, spills, LDS, kernarg layout) into ``metadata``."""
         from .hsaco import kernel_metadata, llir_to_amdgcn
 
-        text, obj = llir_to_amdgcn(src, _arch(metadata))
+        text, obj = llir_to_amdgcn(src, metadata["name"], _arch(metadata))
         objects.put(text, obj)
         metadata.update(kernel_metadata(text, metadata.get("name")))
         return text

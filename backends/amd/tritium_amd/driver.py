@@ -1,5 +1,7 @@
-"""The HIP driver: probes the HIP runtime (``libamdhip64.so``, with ctypes) and says why it is not active; it cannot
-launch kernels until the AMD backend lands."""
+"""The HIP driver: probes the HIP runtime (``libamdhip64.so``, with ctypes) and says why it is not active.  The hip
+compiler builds hsaco code objects (``compile(src, target="hip:gfx942")``, ``tritium compile --target hip:gfx942``);
+the launcher (module load, kernarg packing from the metadata's ``kernargs``) is not written yet, so even with a ROCm
+runtime and a device the driver stays inactive and says so."""
 from __future__ import annotations
 
 import ctypes
@@ -9,6 +11,11 @@ from tritium.errors import BackendUnavailable, StageNotImplemented
 
 from .compiler import warp_size_of
 from .plugin import PIP, missing
+
+
+NO_LAUNCHER = ("the hip backend compiles kernels to hsaco but cannot launch them yet (no launcher); compile "
+               "for an explicit target instead: tritium compile --target hip:gfx942, or compile(src, "
+               "target='hip:gfx942')")
 
 
 class HIPDriver(BaseDriver):
@@ -33,7 +40,7 @@ class HIPDriver(BaseDriver):
         if missing():
             self._reason = f"hip-python is not installed: {PIP}"
             return
-        self._reason = "the hip driver cannot query the device arch yet"
+        self._reason = NO_LAUNCHER
 
     def is_active(self) -> bool:
         self._probe()
@@ -51,4 +58,4 @@ class HIPDriver(BaseDriver):
     def launch(self, kernel, grid, args) -> None:
         if not self.is_active():
             raise BackendUnavailable(f"hip: {self._reason}")
-        raise StageNotImplemented("the hip backend cannot launch kernels yet")
+        raise StageNotImplemented(f"hip: {NO_LAUNCHER}")

@@ -1,0 +1,299 @@
+"""Loads, stores and atomics on global memory for AMD GPUs, as plain LLVM memory operations the AMDGPU backend
+selects (``global_load_dwordx4``, ``global_store_dword``, ``global_atomic_*``): no inline assembly.
+
+* A load or store moves ``vec`` consecutive registers as one LLVM vector (up to 128 bits), its alignment the
+  vector's size: the width the layout's contiguous registers and the axis analysis allow
+  (:func:`tritium.lowering.utils.vector_width`: every element of a vector shares its mask).
+* A mask is a branch (``scf.if``): a masked-off load yields ``other`` (zero without one), a masked-off store does
+  nothing.  Replicated elements are stored once (by their first register, in their first thread); a scalar store or
+  atomic is done by thread 0, and a scalar atomic's result reaches the other threads through LDS.
+* Cache modifiers: a ``.cv`` load and a ``.wt`` store are volatile (they bypass the caches), ``.cg`` / ``.cs``
+  loads and ``.cs`` stores non-temporal; eviction policies have no AMD counterpart and are ignored.
+* Atomics: ``atomicrmw`` / ``cmpxchg`` with the op's ordering (relaxed -> monotonic, acquire, release, acq_rel) and
+  scope (``gpu`` -> ``syncscope("agent")``, ``cta`` -> ``"workgroup"``, ``sys`` -> the system scope).  Float max /
+  min take the integer orderings of the bits (a value with its sign bit clear: signed max / min; set: unsigned min /
+  max), the total order ``-NaN < -inf < .. < -0 < +0 < .. < +inf < +NaN`` the interpreter and the cuda backend
+  follow.  Masked-off lanes return 0.
+
+i1 values are moved as i8, fp8 values as i8 (LLVM has no fp8 types).
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from tritium.dialects import tt
+from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
+from tritium.lowering import Rules
+from tritium.lowering.utils import (bit_width, cmpi, if_else, if_then, is_llvm_ptr, memory_type, owner_predicate,
+                                    per_register, scalar_type, smem_elem, source_error, unique_regs, vector_of,
+                                    vector_width)
+
+RULES = Rules()
+
+#: LLVM's AtomicOrdering / AtomicBinOp encodings (MLIR's llvm dialect enums)
+_ORDERING = {MemSemantic.RELAXED: 2, MemSemantic.ACQUIRE: 4, MemSemantic.RELEASE: 5,
+             MemSemantic.ACQUIRE_RELEASE: 6}
+_FAILURE_ORDERING = {2: 2, 4: 4, 5: 2, 6: 4}  # a cmpxchg's failure ordering: no release part
+_BIN_OP = {"xchg": 0, "add": 1, "and": 3, "or": 5, "xor": 6, "max": 7, "min": 8, "umax": 9, "umin": 10,
+           "fadd": 11}
+_SCOPE = {MemSyncScope.GPU: "agent", MemSyncScope.CTA: "workgroup", MemSyncScope.SYSTEM: None}
+
+_VOLATILE_LOAD = {CacheModifier.CV}
+_NONTEMPORAL_LOAD = {CacheModifier.CG, CacheModifier.CS}
+_VOLATILE_STORE = {CacheModifier.WT}
+_NONTEMPORAL_STORE = {CacheModifier.CS}
+
+
+def _i64(ctx, v):
+    return ir.IntegerAttr.get(ctx.int_ty(64), v)
+
+
+def _and(ctx, a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return ctx.emit("arith.andi", [a, b], a.type)
+
+
+def _thread_zero(ctx):
+    """i1: this is thread 0 (who does a scalar store or atomic)."""
+    return cmpi(ctx, "eq", ctx.thread_id(), ctx.c32(0))
+
+
+def _elem(ctx, ty):
+    """``(element type, memory type, to memory, from memory)`` of a TTGIR value type: i1 and fp8 move as i8."""
+    elem = scalar_type(ty)
+    if isinstance(elem, ir.IntegerType) and elem.width == 1:
+        i8 = ctx.int_ty(8)
+        return (elem, i8, lambda v: ctx.emit("arith.extui", [v], i8),
+                lambda v: cmpi(ctx, "ne", v, ctx.const(i8, 0)))
+    if tt.is_fp8(elem):
+        i8 = ctx.int_ty(8)
+        return (elem, i8, lambda v: ctx.emit("arith.bitcast", [v], i8),
+                lambda v: ctx.emit("arith.bitcast", [v], elem))
+    mty = memory_type(elem) if not is_llvm_ptr(elem) else elem
+    return elem, mty, (lambda v: v), (lambda v: v)
+
+
+def _zero(ctx, ty):
+    if is_llvm_ptr(ty):
+        return ctx.emit("llvm.mlir.zero", [], ty)
+    return ctx.const(ty, 0)
+
+
+def _mem_attrs(ctx, nbytes, volatile=False, nontemporal=False) -> dict:
+    attrs = {"alignment": _i64(ctx, nbytes)}
+    if volatile:
+        attrs["volatile_"] = ir.UnitAttr.get()
+    elif nontemporal:
+        attrs["nontemporal"] = ir.UnitAttr.get()
+    return attrs
+
+
+def _width(ctx, ptr_v, mask_v, mty) -> int:
+    if is_llvm_ptr(mty):  # pointers one at a time
+        return 1
+    return vector_width(ctx, ptr_v, mask_v, bit_width(mty))
+
+
+def _reject_block_pointer(ctx, ptr_ty) -> None:
+    if tt.is_ptr(ptr_ty) and tt.is_tensor(tt.pointee(ptr_ty)):
+        raise source_error(ctx, "block pointers (tt.make_tensor_ptr) reached the hip lowering: the TTIR pipeline's "
+                                "block-pointer rewrite should have removed them")
+
+
+# ------------------------------------------------------------------------------------------------
+# Loads and stores
+# ------------------------------------------------------------------------------------------------
+
+@RULES.register("tt.load")
+def _load(ctx, ptr, mask, other, *, cache=CacheModifier.NONE, evict=EvictionPolicy.NORMAL, isVolatile=False,
+          **_):
+    ptr_v = ctx.op.operands[0]
+    mask_v = ctx.op.operands[1] if mask is not None else None
+    _reject_block_pointer(ctx, ptr_v.type)
+    res_ty = ctx.op.results[0].type
+    n = ctx.nregs(res_ty)
+    elem, mty, to_m, from_m = _elem(ctx, res_ty)
+    nbytes = max(1, bit_width(mty) // 8)
+    ptrs = per_register(ptr, n)
+    masks = per_register(mask, n) if mask is not None else None
+    others = [to_m(v) for v in per_register(other, n)] if other is not None else None
+    vec = _width(ctx, ptr_v, mask_v, mty)
+    vty = ir.VectorType.get([vec], mty) if vec > 1 else mty
+    attrs = _mem_attrs(ctx, vec * nbytes, volatile=isVolatile or cache in _VOLATILE_LOAD,
+                       nontemporal=cache in _NONTEMPORAL_LOAD)
+    out = []
+    for c in range(0, n, vec):
+        def load(c=c):
+            return [ctx.emit("llvm.load", [ptrs[c]], vty, attrs)]
+
+        if masks is None:
+            v = load()[0]
+        else:
+            if others is not None:
+                alt = others[c] if vec == 1 else vector_of(ctx, others[c:c + vec], mty)
+            else:
+                alt = _zero(ctx, mty) if vec == 1 else vector_of(ctx, [_zero(ctx, mty)] * vec, mty)
+            v = if_else(ctx, masks[c], [vty], load, lambda alt=alt: [alt])[0]
+        if vec == 1:
+            out.append(from_m(v))
+        else:
+            out.extend(from_m(ctx.emit("llvm.extractelement", [v, ctx.c32(i)], mty)) for i in range(vec))
+    return [out]
+
+
+@RULES.register("tt.store")
+def _store(ctx, ptr, value, mask, *, cache=CacheModifier.NONE, evict=EvictionPolicy.NORMAL, **_):
+    ptr_v, val_v = ctx.op.operands[0], ctx.op.operands[1]
+    mask_v = ctx.op.operands[2] if mask is not None else None
+    _reject_block_pointer(ctx, ptr_v.type)
+    n = ctx.nregs(val_v.type)
+    elem, mty, to_m, from_m = _elem(ctx, val_v.type)
+    nbytes = max(1, bit_width(mty) // 8)
+    ptrs = per_register(ptr, n)
+    vals = [to_m(v) for v in per_register(value, n)]
+    masks = per_register(mask, n) if mask is not None else None
+    vec = _width(ctx, ptr_v, mask_v, mty)
+    attrs = _mem_attrs(ctx, vec * nbytes, volatile=cache in _VOLATILE_STORE, nontemporal=cache in _NONTEMPORAL_STORE)
+    if tt.is_tensor(ptr_v.type):
+        ll = ctx.linear(ptr_v.type)
+        own = owner_predicate(ctx, ll)
+        uniq = unique_regs(ll)
+    else:
+        own = _thread_zero(ctx)
+        uniq = {0}
+    for c in range(0, n, vec):
+        if c not in uniq:
+            continue
+
+        def store(c=c):
+            v = vals[c] if vec == 1 else vector_of(ctx, vals[c:c + vec], mty)
+            ctx.emit_op("llvm.store", [v, ptrs[c]], attrs=attrs)
+
+        pred = _and(ctx, own, masks[c] if masks is not None else None)
+        if pred is None:
+            store()
+        else:
+            if_then(ctx, pred, store)
+    return []
+
+
+# ------------------------------------------------------------------------------------------------
+# Atomics
+# ------------------------------------------------------------------------------------------------
+
+def _rmw(ctx, kind: str, p, v, ordering: int, scope):
+    attrs = {"bin_op": _i64(ctx, _BIN_OP[kind]), "ordering": _i64(ctx, ordering)}
+    if scope:
+        attrs["syncscope"] = ir.StringAttr.get(scope)
+    return ctx.emit("llvm.atomicrmw", [p, v], v.type, attrs)
+
+
+def _as_int(ctx, v):
+    t = v.type
+    return v if isinstance(t, ir.IntegerType) else ctx.emit("arith.bitcast", [v], ctx.int_ty(bit_width(t)))
+
+
+def _from_int(ctx, w, t):
+    return w if isinstance(t, ir.IntegerType) else ctx.emit("arith.bitcast", [w], t)
+
+
+def _rmw_kind(ctx, rmw: RMWOp, elem) -> str:
+    f = isinstance(elem, ir.FloatType)
+    if rmw in (RMWOp.FADD, RMWOp.ADD) and f:
+        return "fadd"
+    if rmw in (RMWOp.MAX, RMWOp.MIN) and f:
+        return "f" + ("max" if rmw == RMWOp.MAX else "min")
+    if f and rmw != RMWOp.XCHG:
+        raise source_error(ctx, f"atomic {rmw.name.lower()} on {elem} is not supported")
+    return {RMWOp.AND: "and", RMWOp.OR: "or", RMWOp.XOR: "xor", RMWOp.ADD: "add", RMWOp.MAX: "max",
+            RMWOp.MIN: "min", RMWOp.UMAX: "umax", RMWOp.UMIN: "umin", RMWOp.XCHG: "xchg"}[rmw]
+
+
+def _used(value) -> bool:
+    return any(True for _ in value.uses)
+
+
+def _one_atomic(ctx, kind, p, v, cmp, ordering, scope):
+    """One atomic on scalar ``v`` at ``p``; returns the old value."""
+    t = v.type
+    if kind == "cas":
+        i = ctx.int_ty(bit_width(t))
+        st = ir.Type.parse(f"!llvm.struct<({i}, i1)>")
+        attrs = {"success_ordering": _i64(ctx, ordering), "failure_ordering": _i64(ctx, _FAILURE_ORDERING[ordering])}
+        if scope:
+            attrs["syncscope"] = ir.StringAttr.get(scope)
+        pair = ctx.emit("llvm.cmpxchg", [p, _as_int(ctx, cmp), _as_int(ctx, v)], st, attrs)
+        old = ctx.emit("llvm.extractvalue", [pair], i, {"position": ir.DenseI64ArrayAttr.get([0])})
+        return _from_int(ctx, old, t)
+    if kind in ("fmax", "fmin"):
+        # the integer orderings of the bits: sign clear -> signed max (min), sign set -> unsigned min (max)
+        w = _as_int(ctx, v)
+        neg = cmpi(ctx, "slt", w, ctx.const(w.type, 0))
+        pos_op, neg_op = ("max", "umin") if kind == "fmax" else ("min", "umax")
+        old = if_else(ctx, neg, [w.type], lambda: [_rmw(ctx, neg_op, p, w, ordering, scope)],
+                      lambda: [_rmw(ctx, pos_op, p, w, ordering, scope)])[0]
+        return _from_int(ctx, old, t)
+    return _rmw(ctx, kind, p, v, ordering, scope)
+
+
+def _atomic(ctx, ptr, val, cmp, mask, sem, scope, kind):
+    ptr_v = ctx.op.operands[0]
+    res_ty = ctx.op.results[0].type
+    elem = scalar_type(res_ty)
+    bits = bit_width(elem)
+    if bits not in (16, 32, 64):
+        raise source_error(ctx, f"atomics on {elem} are not supported on hip targets (16-, 32- and 64-bit types are)")
+    n = ctx.nregs(res_ty)
+    ptrs = per_register(ptr, n)
+    vals = per_register(val, n)
+    cmps = per_register(cmp, n) if cmp is not None else None
+    masks = per_register(mask, n) if mask is not None else None
+    ordering = _ORDERING[sem]
+    sc = _SCOPE[scope]
+    scalar = not tt.is_tensor(ptr_v.type)
+    if scalar:
+        own, uniq, ll = _thread_zero(ctx), {0}, None
+    else:
+        ll = ctx.linear(ptr_v.type)
+        own, uniq = owner_predicate(ctx, ll), unique_regs(ll)
+    out, results = [], {}
+    for r in range(n):
+        if r not in uniq:  # a replica: the first holder's result
+            ix = ll.index(r)
+            out.append(results[next(q for q in range(n) if ll.index(q) == ix)])
+            continue
+        pred = _and(ctx, own, masks[r] if masks is not None else None)
+
+        def do(r=r):
+            return [_one_atomic(ctx, kind, ptrs[r], vals[r], cmps[r] if cmps is not None else None, ordering, sc)]
+
+        v = do()[0] if pred is None else if_else(ctx, pred, [elem], do, lambda: [_zero(ctx, elem)])[0]
+        results[r] = v
+        out.append(v)
+    if scalar and not _used(ctx.op.results[0]):
+        return [[out[0]]]
+    if scalar:  # thread 0's result to every thread, through LDS
+        sty, to_s, from_s, nbytes = smem_elem(ctx, res_ty)
+        buf = ctx.scratch(ctx.op, nbytes)
+        p = ctx.smem_ptr(ctx.c32(0), sty, buf.base)
+        if_then(ctx, own, lambda: ctx.emit_op("llvm.store", [to_s(out[0]), p]))
+        ctx.barrier()
+        v = from_s(ctx.emit("llvm.load", [p], sty))
+        ctx.release(buf)
+        return [[v]]
+    return [out]
+
+
+@RULES.register("tt.atomic_rmw")
+def _atomic_rmw(ctx, ptr, val, mask, *, atomic_rmw_op=RMWOp.ADD, sem=MemSemantic.ACQUIRE_RELEASE,
+                scope=MemSyncScope.GPU):
+    elem = scalar_type(ctx.op.results[0].type)
+    return _atomic(ctx, ptr, val, None, mask, sem, scope, _rmw_kind(ctx, atomic_rmw_op, elem))
+
+
+@RULES.register("tt.atomic_cas")
+def _atomic_cas(ctx, ptr, cmp, val, *, sem=MemSemantic.ACQUIRE_RELEASE, scope=MemSyncScope.GPU):
+    return _atomic(ctx, ptr, val, cmp, None, sem, scope, "cas")

@@ -1,0 +1,118 @@
+"""The AMD :class:`~tritium.lowering.TargetInfo`: ROCDL work-item / work-group ids, the grid size from the code
+object's implicit kernel arguments, cross-lane moves (DPP, ``ds_swizzle``, ``ds_bpermute``), ``s_barrier``.
+
+Cross-lane moves of a 32-bit value (what Triton's AMD backend picks, written here from the ISA's definitions):
+
+* ``lane ^ 1`` / ``lane ^ 2``: DPP ``quad_perm`` ([1, 0, 3, 2] / [2, 3, 0, 1]) -- the move rides on the VALU op;
+* ``lane ^ 4`` / ``lane ^ 8``: two DPP row shifts: the banks (groups of 4 lanes of a 16-lane row) whose partner is
+  below take ``row_shr:k``, the others ``row_shl:k`` (bank masks ``0b1010`` / ``0b0101`` for 4, ``0b1100`` /
+  ``0b0011`` for 8);
+* ``lane ^ 16``: ``ds_swizzle`` in bit-mask mode (and 0x1f, or 0, xor 0x10: within 32 lanes);
+* anything else (``lane ^ 32`` on wave64, any lane index): ``ds_bpermute`` (the source lane's byte address
+  ``lane * 4``), which reads any lane of the wavefront.
+
+``printf`` and ``assert_fail`` need the ROCm device libraries (ockl's hostcall printf, ``__assert_fail``), which no
+pinned package provides: both are a :class:`~tritium.errors.CompilationError` at the op's source line.
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from tritium.lowering import TargetInfo
+from tritium.lowering.utils import source_error
+
+from ..compiler import warp_size_of
+
+#: DPP control words (the ISA's DPP_CTRL encodings)
+DPP_QUAD_PERM = 0x000  # + 2-bit lane selects for lanes 0..3 of each quad
+DPP_ROW_SHL = 0x100  # + shift 1..15: lane l reads lane l + k of its row
+DPP_ROW_SHR = 0x110  # + shift 1..15: lane l reads lane l - k of its row
+ALL = 0xF  # every row / every bank
+
+#: (offset of the implicit kernel arguments) hidden_block_count_x / _y / _z in code object v5
+BLOCK_COUNT_OFFSET = (0, 4, 8)
+
+
+def _quad_perm(sel) -> int:
+    return DPP_QUAD_PERM | sum(s << (2 * i) for i, s in enumerate(sel))
+
+
+class AMDTargetInfo(TargetInfo):
+    name = "hip"
+    shared_address_space = 3  # LDS
+    global_address_space = 1
+
+    def __init__(self, arch: str = "gfx942"):
+        self.arch = str(arch)
+        self.warp_size = warp_size_of(self.arch)
+
+    # ------------------------------------------------------------------ ids and sizes
+    def thread_id(self, ctx):
+        return ctx.emit("rocdl.workitem.id.x", [], ctx.i32())
+
+    def program_id(self, ctx, axis):
+        return ctx.emit(f"rocdl.workgroup.id.{'xyz'[axis]}", [], ctx.i32())
+
+    def num_programs(self, ctx, axis):
+        """The grid's size in work-groups along ``axis``: ``hidden_block_count_{x,y,z}``, the first implicit kernel
+        arguments of code object v5 (``llvm.amdgcn.implicitarg.ptr``).  ``rocdl.grid.dim`` would call ockl's
+        ``__ockl_get_num_groups``, which is not available here."""
+        ptr4 = ir.Type.parse("!llvm.ptr<4>")
+        base = ctx.emit("llvm.call_intrinsic", [], ptr4, {
+            "intrin": ir.StringAttr.get("llvm.amdgcn.implicitarg.ptr"),
+            "fastmathFlags": ir.Attribute.parse("#llvm.fastmath<none>"),
+            "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])})
+        off = BLOCK_COUNT_OFFSET[axis]
+        p = base if not off else ctx.emit("llvm.getelementptr", [base], ptr4, {
+            "rawConstantIndices": ir.DenseI32ArrayAttr.get([off]), "elem_type": ir.TypeAttr.get(ctx.int_ty(8))})
+        return ctx.emit("llvm.load", [p], ctx.i32(), {"invariant": ir.UnitAttr.get(),
+                                                       "alignment": ir.IntegerAttr.get(ctx.int_ty(64), 4)})
+
+    # ------------------------------------------------------------------ cross-lane moves
+    def _dpp(self, ctx, old, src, ctrl, bank_mask=ALL):
+        i32 = ctx.i32()
+        return ctx.emit("rocdl.update.dpp", [old, src], i32, {
+            "dppCtrl": ir.IntegerAttr.get(i32, ctrl), "rowMask": ir.IntegerAttr.get(i32, ALL),
+            "bankMask": ir.IntegerAttr.get(i32, bank_mask), "boundCtrl": ir.BoolAttr.get(False)})
+
+    def shuffle_xor(self, ctx, value, mask):
+        if mask == 1:
+            return self._dpp(ctx, value, value, _quad_perm((1, 0, 3, 2)))
+        if mask == 2:
+            return self._dpp(ctx, value, value, _quad_perm((2, 3, 0, 1)))
+        if mask in (4, 8):
+            # banks whose partner lane is below read row_shr:mask, the others row_shl:mask
+            below = 0b1010 if mask == 4 else 0b1100
+            low = self._dpp(ctx, value, value, DPP_ROW_SHR + mask, below)
+            return self._dpp(ctx, low, value, DPP_ROW_SHL + mask, ALL & ~below)
+        if mask == 16:
+            offset = ctx.emit("llvm.mlir.constant", [], ctx.i32(),
+                              {"value": ir.IntegerAttr.get(ctx.i32(), (0x10 << 10) | 0x1F)})
+            return ctx.emit("rocdl.ds_swizzle", [value, offset], ctx.i32())
+        lane = ctx.emit("arith.xori", [ctx.lane_id(), ctx.c32(mask)], ctx.i32())
+        return self._bpermute(ctx, value, lane)
+
+    def shuffle_idx(self, ctx, value, src_lane):
+        return self._bpermute(ctx, value, src_lane)
+
+    def _bpermute(self, ctx, value, lane):
+        addr = ctx.emit("arith.shli", [lane, ctx.c32(2)], ctx.i32())
+        return ctx.emit("rocdl.ds_bpermute", [addr, value], ctx.i32())
+
+    # ------------------------------------------------------------------ synchronisation
+    def barrier(self, ctx):
+        """``s_barrier`` between workgroup-scope release / acquire fences: LDS writes before it are visible after
+        it (``rocdl.barrier``)."""
+        ctx.emit_op("rocdl.barrier", [])
+
+    # ------------------------------------------------------------------ debugging
+    def printf(self, ctx, fmt, args):
+        raise source_error(ctx, f"device printing (tl.device_print / print) is not supported on hip targets yet: "
+                                f"it needs the ROCm device libraries (ockl's hostcall printf), which no pinned "
+                                f"package provides ({self.arch})")
+
+    def assert_fail(self, ctx, message, file, line, function):
+        raise source_error(ctx, f"device assertions (tl.device_assert / assert) are not supported on hip targets "
+                                f"yet: they need the ROCm device libraries (__assert_fail), which no pinned package "
+                                f"provides ({self.arch})")
