@@ -110,6 +110,15 @@ def test_llir_is_an_amdgpu_kernel():
     assert "llvm.amdgcn.workitem.id.x" in llir and "llvm.amdgcn.workgroup.id.x" in llir
 
 
+@pytest.mark.parametrize("arch,preload", [("gfx942", True), ("gfx90a", False)])
+def test_kernel_arguments_are_preloaded_on_cdna3(arch, preload):
+    fn, sig, ce = CASES["add"]
+    k = build(fn, sig, arch, **ce)
+    assert ("define amdgpu_kernel void @add_kernel(ptr addrspace(1) inreg" in k.asm["llir"]) == preload
+    m = re.search(r"\.amdhsa_user_sgpr_kernarg_preload_length (\d+)", k.asm["amdgcn"])
+    assert (m is not None and int(m.group(1)) > 0) == preload
+
+
 # ------------------------------------------------------------------ memory
 @pytest.mark.parametrize("arch,load,store", [("gfx942", "global_load_dwordx4", "global_store_dwordx4"),
                                              ("gfx90a", "global_load_dwordx4", "global_store_dwordx4"),

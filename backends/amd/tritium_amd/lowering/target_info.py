@@ -46,6 +46,14 @@ class AMDTargetInfo(TargetInfo):
         self.arch = str(arch)
         self.warp_size = warp_size_of(self.arch)
 
+    def kernel_arg_attrs(self, ty) -> dict:
+        """On gfx94x / gfx950 the kernel's arguments are ``inreg``: the hardware preloads the first kernarg dwords
+        into SGPRs (``.amdhsa_user_sgpr_kernarg_preload_length``), saving the ``s_load`` of the arguments, as
+        Triton does on CDNA3 / CDNA4."""
+        if self.arch.startswith(("gfx94", "gfx95")):
+            return {"llvm.inreg": ir.UnitAttr.get()}
+        return {}
+
     # ------------------------------------------------------------------ ids and sizes
     def thread_id(self, ctx):
         return ctx.emit("rocdl.workitem.id.x", [], ctx.i32())
