@@ -141,8 +141,8 @@ def test_make_ttir_for_cuda_without_gpu(tmp_path):
     assert k.metadata["name"] == "add_kernel" and k.metadata["target"]["arch"] == 90
     ptx = compile(s, target="cuda:90", until="ptx").asm["ptx"]  # no GPU needed for the whole pipeline
     assert ".target sm_90a" in ptx and ".entry add_kernel" in ptx
-    with pytest.raises(StageNotImplemented, match="implements the ttir stage only"):
-        compile(s, target="hip:gfx942")
+    amdgcn = compile(s, target="hip:gfx942", until="amdgcn").asm["amdgcn"]  # nor for the hip one
+    assert '.amdgcn_target "amdgcn-amd-amdhsa--gfx942' in amdgcn and "add_kernel:" in amdgcn
 
 
 def test_signature_keeps_parameter_order_through_the_file_cache(fake):
