@@ -1,61 +1,367 @@
-"""The HIP driver: probes the HIP runtime (``libamdhip64.so``, with ctypes) and says why it is not active.  The hip
-compiler builds hsaco code objects (``compile(src, target="hip:gfx942")``, ``tritium compile --target hip:gfx942``);
-the launcher (module load, kernarg packing from the metadata's ``kernargs``) is not written yet, so even with a ROCm
-runtime and a device the driver stays inactive and says so."""
+"""The HIP driver: device probing and properties, module loading and launching, over hip-python (``from hip import
+hip``, pinned in the ``amd`` extra).
+
+Importing this module imports nothing HIP: hip-python is imported the first time the driver is asked anything, and
+a machine without hip-python, without the ROCm runtime (hip-python imports without it and raises on its first call:
+``failed to dlopen libamdhip64.so``) or without an AMD GPU gets ``is_active() == False`` with the reason in
+``inactive_reason()``.  ``TRITIUM_COMPILE_ONLY=1`` (with ``TRITIUM_TARGET=hip:<arch>``) makes the driver "active"
+without a device: kernels compile (into the file cache) and nothing launches, as on cuda.
+
+Loading (once per kernel and device, ``kernel.loaded[device]``): ``hipModuleLoadData`` of the hsaco,
+``hipModuleGetFunction`` by the kernel's symbol; the kernel's arch checked against the device's ``gcnArchName``;
+LDS beyond the device's limit and work-groups (``num_warps * wavefront``) beyond its threads per block (or the
+code object's ``max_flat_workgroup_size``) are :class:`~tritium.errors.OutOfResources` naming the kernel; dynamic LDS
+beyond the default opted in with ``hipFuncSetAttribute(hipFuncAttributeMaxDynamicSharedMemorySize)``.
+
+Launching: the kernarg segment packed from the code object's layout (:mod:`tritium_amd.launcher`) and
+``hipModuleLaunchKernel`` with it in the ``extra`` form, on the current stream: torch's
+(``torch.cuda.current_stream()`` is the HIP stream on ROCm builds of torch) when torch is imported, else the null
+stream.  ``driver.launcher(kernel, device)`` is the JIT's relaunch fast path (the loaded kernel's generated launch
+on the current stream).  Nothing of this has run on an AMD GPU: the launch path is exercised with a stand-in for
+hip-python (:mod:`tritium_amd.stub`, tests only) and the packer against real compiled code objects.
+"""
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
+import threading
+from typing import Any, Optional
 
 from tritium.compiler.backend import BaseDriver, GPUTarget
-from tritium.errors import BackendUnavailable, StageNotImplemented
+from tritium.errors import BackendUnavailable, KernelRuntimeError, OutOfResources
 
+from . import launcher as _launcher
 from .compiler import warp_size_of
-from .plugin import PIP, missing
+from .plugin import PIP
+
+COMPILE_ONLY_ENV = "TRITIUM_COMPILE_ONLY"
+
+_hip = None
 
 
-NO_LAUNCHER = ("the hip backend compiles kernels to hsaco but cannot launch them yet (no launcher); compile "
-               "for an explicit target instead: tritium compile --target hip:gfx942, or compile(src, "
-               "target='hip:gfx942')")
+def hip() -> Any:
+    """hip-python's ``hip`` module (imported on first use; tests put a stand-in in ``_hip``)."""
+    global _hip
+    if _hip is None:
+        from hip import hip as _h
+
+        _hip = _h
+    return _hip
+
+
+def compile_only() -> bool:
+    """``TRITIUM_COMPILE_ONLY=1``: active without a device, compiles and launches nothing (as on cuda)."""
+    return os.environ.get(COMPILE_ONLY_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class HIPError(KernelRuntimeError, RuntimeError):
+    """A failed HIP runtime call: the call, the hipError_t's name and number."""
+
+    def __init__(self, call: str, code: Any, name: str = ""):
+        self.call, self.code, self.error_name = call, int(code), name
+        super().__init__(f"{call} failed: {name or 'hipError_t'} ({int(code)})")
+
+
+def error_name(code: Any) -> str:
+    """``hipError...`` for a hipError_t (its enum name, else ``hipGetErrorName``); never raises."""
+    name = getattr(code, "name", None)
+    if isinstance(name, str):
+        return name
+    try:
+        n = hip().hipGetErrorName(code)
+        n = n[-1] if isinstance(n, tuple) else n
+        return n.decode() if isinstance(n, bytes) else str(n)
+    except Exception:  # noqa: BLE001 - naming an error must never raise
+        return "hipError_t"
+
+
+def check(call: str, result: Any) -> Any:
+    """Unwrap a hip-python result tuple ``(hipError_t, *values)``; raise :class:`HIPError` on failure."""
+    if not isinstance(result, tuple):
+        result = (result,)
+    err = result[0]
+    if int(err) != 0:
+        raise HIPError(call, err, error_name(err))
+    if len(result) == 1:
+        return None
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).split(b"\0", 1)[0].decode(errors="replace")
+    return str(v)
+
+
+class _Device:
+    """One HIP device: its properties (read once with hipGetDeviceProperties)."""
+
+    def __init__(self, index: int):
+        self.index = index
+        p = check("hipGetDeviceProperties", hip().hipGetDeviceProperties(index))
+        self.gcn_arch_name = _text(p.gcnArchName)  # e.g. "gfx942:sramecc+:xnack-"
+        self.arch = self.gcn_arch_name.split(":", 1)[0]
+        self.warp_size = int(p.warpSize)
+        self.lds = int(p.sharedMemPerBlock)
+        self.lds_optin = max(self.lds, int(getattr(p, "sharedMemPerBlockOptin", 0) or 0))
+        self.max_threads = int(p.maxThreadsPerBlock)
+        self._props = {
+            "name": _text(p.name), "arch": self.arch, "gcnArchName": self.gcn_arch_name,
+            "multiprocessor_count": int(p.multiProcessorCount), "max_shared_mem": self.lds_optin,
+            "max_shared_mem_default": self.lds, "max_num_regs": int(getattr(p, "regsPerBlock", 0) or 0),
+            "warpSize": self.warp_size, "max_threads_per_block": self.max_threads,
+            "sm_clock_rate": int(getattr(p, "clockRate", 0) or 0),
+            "mem_clock_rate": int(getattr(p, "memoryClockRate", 0) or 0),
+            "mem_bus_width": int(getattr(p, "memoryBusWidth", 0) or 0),
+        }
+
+    def properties(self) -> dict:
+        return self._props
+
+    def make_current(self) -> None:
+        check("hipSetDevice", hip().hipSetDevice(self.index))
+
+
+class LoadedKernel:
+    """A CompiledKernel's hsaco loaded on one device: module, function, kernarg packer and launch function."""
+
+    def __init__(self, driver: "HIPDriver", kernel: Any, device: _Device):
+        h = hip()
+        md = kernel.metadata
+        self.name = md.get("name") or getattr(kernel, "name", "kernel")
+        hsaco = (getattr(kernel, "asm", {}) or {}).get("hsaco")
+        if hsaco is None:
+            raise KernelRuntimeError(f"kernel '{self.name}' has no hsaco (stages: {list(kernel.asm)}); compile it "
+                                     f"for a hip target to launch it on an AMD GPU")
+        if isinstance(hsaco, str):
+            hsaco = hsaco.encode("latin-1")
+        arch = (md.get("target") or {}).get("arch")
+        if arch and str(arch) != device.arch:
+            raise KernelRuntimeError(f"kernel '{self.name}' was compiled for {arch} but device {device.index} is "
+                                     f"{device.arch}: compile it for hip:{device.arch}")
+        self.device = device
+        warp = int(md.get("wavefront_size") or md.get("warp_size") or device.warp_size)
+        if warp != device.warp_size:
+            raise KernelRuntimeError(f"kernel '{self.name}' was compiled for wave{warp} but device {device.index} "
+                                     f"runs wave{device.warp_size}")
+        self.num_warps = int(md.get("num_warps", 4) or 4)
+        self.block = self.num_warps * warp
+        limit = min(device.max_threads, int(md.get("max_flat_workgroup_size") or device.max_threads))
+        if self.block > limit:
+            raise OutOfResources(self.block, limit, f"threads per block (num_warps * {warp})", self.name,
+                                 "A lower num_warps fits.")
+        static = int(md.get("lds", 0) or 0)  # the code object's group segment (LDS the kernel declares)
+        self.shared = max(static, int(md.get("shared", 0) or 0))
+        if self.shared > device.lds_optin:
+            raise OutOfResources(self.shared, device.lds_optin, "LDS (bytes)", self.name,
+                                 "Smaller blocks or a lower num_stages need less.")
+        self.dynamic_shared = self.shared - static
+        device.make_current()
+        self._image = ctypes.create_string_buffer(bytes(hsaco), len(hsaco))  # kept while the module lives
+        self.module = check(f"hipModuleLoadData({self.name})", h.hipModuleLoadData(ctypes.addressof(self._image)))
+        self.function = check(f"hipModuleGetFunction({self.name})",
+                              h.hipModuleGetFunction(self.module, self.name.encode()))
+        if self.shared > device.lds:  # beyond the default: opt in (dynamic LDS; the static part counts too)
+            check(f"hipFuncSetAttribute({self.name}, hipFuncAttributeMaxDynamicSharedMemorySize)",
+                  h.hipFuncSetAttribute(self.function, h.hipFuncAttribute.hipFuncAttributeMaxDynamicSharedMemorySize,
+                                        device.lds_optin - static))
+        self.n_regs = int(md.get("vgprs") or 0)
+        self.n_spills = int(md.get("vgpr_spills") or 0) + int(md.get("sgpr_spills") or 0)
+        self.types, self.names = _launcher.arg_types(md)
+        self.packer = _launcher.KernargPacker(self.types, md.get("kernargs") or [], _launcher.hidden_kernargs(md),
+                                              int(md.get("kernarg_size") or 0), self.block, self.dynamic_shared,
+                                              self.name)
+        self.launch = _launcher.make_launch(self.function, self.packer, block=self.block, shared=self.dynamic_shared,
+                                            hip_launch=h.hipModuleLaunchKernel, names=self.names,
+                                            kernel_name=self.name, on_error=self._on_error,
+                                            current_stream=driver._stream_getter(device.index))
+
+    def _on_error(self, err) -> None:
+        raise HIPError(f"hipModuleLaunchKernel({self.name})", err, error_name(err))
 
 
 class HIPDriver(BaseDriver):
+    """tritium's HIP driver (``driver.active`` when the hip backend is selected)."""
+
+    max_grid = (2 ** 31 - 1, 65535, 65535)
+
     def __init__(self):
         self._probed = False
         self._reason = ""
-        self._arch = None
+        self._devices: dict = {}
+        self._lock = threading.RLock()
+        self.skipped_launches = 0  # launches skipped under TRITIUM_COMPILE_ONLY
 
+    # ------------------------------------------------------------------------------------------ probing
     def _probe(self) -> None:
         if self._probed:
             return
-        self._probed = True
+        with self._lock:
+            if not self._probed:
+                self._reason = self._find_reason()
+                self._probed = True
+
+    @staticmethod
+    def _find_reason() -> str:
         try:
-            lib = ctypes.CDLL("libamdhip64.so")
-        except OSError:
-            self._reason = "no device (no HIP runtime: libamdhip64.so not found)"
-            return
-        n = ctypes.c_int(0)
-        if lib.hipGetDeviceCount(ctypes.byref(n)) != 0 or n.value == 0:
-            self._reason = "no device"
-            return
-        if missing():
-            self._reason = f"hip-python is not installed: {PIP}"
-            return
-        self._reason = NO_LAUNCHER
+            h = hip()
+        except ImportError as e:
+            return f"hip-python is not installed ({e}): {PIP}"
+        except Exception as e:  # noqa: BLE001 - a hip-python whose import itself needs the runtime
+            return f"no HIP runtime (importing hip-python failed: {e})"
+        try:
+            res = h.hipGetDeviceCount()
+        except Exception as e:  # noqa: BLE001 - hip-python raises RuntimeError when libamdhip64.so is absent
+            msg = _text(e)
+            if "dlopen" in msg or "libamdhip64" in msg:
+                return "no HIP runtime (libamdhip64.so not found: install ROCm)"
+            return f"no HIP runtime (hipGetDeviceCount: {type(e).__name__}: {msg})"
+        err, n = res[0], res[1]
+        if int(err) != 0:
+            return f"no AMD GPU (hipGetDeviceCount: {error_name(err)})"
+        if int(n) == 0:
+            return "no AMD GPU (hipGetDeviceCount: 0 devices)"
+        return ""
 
     def is_active(self) -> bool:
+        if self._probed and not self._reason:
+            return True
+        if compile_only():
+            return True
         self._probe()
         return not self._reason
 
     def inactive_reason(self) -> str:
+        if compile_only():
+            return ""
         self._probe()
         return self._reason
 
-    def get_current_target(self) -> GPUTarget:
+    def _require(self) -> None:
         if not self.is_active():
             raise BackendUnavailable(f"hip: {self._reason}")
-        return GPUTarget("hip", self._arch, warp_size_of(self._arch))
 
-    def launch(self, kernel, grid, args) -> None:
-        if not self.is_active():
-            raise BackendUnavailable(f"hip: {self._reason}")
-        raise StageNotImplemented(f"hip: {NO_LAUNCHER}")
+    # ------------------------------------------------------------------------------------------ devices
+    def device(self, index: Optional[int] = None) -> _Device:
+        if index is None:
+            index = self.get_current_device()
+        d = self._devices.get(index)
+        if d is None:
+            self._probe()
+            if self._reason:
+                raise BackendUnavailable(f"hip: {self._reason}")
+            with self._lock:
+                d = self._devices.get(index)
+                if d is None:
+                    d = self._devices[index] = _Device(index)
+        return d
+
+    def get_current_device(self) -> int:
+        """torch's current device when torch is imported with a GPU (ROCm torch), else ``TRITIUM_HIP_DEVICE``
+        (0)."""
+        if compile_only():
+            return 0
+        torch = sys.modules.get("torch")
+        get = getattr(getattr(torch, "_C", None), "_cuda_getDevice", None) if torch is not None else None
+        if get is not None:
+            try:
+                return int(get())
+            except RuntimeError:  # torch without a GPU
+                pass
+        return int(os.environ.get("TRITIUM_HIP_DEVICE", "0") or 0)
+
+    def set_current_device(self, index: int) -> None:
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            torch.cuda.set_device(index)
+        self.device(index).make_current()
+
+    def get_current_stream(self, device: Optional[int] = None) -> int:
+        """The raw handle of torch's current stream (the HIP stream on ROCm builds), else 0 (the null stream)."""
+        torch = sys.modules.get("torch")
+        if torch is not None and not compile_only():
+            try:
+                if device is None:
+                    device = torch.cuda.current_device()
+                raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+                if raw is not None:
+                    return int(raw(device))
+                return int(torch.cuda.current_stream(device).cuda_stream)
+            except (RuntimeError, AssertionError, AttributeError):  # torch without a GPU
+                pass
+        return 0
+
+    def _stream_getter(self, device: int) -> Any:
+        return lambda: self.get_current_stream(device)
+
+    def get_current_target(self) -> GPUTarget:
+        if compile_only():
+            from tritium.compiler.registry import requested_target
+
+            req = requested_target()
+            arch = str(req[1]) if req and req[0] == "hip" and req[1] else "gfx942"
+            return GPUTarget("hip", arch, warp_size_of(arch))
+        self._require()
+        d = self.device()
+        return GPUTarget("hip", d.arch, d.warp_size)
+
+    def get_device_properties(self, device: Optional[int] = None) -> dict:
+        return dict(self.device(device).properties())
+
+    def get_active_torch_device(self):
+        import torch
+
+        return torch.device("cuda", self.get_current_device())
+
+    def get_device_interface(self):
+        import torch
+
+        return torch.cuda
+
+    def synchronize(self, device: Optional[int] = None) -> None:
+        self.device(device).make_current()
+        check("hipDeviceSynchronize", hip().hipDeviceSynchronize())
+
+    # ------------------------------------------------------------------------------------------ loading
+    def load(self, kernel: Any, device: Optional[int] = None) -> LoadedKernel:
+        """Load ``kernel``'s hsaco on ``device`` (once: ``kernel.loaded[device]``); fills in ``kernel.module``,
+        ``function``, ``n_regs``, ``n_spills``."""
+        if device is None:
+            device = self.get_current_device()
+        lk = kernel.loaded.get(device)
+        if lk is None:
+            with self._lock:
+                lk = kernel.loaded.get(device)
+                if lk is None:
+                    lk = kernel.loaded[device] = LoadedKernel(self, kernel, self.device(device))
+                    kernel.module, kernel.function = lk.module, lk.function
+                    kernel.n_regs, kernel.n_spills = lk.n_regs, lk.n_spills
+        return lk
+
+    def launcher(self, kernel: Any, device: int) -> Any:
+        """The loaded kernel's launch on the current stream (the JIT's relaunch fast path); :meth:`launch` where it
+        is not loaded on ``device`` (TRITIUM_COMPILE_ONLY)."""
+        lk = kernel.loaded.get(device)
+        if lk is None or compile_only():
+            return self.launch
+        return lk.launch.grid
+
+    # ------------------------------------------------------------------------------------------ launching
+    def launch(self, kernel: Any, grid: tuple, args: list, stream: Optional[int] = None) -> None:
+        """Launch ``kernel`` over ``grid`` (3-tuple) on the current device and stream (torch's when torch is
+        imported; ``stream`` overrides); loads the hsaco on first use on a device."""
+        if not kernel.loaded:
+            if compile_only():
+                self.skipped_launches += 1
+                return
+            self._require()
+        dev = self.get_current_device()
+        lk = kernel.loaded.get(dev) or self.load(kernel, dev)
+        if stream is None:
+            stream = self.get_current_stream(dev)
+        gx, gy, gz = grid
+        lk.launch(gx, gy, gz, stream, args)
+
+
+__all__ = ["HIPDriver", "HIPError", "LoadedKernel", "check", "error_name", "hip"]

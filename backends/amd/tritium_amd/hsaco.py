@@ -216,19 +216,21 @@ def code_object_metadata(text: str) -> dict:
 
 
 def kernel_metadata(text: str, name: Optional[str] = None) -> dict:
-    """What the compiled kernel's metadata records from its code object: kernarg size and layout (the explicit
-    arguments; hidden ones are the runtime's), LDS bytes, VGPR / SGPR / AGPR counts, spills, scratch, wavefront
-    size, the largest work-group."""
+    """What the compiled kernel's metadata records from its code object: kernarg size and layout (``kernargs``: the
+    explicit arguments; ``hidden_kernargs``: the code object v5 hidden ones the kernel uses, which the launcher
+    fills), LDS bytes, VGPR / SGPR / AGPR counts, spills, scratch, wavefront size, the largest work-group."""
     md = code_object_metadata(text)
     kernels = md.get("amdhsa.kernels") or []
     k = next((x for x in kernels if x.get(".name") == name), kernels[0] if kernels else None)
     if k is None:
         raise CompilationFailed(f"the amdgcn metadata names no kernel{f' {name}' if name else ''}")
-    args = [{"offset": a.get(".offset"), "size": a.get(".size"), "kind": a.get(".value_kind")}
-            for a in k.get(".args") or [] if not str(a.get(".value_kind", "")).startswith("hidden_")]
+    every = [{"offset": a.get(".offset"), "size": a.get(".size"), "kind": a.get(".value_kind")}
+             for a in k.get(".args") or []]
+    args = [a for a in every if not str(a["kind"]).startswith("hidden_")]
+    hidden = [a for a in every if str(a["kind"]).startswith("hidden_")]
     return {
         "kernarg_size": k.get(".kernarg_segment_size"), "kernarg_align": k.get(".kernarg_segment_align"),
-        "kernargs": args, "lds": k.get(".group_segment_fixed_size", 0),
+        "kernargs": args, "hidden_kernargs": hidden, "lds": k.get(".group_segment_fixed_size", 0),
         "vgprs": k.get(".vgpr_count"), "sgprs": k.get(".sgpr_count"), "agprs": k.get(".agpr_count", 0),
         "vgpr_spills": k.get(".vgpr_spill_count", 0), "sgpr_spills": k.get(".sgpr_spill_count", 0),
         "private_segment": k.get(".private_segment_fixed_size", 0), "wavefront_size": k.get(".wavefront_size"),
