@@ -31,10 +31,11 @@ class StubHIP(types.SimpleNamespace):
     HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END = 1, 2, 3
 
     def __init__(self, devices: int = 1, arch: str = "gfx942", warp_size: int = 64, lds: int = 65536,
-                 lds_optin: Optional[int] = None, launch_error: int = 0):
+                 lds_optin: Optional[int] = None, launch_error: int = 0, max_threads: int = 1024):
         super().__init__()
         self.devices, self.arch, self.warp_size = devices, arch, warp_size
         self.lds, self.lds_optin, self.launch_error = lds, lds_optin if lds_optin is not None else lds, launch_error
+        self.max_threads = max_threads
         self.calls: list = []
         self.launches: list = []
         self.images: dict = {}
@@ -56,7 +57,7 @@ class StubHIP(types.SimpleNamespace):
             return (_Err(101), None)
         return self._ok(types.SimpleNamespace(
             name=b"stub AMD GPU\0", gcnArchName=f"{self.arch}:sramecc+:xnack-".encode(), warpSize=self.warp_size,
-            sharedMemPerBlock=self.lds, sharedMemPerBlockOptin=self.lds_optin, maxThreadsPerBlock=1024,
+            sharedMemPerBlock=self.lds, sharedMemPerBlockOptin=self.lds_optin, maxThreadsPerBlock=self.max_threads,
             multiProcessorCount=304, regsPerBlock=0, clockRate=2100000, memoryClockRate=2600000,
             memoryBusWidth=8192))
 
@@ -97,4 +98,23 @@ class StubHIP(types.SimpleNamespace):
         return self._ok()
 
 
-__all__ = ["StubHIP"]
+class StubGPUTensor:
+    """What the launch path reads of a torch GPU tensor (on ROCm torch, device type ``cuda``): ``dtype``,
+    ``is_cuda``, ``device``, ``get_device()``, ``data_ptr()``."""
+
+    def __init__(self, dtype: Any, addr: int, device: int = 0):
+        import torch
+
+        self.dtype = dtype
+        self.is_cuda = True
+        self.device = torch.device("cuda", device)
+        self._addr, self._device = addr, device
+
+    def data_ptr(self) -> int:
+        return self._addr
+
+    def get_device(self) -> int:
+        return self._device
+
+
+__all__ = ["StubHIP", "StubGPUTensor"]
