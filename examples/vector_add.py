@@ -50,8 +50,8 @@ def main() -> None:
     output_numpy = x + y
     target = driver.active.get_current_target()
     compile_only = os.environ.get("TRITIUM_COMPILE_ONLY", "").strip().lower() in ("1", "true", "yes", "on")
-    if target.backend == "cuda" and not compile_only:
-        import torch  # on the GPU the kernel reads and writes CUDA tensors
+    if target.backend in ("cuda", "hip") and not compile_only:
+        import torch  # on the GPU the kernel reads and writes GPU tensors (ROCm builds of torch call them cuda)
         output_tritium = add(torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()).cpu().numpy()
     else:
         output_tritium = add(x, y)

@@ -272,3 +272,34 @@ def test_jit_launches_through_the_driver(stub, monkeypatch, tmp_path):
             assert struct.unpack_from("<QQQi", la["kernargs"], 0) == (0x10000, 0x20000, 0x30000, 100)
     finally:
         driver.reset()
+
+
+def test_real_hip_python_accepts_the_launch_arguments():
+    """hip-python converts a call's arguments before it loads libamdhip64.so: the calls the driver makes, with the
+    argument forms it uses (the hsaco's address, the function name as bytes, the attribute enum, ints for stream
+    and the ``extra`` array, None for kernelParams), get past the conversion (a bad form is a TypeError) and stop
+    at the missing runtime here."""
+    h = pytest.importorskip("hip").hip
+    if any(os.path.exists(os.path.join(p, "libamdhip64.so")) for p in ("/opt/rocm/lib", "/usr/lib")):
+        pytest.skip("a ROCm runtime is installed here")
+    import ctypes
+
+    from tritium_amd import launcher as L
+
+    k = _kernel()
+    md = k.metadata
+    types, names = L.arg_types(md)
+    p = L.KernargPacker(types, md["kernargs"], L.hidden_kernargs(md), md["kernarg_size"], 256)
+    launch = L.make_launch(0, p, block=256, shared=0, hip_launch=h.hipModuleLaunchKernel, names=names,
+                           kernel_name="grid_kernel")
+    image = ctypes.create_string_buffer(k.asm["hsaco"], len(k.asm["hsaco"]))
+    calls = [lambda: launch(3, 1, 1, 0, [1, 2, 3, 4, 5.0]),
+             lambda: h.hipModuleLoadData(ctypes.addressof(image)),
+             lambda: h.hipModuleGetFunction(0, b"grid_kernel"),
+             lambda: h.hipFuncSetAttribute(0, h.hipFuncAttribute.hipFuncAttributeMaxDynamicSharedMemorySize, 1024),
+             lambda: h.hipGetDeviceProperties(0), lambda: h.hipSetDevice(0)]
+    for call in calls:
+        with pytest.raises(RuntimeError, match="libamdhip64"):
+            call()
+    with pytest.raises(TypeError):  # (the conversion does check)
+        h.hipModuleLaunchKernel(0, 1, 1, 1, 256, 1, 1, 0, 0, None, object())

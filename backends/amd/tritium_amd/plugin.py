@@ -1,7 +1,8 @@
 """The HIP (AMD) backend as a tritium plugin (entry point ``amd`` in group ``tritium``).
 
-Nothing HIP-specific is imported here: dependencies are probed with ``importlib.util.find_spec`` and the
-driver probes ``libamdhip64.so`` with ctypes only when asked whether it is active.
+Nothing HIP-specific is imported here: dependencies are probed with ``importlib.util.find_spec``, and the
+driver (:mod:`tritium_amd.driver`) imports hip-python and asks the HIP runtime for devices only when asked whether
+it is active (``tritium backends`` shows its reason where it is not: no hip-python, no ROCm runtime, no AMD GPU).
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def HIPCompiler():
 
 
 def HIPDriver():
-    """The hip driver (:mod:`tritium_amd.driver`), imported when first asked for."""
+    """The hip driver (:mod:`tritium_amd.driver`), imported when first asked for: it imports hip-python lazily too,
+    so the plugin loads on a machine without it."""
     from .driver import HIPDriver as _Driver
 
     return _Driver()
