@@ -15,10 +15,10 @@ def test_cuda_table_is_the_generic_one_with_its_own_rules():
     assert set(GENERIC_RULES) <= set(CUDA_RULES)
     for op in ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.extern_elementwise", "math.exp"):
         assert op in CUDA_RULES and op not in GENERIC_RULES, op
-    for op in ("arith.addf", "tt.elementwise_inline_asm"):  # target-independent (the asm text is the user's)
+    for op in ("arith.addi", "tt.elementwise_inline_asm"):  # target-independent (the asm text is the user's)
         assert CUDA_RULES[op] is GENERIC_RULES[op], op
-    # the backend's rule wins over the generic one
-    for op in ("arith.divf", "arith.extf", "tt.fp_to_fp"):
+    # the backend's rule wins over the generic one (float arithmetic: fp8 operands computed in f32)
+    for op in ("arith.divf", "arith.extf", "tt.fp_to_fp", "arith.addf", "arith.cmpf"):
         assert CUDA_RULES[op] is not GENERIC_RULES[op], op
 
 
