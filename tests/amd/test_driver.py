@@ -179,14 +179,18 @@ def test_launch_with_gpu_tensors_on_the_current_stream(stub, monkeypatch):
     torch = pytest.importorskip("torch")
     h = stub()
     monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
-    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 0xABC0 + dev, raising=False)
+    state = {"stream": 0xABC0}
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: state["stream"] + dev, raising=False)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     k = _kernel()
     d = HIPDriver()
     x, y = StubGPUTensor(torch.float32, 0x5000_0000), StubGPUTensor(torch.float32, 0x6000_0000)
     d.launch(k, (2, 1, 1), [x, y, 10, 11, 0.25])
     d.launcher(k, 0)(k, (4, 1, 1), [x, y, 10, 11, 0.25])
-    assert [la["stream"] for la in h.launches] == [0xABC0, 0xABC0]
+    state["stream"] = 0xDEF0  # the current stream is read on every launch
+    d.launcher(k, 0)(k, (4, 1, 1), [x, y, 10, 11, 0.25])
+    d.launch(k, (4, 1, 1), [x, y, 10, 11, 0.25], stream=0x1234)
+    assert [la["stream"] for la in h.launches] == [0xABC0, 0xABC0, 0xDEF0, 0x1234]
     assert struct.unpack_from("<QQ", h.launches[1]["kernargs"], 0) == (0x5000_0000, 0x6000_0000)
     with pytest.raises(KernelRuntimeError, match="'x_ptr' is a tensor on device 'cpu'.*hip backend needs GPU"):
         d.launch(k, (2, 1, 1), [torch.zeros(4), y, 10, 11, 0.25])
@@ -303,3 +307,27 @@ def test_real_hip_python_accepts_the_launch_arguments():
             call()
     with pytest.raises(TypeError):  # (the conversion does check)
         h.hipModuleLaunchKernel(0, 1, 1, 1, 256, 1, 1, 0, 0, None, object())
+
+
+def test_launch_from_another_thread_packs_its_own_buffer(stub):
+    import threading
+
+    h = stub()
+    k = _kernel()
+    d = HIPDriver()
+    d.launch(k, (2, 1, 1), [0x100, 0x200, 5, 6, 1.0])
+    lk = k.loaded[0]
+    owner = bytes(lk.packer.buffer)
+    done = []
+
+    def other():
+        d.launcher(k, 0)(k, (9, 8, 7), [0x300, 0x400, 50, 60, 2.0])
+        done.append(True)
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert done and bytes(lk.packer.buffer) == owner  # the kernel's own buffer is untouched
+    kb = h.launches[-1]["kernargs"]
+    assert struct.unpack_from("<QQi", kb, 0) == (0x300, 0x400, 50) and struct.unpack_from("<q", kb, 24)[0] == 60
+    assert struct.unpack_from("<III", kb, _hidden_offset(k, "hidden_block_count_x")) == (9, 8, 7)

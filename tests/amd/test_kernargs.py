@@ -173,6 +173,11 @@ def test_dynamic_lds_and_v5_fallback_layout():
     real = {a["kind"]: (a["offset"], a["size"]) for a in md["hidden_kernargs"]}
     for a in fallback:
         assert real[a["kind"]] == (a["offset"], a["size"])
+    assert {a["kind"] for a in fallback} >= {"hidden_block_count_x", "hidden_group_size_x", "hidden_grid_dims"}
+    # a kernel that reads no hidden argument has none in its segment: the fallback adds none either
+    add = build(K.add_kernel, {"x_ptr": F, "y_ptr": F, "output_ptr": F, "n_elements": "i32"}, BLOCK_SIZE=256)
+    assert add.metadata["hidden_kernargs"] == []
+    assert L.hidden_kernargs({k2: v for k2, v in add.metadata.items() if k2 != "hidden_kernargs"}) == []
 
 
 def test_packer_errors_name_the_kernel():

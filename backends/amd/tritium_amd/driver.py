@@ -23,6 +23,7 @@ hip-python (:mod:`tritium_amd.stub`, tests only) and the packer against real com
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 import threading
@@ -293,6 +294,17 @@ class HIPDriver(BaseDriver):
         return 0
 
     def _stream_getter(self, device: int) -> Any:
+        """A callable returning the current raw stream of ``device``: torch's ``_cuda_getCurrentRawStream`` bound to
+        it when torch is imported with a GPU (one C call per launch), else :meth:`get_current_stream`."""
+        torch = sys.modules.get("torch")
+        raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None) if torch is not None else None
+        if raw is not None:
+            try:
+                raw(device)
+            except (RuntimeError, AssertionError):  # torch without a GPU
+                raw = None
+        if raw is not None:
+            return functools.partial(raw, device)
         return lambda: self.get_current_stream(device)
 
     def get_current_target(self) -> GPUTarget:

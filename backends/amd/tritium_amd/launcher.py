@@ -92,21 +92,28 @@ def arg_types(metadata: dict) -> tuple:
     types = [launcher_type(t) for t in lowered]
     if len(types) != len(sig):
         return types, []
-    # the signature's scalar type where the lowering agrees on pointer-ness (u32 vs i32: the range check)
-    return [launcher_type(s) if is_pointer(launcher_type(s)) == is_pointer(lt) and not is_pointer(lt) else lt
-            for (_, s), lt in zip(sig, types)], names
+    # the signature's scalar type where it has the lowered one's size (u32 vs i32: the range check)
+    def size(t):
+        return 8 if is_pointer(t) else struct.calcsize("<" + _CODES[t]) if t in _CODES else None
+
+    out = []
+    for (_, st), lt in zip(sig, types):
+        st = launcher_type(st)
+        out.append(st if not is_pointer(lt) and not is_pointer(st) and size(st) == size(lt) else lt)
+    return out, names
 
 
 def hidden_kernargs(metadata: dict) -> list:
     """The hidden arguments ``[{"offset", "size", "kind"}]``: the metadata's, else the v5 layout after the
-    explicit arguments."""
+    explicit arguments, as far as the segment (``kernarg_size``) reaches."""
     hidden = metadata.get("hidden_kernargs")
     if hidden is not None:
         return list(hidden)
     explicit = metadata.get("kernargs") or []
     end = max((int(a["offset"]) + int(a["size"]) for a in explicit), default=0)
     base = (end + 7) // 8 * 8
-    return [{"offset": base + off, "size": size, "kind": kind} for kind, off, size in V5_HIDDEN]
+    size = int(metadata.get("kernarg_size") or 0)  # the segment holds only the hidden arguments the kernel uses
+    return [{"offset": base + off, "size": n, "kind": kind} for kind, off, n in V5_HIDDEN if base + off + n <= size]
 
 
 class KernargPacker:
