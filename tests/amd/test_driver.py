@@ -309,6 +309,23 @@ def test_real_hip_python_accepts_the_launch_arguments():
         h.hipModuleLaunchKernel(0, 1, 1, 1, 256, 1, 1, 0, 0, None, object())
 
 
+def test_i1_arguments_are_packed_as_0_or_1(stub):
+    pytest.importorskip("mlir")
+    from tests.amd.test_kernargs import mixed_kernel
+    from tritium.compiler import ASTSource, compile
+
+    h = stub()
+    sig = {"x_ptr": F, "h": "fp16", "b": "bf16", "flag": "i1", "k64": "i64", "y_ptr": F}
+    k = compile(ASTSource(mixed_kernel, sig, constexprs={"BLOCK": 128}), target="hip:gfx942")
+    off = k.metadata["kernargs"][3]["offset"]
+    d = HIPDriver()
+    for flag, want in ((5, 1), (0, 0), (True, 1)):
+        d.launch(k, (1, 1, 1), [0x10, 1.5, 2.5, flag, 7, 0x20])
+        assert h.launches[-1]["kernargs"][off] == want
+    with pytest.raises(KernelRuntimeError, match="'mixed_kernel' argument 'h': 1e\\+30 does not fit in fp16"):
+        d.launch(k, (1, 1, 1), [0x10, 1e30, 2.5, 1, 7, 0x20])
+
+
 def test_launch_from_another_thread_packs_its_own_buffer(stub):
     import threading
 

@@ -192,5 +192,7 @@ def test_packer_errors_name_the_kernel():
     with pytest.raises(KernelRuntimeError, match="'n_elements': 4294967296 does not fit in i32"):
         L.convert_args([1, 2, 3, 2 ** 32], ["*i8"] * 3 + ["i32"], ["x_ptr", "y_ptr", "output_ptr", "n_elements"],
                        "add_kernel")
+    with pytest.raises(KernelRuntimeError, match="'h': 70000.0 does not fit in fp16"):
+        L.convert_args([1, 7e4], ["*i8", "fp16"], ["x", "h"], "k")
     with pytest.raises(KernelRuntimeError, match="'x_ptr' is a host array"):
         L.convert_args([np.zeros(3), 2, 3, 4], ["*i8"] * 3 + ["i32"], ["x_ptr", "y_ptr", "output_ptr", "n"], "k")

@@ -245,6 +245,8 @@ def scalar_value(v: Any, ty: str, what: str) -> Any:
         fv = float(v)
     except (TypeError, ValueError):
         raise KernelRuntimeError(f"{what}: cannot pass {type(v).__name__} {v!r} as {ty}") from None
+    if ty == "fp16" and math.isfinite(fv) and abs(fv) >= 65520.0:  # rounds to inf: refused, as an int overflow is
+        raise KernelRuntimeError(f"{what}: {fv!r} does not fit in fp16 (largest finite 65504)")
     return _bf16_bits(fv) if ty == "bf16" else fv
 
 
@@ -292,8 +294,12 @@ def make_launch(func: Any, packer: KernargPacker, *, block: int, shared: int, hi
     order = packer.order()
     # torch GPU tensors inline (``is_cuda``: also true of ROCm torch's tensors); a host tensor goes to ``ptr`` (an
     # error naming the argument), anything without ``is_cuda`` (ints, None, other objects) to the slow path
-    arg_fast = {f"a{i}": (f"(a{i}.data_ptr() if a{i}.is_cuda else ptr(a{i}, {i}))" if is_pointer(ty) else f"a{i}")
-                for i, ty in enumerate(types)}
+    def fast_value(i: int, ty: str) -> str:
+        if is_pointer(ty):
+            return f"(a{i}.data_ptr() if a{i}.is_cuda else ptr(a{i}, {i}))"
+        return f"(1 if a{i} else 0)" if ty in ("i1", "u1") else f"a{i}"
+
+    arg_fast = {f"a{i}": fast_value(i, ty) for i, ty in enumerate(types)}
     fast = ", ".join(arg_fast.get(e, e) for e in order)
     if n == 0:
         unpack = "if args: convert(args)"
@@ -316,8 +322,8 @@ def make_launch(func: Any, packer: KernargPacker, *, block: int, shared: int, hi
         raise KernelRuntimeError(f"hipModuleLaunchKernel of '{kernel_name}' failed: {err}")
 
     ns = {"pack": packer.struct.pack_into, "buf": packer.buffer, "extra": packer.extra_address,
-          "struct_error": struct.error, "convert": convert, "ptr": ptr, "hipModuleLaunchKernel": hip_launch, "func": func,
-          "block": int(block), "shared": int(shared), "on_error": on_error or default_error,
+          "struct_error": struct.error, "convert": convert, "ptr": ptr, "hipModuleLaunchKernel": hip_launch,
+          "func": func, "block": int(block), "shared": int(shared), "on_error": on_error or default_error,
           "current_stream": current_stream or (lambda: 0)}
     exec(compile(src, f"<tritium-hip-launcher:{kernel_name}>", "exec"), ns)
     launch_owner, grid_owner = ns["launch"], ns["launch_grid"]
