@@ -423,6 +423,114 @@ def _mma_linear(lay: NvidiaMmaLayout, shape: tuple) -> LinearLayout:
 
 
 @dataclass(frozen=True)
+class AmdMfmaLayout(_Distributed):
+    """The accumulator layout of AMD CDNA matrix instructions, ``v_mfma`` (Triton's ``#ttg.amd_mfma``), wave64.
+
+    ``version``: the CDNA generation (2: gfx90a, 3: gfx942, 4: gfx950); ``instr_shape``: ``(32, 32)`` or
+    ``(16, 16)`` (M, N of one instruction; a leading 1 for a batched dot); ``is_transposed``: the result's roles of
+    M and N swapped (the instruction computes ``B^T A^T``).  Within one ``mDim x nDim`` tile (the ISA's layout of
+    the D matrix, not transposed): lane ``l`` holds column ``l % nDim``; its registers are rows in groups of four:
+    for 32x32, register ``r`` is row ``8 * (r // 4) + 4 * (l // 32) + r % 4`` (16 registers); for 16x16, row
+    ``4 * (l // 16) + r`` (4 registers).  Transposed: the same with rows and columns exchanged.  Warp ids run
+    along N first, then M, then the batch dim.  Register order: the instruction's D vector, then tile repetitions
+    along N, then M, then the batch dim.
+    """
+
+    version: int
+    warps_per_cta: tuple
+    instr_shape: tuple
+    is_transposed: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "warps_per_cta", tuple(int(x) for x in self.warps_per_cta))
+        object.__setattr__(self, "instr_shape", tuple(int(x) for x in self.instr_shape))
+        object.__setattr__(self, "is_transposed", int(bool(self.is_transposed)))
+        if self.version not in (2, 3, 4):
+            raise ValueError(f"amd_mfma version must be 2, 3 or 4 (CDNA2 / 3 / 4), got {self.version}")
+        if len(self.warps_per_cta) not in (2, 3) or len(self.instr_shape) != len(self.warps_per_cta):
+            raise ValueError(f"amd_mfma: warpsPerCTA {self.warps_per_cta} and instrShape {self.instr_shape} of "
+                             f"rank 2 (or 3 for a batched dot)")
+        if self.instr_shape[-2:] not in ((32, 32), (16, 16)):
+            raise ValueError(f"amd_mfma instrShape must be [32, 32] or [16, 16], got {list(self.instr_shape)}")
+
+    @property
+    def rank(self) -> int:
+        return len(self.warps_per_cta)
+
+    @property
+    def num_warps(self) -> int:
+        return _prod(self.warps_per_cta)
+
+    @property
+    def order(self) -> tuple:
+        return tuple(range(self.rank - 1, -1, -1))
+
+    @property
+    def m_dim(self) -> int:
+        return self.instr_shape[-2]
+
+    @property
+    def tile_regs(self) -> int:
+        """Accumulator registers of one instruction tile: 16 (32x32) or 4 (16x16)."""
+        return self.m_dim * self.instr_shape[-1] // 64
+
+    def shape_per_cta_tile(self) -> tuple:
+        wm, wn = self.warps_per_cta[-2:]
+        return ((self.warps_per_cta[0],) if self.rank == 3 else ()) + (self.m_dim * wm, self.instr_shape[-1] * wn)
+
+    def warp_bases(self, shape, dims_bits) -> list:
+        """The warp bases in this layout's bit order (N, M, batch) from ``dims_bits`` (dim -> bases)."""
+        r = self.rank
+        return [b for d in ((r - 1, r - 2) + ((0,) if r == 3 else ())) for b in dims_bits[d]]
+
+    def linear(self, shape) -> LinearLayout:
+        return _mfma_linear(self, tuple(shape))
+
+    def to_str(self) -> str:
+        return (f"#ttg.amd_mfma<{self.version} : i32, {_arr(self.warps_per_cta)}, {_arr(self.instr_shape)}, "
+                f"{self.is_transposed} : i32>")
+
+
+@lru_cache(maxsize=4096)
+def _mfma_linear(lay: AmdMfmaLayout, shape: tuple) -> LinearLayout:
+    r = len(shape)
+    if r != lay.rank:
+        raise ValueError(f"layout of rank {lay.rank} for a tensor of shape {shape}")
+    m, n = r - 2, r - 1
+    wc = _warp_counts(lay)
+    mdim = lay.m_dim
+    # the dim along the lanes ("col", N unless transposed) and the one along the registers ("row")
+    col, row = (m, n) if lay.is_transposed else (n, m)
+    c_lane, c_warp, c_rep = _dim_bases(r, col, shape[col], (_log2(mdim), wc[col]))
+    if mdim == 32:
+        # row: registers +1, +2, one lane bit (+4), registers +8, +16
+        r_reg, r_lane, r_hi, r_warp, r_rep = _dim_bases(r, row, shape[row], (2, 1, 2, wc[row]))
+        r_reg = r_reg + r_hi
+    else:
+        # row: registers +1, +2, two lane bits (+4, +8)
+        r_reg, r_lane, r_warp, r_rep = _dim_bases(r, row, shape[row], (2, 2, wc[row]))
+    warp = {col: c_warp, row: r_warp}
+    b_rep = []
+    if r == 3:
+        b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
+        warp[0] = b_warp
+    reps = {col: c_rep, row: r_rep}
+    reg = r_reg + reps[n] + reps[m] + b_rep
+    lane = c_lane + r_lane
+    return LinearLayout(shape, tuple(reg), tuple(lane), tuple(lay.warp_bases(shape, warp)))
+
+
+#: K elements one lane holds per ``v_mfma`` operand (kBase) by (instruction M, operand bits, CDNA version);
+#: the instruction's K is kBase * 64 / M
+def mfma_k_base(m_dim: int, bits: int, version: int) -> int:
+    if bits == 32:
+        return 1
+    if bits == 16:
+        return 8 if version >= 4 else 4
+    return 8 if version >= 3 else 4  # 8-bit: i8 (gfx942: 32x32x16 / 16x16x32), fp8
+
+
+@dataclass(frozen=True)
 class DotOperandLayout(_Distributed):
     """The layout of a ``tt.dot`` operand (Triton's ``#ttg.dot_op``): operand ``op_idx`` (0: A, ``[.., M, K]``;
     1: B, ``[.., K, N]``) of a dot whose result has layout ``parent``.
@@ -481,6 +589,8 @@ def _dot_operand_linear(lay: DotOperandLayout, shape: tuple) -> LinearLayout:
         zero = _zero(r)
         reg = k_bases + [b for b in pl.reg if b != zero]
         return LinearLayout(shape, tuple(reg), pl.lane, pl.warp)
+    if isinstance(p, AmdMfmaLayout):
+        return _mfma_operand_linear(lay, shape, k, other)
     if not isinstance(p, NvidiaMmaLayout):
         raise ValueError(f"dot_op of a {type(p).__name__} parent is not supported")
     kw = lay.k_width
@@ -507,6 +617,29 @@ def _dot_operand_linear(lay: DotOperandLayout, shape: tuple) -> LinearLayout:
     lane = k_lane + o_lane  # lane = 4 * (row or column) + K group
     reg = reg_frag + k_rep + o_rep + b_rep
     return LinearLayout(shape, tuple(reg), tuple(lane), tuple(p.warp_bases(shape, warp)))
+
+
+def _mfma_operand_linear(lay: DotOperandLayout, shape: tuple, k: int, other: int) -> LinearLayout:
+    """A ``v_mfma`` operand: lane ``l`` holds row (A) / column (B) ``l % mDim`` of the instruction tile and
+    ``k_width`` consecutive K elements from ``k_width * (l // mDim)``; the instruction's K is ``k_width * 64 /
+    mDim``.  Registers: the ``k_width`` elements, then repetitions along K, then along M (A) / N (B), then the
+    batch dim.  Warps along the other operand's dim hold copies."""
+    p, r = lay.parent, len(shape)
+    kw = lay.k_width
+    if kw <= 0:
+        raise ValueError(f"dot_op of an amd_mfma parent needs k_width > 0, got {kw}")
+    mdim = p.m_dim
+    wc = _warp_counts(p)
+    k_reg, k_lane, k_rep = _dim_bases(r, k, shape[k], (_log2(kw), _log2(64 // mdim)))
+    o_lane, o_warp, o_rep = _dim_bases(r, other, shape[other], (_log2(mdim), wc[other]))
+    bcast = r - 1 if lay.op_idx == 0 else r - 2
+    warp = {other: o_warp, bcast: [_zero(r)] * wc[bcast]}
+    b_rep = []
+    if r == 3:
+        b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
+        warp[0] = b_warp
+    reg = k_reg + k_rep + o_rep + b_rep
+    return LinearLayout(shape, tuple(reg), tuple(o_lane + k_lane), tuple(p.warp_bases(shape, warp)))
 
 
 @dataclass(frozen=True)
@@ -717,6 +850,9 @@ def _parse(s: str):
         elif kind == "nvidia_mma":
             v = number(); expect(","); w = array(); expect(","); ins = array()
             out = NvidiaMmaLayout(v, w, ins)
+        elif kind == "amd_mfma":
+            v = number(); expect(","); w = array(); expect(","); ins = array(); expect(","); tr = number()
+            out = AmdMfmaLayout(v, w, ins, tr)
         elif kind == "dot_op":
             i = number(); expect(","); parent = value(); expect(","); kw = number()
             out = DotOperandLayout(i, parent, kw)
@@ -799,6 +935,7 @@ def picture(layout, shape, path) -> str:
     return str(path)
 
 
-__all__ = ["LinearLayout", "BlockedLayout", "SliceLayout", "SharedLayout", "NvidiaMmaLayout", "DotOperandLayout",
+__all__ = ["LinearLayout", "BlockedLayout", "SliceLayout", "SharedLayout", "NvidiaMmaLayout", "AmdMfmaLayout",
+           "DotOperandLayout", "mfma_k_base",
            "NVMMASharedLayout", "default_blocked", "from_attr",
            "parse_layout", "picture", "ownership_grid"]

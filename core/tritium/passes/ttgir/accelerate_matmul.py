@@ -31,8 +31,15 @@ Warps per tile (:func:`warps_per_tile`, version 2): doubled along M while the pe
 16-row units) as it is wide (in 16-column units) and M has room, else along N; what neither dim can take goes to
 the batch dim of a 3-D dot (or stays replicated).
 
-``tritium-accelerate-matmul`` reads the target from the module's ``ttg.target`` (``"cuda:80"``); other targets
-keep the FMA path.
+* **MFMA** on hip CDNA targets (gfx90a: version 2, gfx942: 3, gfx950: 4; :func:`choose_amd`): fp16 / bf16 (fp32
+  accumulator), fp32 (at full precision whatever the input precision asks: ``ieee`` is hip's default; no xf32), int8 (int32), fp8 (fp32; the fnuz formats on gfx942, OCP e4m3 / e5m2 on
+  gfx950); M and N multiples of the instruction's 32 (else 16) and K of its K.  The result becomes
+  ``#ttg.amd_mfma<version, warpsPerCTA, [32, 32] | [16, 16], 0>``, A and B ``#ttg.dot_op<0|1, #mfma, kWidth>``
+  (``kWidth``: K elements per lane per instruction, :func:`tritium.dialects.layouts.mfma_k_base`); warps by
+  :func:`warps_per_tile_mfma`.  Everything else (fp64, f16 accumulators, tiny shapes, RDNA) keeps FMA.
+
+``tritium-accelerate-matmul`` reads the target from the module's ``ttg.target`` (``"cuda:80"``, ``"hip:gfx942"``);
+other targets keep the FMA path.
 """
 from __future__ import annotations
 
@@ -240,6 +247,108 @@ def choose(op, backend: str, arch, num_warps: int):
     return mma, layouts.DotOperandLayout(0, mma, kw), layouts.DotOperandLayout(1, mma, kw)
 
 
+# ------------------------------------------------------------------------------------------ AMD (v_mfma)
+
+#: CDNA generation (the ``amd_mfma`` version) of an AMD arch; 0: no MFMA this pass uses (gfx908, RDNA)
+MFMA_VERSION = {"gfx90a": 2, "gfx940": 3, "gfx941": 3, "gfx942": 3, "gfx950": 4}
+
+
+def mfma_version(arch) -> int:
+    return MFMA_VERSION.get(str(arch or "").lower(), 0)
+
+
+def _fp8_name(ty) -> str:
+    return str(tt.elem_of(ty))
+
+
+def mfma_reason(version: int, a_ty, b_ty, c_ty, precision) -> str:
+    """Why this dot cannot use ``v_mfma`` on a CDNA ``version`` target ("" when it can)."""
+    if not version:
+        return "no MFMA on this arch"
+    ka, kb, kc = _kind(a_ty), _kind(b_ty), _kind(c_ty)
+    if ka in ("f16", "bf16") and kb == ka and kc == "f32":
+        return ""
+    if ka == kb == "f32" and kc == "f32":
+        # hip computes fp32 dots at full precision (Triton's hip default is ieee; the language's default tf32 and
+        # tf32x3 get the exact v_mfma_f32_*_f32, xf32 is not used)
+        if precision not in (InputPrecision.IEEE, InputPrecision.TF32, InputPrecision.TF32x3):
+            return f"input precision {precision.name}"
+        return ""
+    if ka == kb == "i8" and kc == "i32":
+        return ""
+    if ka == kb == "fp8" and kc == "f32":
+        fnuz = ("f8E4M3FNUZ", "f8E5M2FNUZ")
+        ocp = ("f8E4M3FN", "f8E5M2")
+        want = fnuz if version == 3 else ocp if version == 4 else ()
+        if _fp8_name(a_ty) in want and _fp8_name(b_ty) in want:
+            return ""
+        return f"fp8 {_fp8_name(a_ty)} x {_fp8_name(b_ty)} has no v_mfma on CDNA{version}"
+    return f"no v_mfma for {ka} x {kb} -> {kc}"
+
+
+def mfma_instr_m(shape, k: int, k_base_of) -> int:
+    """The instruction's M (= N): 32 when M and N are multiples of 32, else 16 when of 16 (Triton's choice by the
+    smaller of M and N); 0 when neither (or K is not a multiple of the instruction's K)."""
+    m, n = shape[-2], shape[-1]
+    for d in (32, 16):
+        if m % d == 0 and n % d == 0 and k % (k_base_of(d) * 64 // d) == 0:
+            return d
+    return 0
+
+
+def warps_per_tile_mfma(shape, num_warps: int, mdim: int, chained: bool = False) -> tuple:
+    """warpsPerCTA of an ``amd_mfma`` tile: all along M when the result feeds another dot (attention), else
+    doubled along M while the per-warp tile is taller (in instruction tiles) than wide and M has room, else along
+    N (Triton's ``warpsPerTile`` with an mDim x nDim tile per warp); what neither can take goes to the batch dim."""
+    m, n = shape[-2], shape[-1]
+    wm = wn = 1
+    if chained:
+        while wm < num_warps and m // (mdim * wm) > 1:
+            wm *= 2
+    while wm * wn < num_warps:
+        room_m, room_n = m // (mdim * wm) > 1, n // (mdim * wn) > 1
+        if not room_m and not room_n:
+            break
+        if room_m and (m // mdim // wm >= n // mdim // wn or not room_n):
+            wm *= 2
+        else:
+            wn *= 2
+    rest = num_warps // (wm * wn)
+    if len(shape) == 3:
+        wb = 1
+        while wb < rest and wb * 2 <= shape[0]:
+            wb *= 2
+        wm *= rest // wb
+        return (wb, wm, wn)
+    return (wm * rest, wn)
+
+
+def choose_amd(op, arch, num_warps: int):
+    """``(result layout, A layout, B layout)`` for ``tt.dot`` ``op`` on an AMD ``arch``: ``amd_mfma`` with
+    ``dot_op`` operands of ``k_width`` = the instruction's K elements per lane, or the FMA path."""
+    a, b, c = op.operands[0], op.operands[1], op.operands[2]
+    shape = tt.shape_of(c.type)
+    precision = tt.decode_attributes(op).get("inputPrecision", InputPrecision.IEEE)
+    version = mfma_version(arch)
+    why = mfma_reason(version, a.type, b.type, c.type, precision)
+    k = tt.shape_of(a.type)[-1]
+    bits = _bits(a.type)
+    mdim = 0
+    if not why:
+        mdim = mfma_instr_m(shape, k, lambda d: layouts.mfma_k_base(d, bits, version))
+        if not mdim:
+            why = f"shape {tuple(shape)}, K {k}: not a multiple of a 32x32 or 16x16 v_mfma tile"
+    if why:
+        log.debug("tt.dot at %s: FMA (%s)", tt.loc_str(op), why)
+        parent = layout_of(c.type)
+        return parent, layouts.DotOperandLayout(0, parent, 0), layouts.DotOperandLayout(1, parent, 0)
+    warps = warps_per_tile_mfma(shape, num_warps, mdim, _feeds_dot(op))
+    instr = ((1,) if len(shape) == 3 else ()) + (mdim, mdim)
+    mfma = layouts.AmdMfmaLayout(version, warps, instr, 0)
+    kw = layouts.mfma_k_base(mdim, bits, version)
+    return mfma, layouts.DotOperandLayout(0, mfma, kw), layouts.DotOperandLayout(1, mfma, kw)
+
+
 def _fp8_to_f32(value, op):
     """``tt.fp_to_fp`` of an fp8 tensor to fp32 (for the FMA path), before ``op``."""
     ty = ir.RankedTensorType(value.type)
@@ -253,14 +362,18 @@ def accelerate_matmul(root) -> int:
     mod = as_op(root)
     num_warps = module_int(mod, ttg.NUM_WARPS, 4)
     backend, arch = target_arch(mod)
+    amd_arch = (ttg.module_str(mod, ttg.TARGET, "") or "").partition(":")[2]
     count = 0
     for op in walk(mod):
         if op.name != tt.DOT:
             continue
         a, b, c = op.operands[0], op.operands[1], op.operands[2]
         old = layout_of(c.type)
-        res_layout, a_layout, b_layout = choose(op, backend, arch, num_warps)
-        if isinstance(res_layout, layouts.NvidiaMmaLayout):
+        if backend == "hip":
+            res_layout, a_layout, b_layout = choose_amd(op, amd_arch, num_warps)
+        else:
+            res_layout, a_layout, b_layout = choose(op, backend, arch, num_warps)
+        if isinstance(res_layout, (layouts.NvidiaMmaLayout, layouts.AmdMfmaLayout)):
             count += 1
         elif tt.is_fp8(tt.elem_of(a.type)):
             a, b = _fp8_to_f32(a, op), _fp8_to_f32(b, op)

@@ -147,7 +147,8 @@ def dots_to_warp_group_dots(root) -> int:
 
 
 def _is_mma_operand(layout) -> bool:
-    return isinstance(layout, layouts.DotOperandLayout) and isinstance(layout.parent, layouts.NvidiaMmaLayout)
+    return isinstance(layout, layouts.DotOperandLayout) and isinstance(layout.parent, (layouts.NvidiaMmaLayout,
+                                                                                        layouts.AmdMfmaLayout))
 
 
 def dot_operands_through_shared(root) -> int:

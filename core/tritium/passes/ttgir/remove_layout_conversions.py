@@ -396,7 +396,7 @@ class _Rewriter:
 def _mma_family(lay) -> bool:
     while isinstance(lay, layouts.SliceLayout):
         lay = lay.parent
-    return isinstance(lay, layouts.NvidiaMmaLayout)
+    return isinstance(lay, (layouts.NvidiaMmaLayout, layouts.AmdMfmaLayout))
 
 
 class _Restart(Exception):
