@@ -6,7 +6,7 @@ Importing tritium is cheap: MLIR and llvmlite are imported only when a kernel is
 import importlib as _importlib
 
 from .compiler.compiler import ASTSource, CompiledKernel, compile
-from .errors import BackendUnavailable, CompilationError, OutOfResources
+from .errors import BackendUnavailable, CompilationError, OutOfResources, TritiumError, TritonError
 from .runtime import driver as _driver  # noqa: F401  (tritium.runtime.driver.active)
 from .runtime._allocation import set_allocator
 from .runtime.autotuner import Autotuner, Heuristics, autotune, heuristics
@@ -44,5 +44,5 @@ def __getattr__(name):
 
 __all__ = ["jit", "JITFunction", "KernelInterface", "compile", "ASTSource", "CompiledKernel", "Config",
            "autotune", "heuristics", "Autotuner", "Heuristics", "set_allocator", "reinterpret", "TensorWrapper",
-           "CompilationError", "OutOfResources", "BackendUnavailable", "cdiv", "next_power_of_2", "language",
-           "testing", "runtime", "tools", "__version__"]
+           "CompilationError", "OutOfResources", "TritiumError", "TritonError", "BackendUnavailable", "cdiv",
+           "next_power_of_2", "language", "testing", "runtime", "tools", "__version__"]

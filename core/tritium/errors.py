@@ -55,6 +55,10 @@ def format_source_line(filename: str, lineno: int, col: Optional[int] = None) ->
     return out
 
 
+#: Triton's name for the base of its errors (``triton.TritonError``): ``except triton.TritonError`` catches tritium's
+TritonError = TritiumError
+
+
 class CompilationError(TritiumError):
     """A kernel cannot be compiled: the message names the file and line and shows the offending source."""
 
@@ -64,6 +68,11 @@ class CompilationError(TritiumError):
         where = format_source_line(filename, lineno, col) if filename else "<unknown location>"
         head = f"in kernel '{kernel}' at " if kernel else "at "
         super().__init__(f"{head}{where}\n{message}")
+
+    @property
+    def error_message(self) -> str:
+        """The message without the location (Triton's name for it)."""
+        return self.message
 
 
 class UnsupportedLanguageConstruct(CompilationError):

@@ -533,8 +533,14 @@ class CodeGenerator(ast.NodeVisitor):
             return self.call_jit(fn, args, kws)
         if isinstance(fn, _Lambda):
             return fn(*args)
-        if fn is _py.print:
-            raise _Unsupported("print() is not supported in @jit functions; use tl.device_print or tl.static_print")
+        if fn is _py.print:  # as in Triton: tl.device_print, a leading string the prefix
+            if kws:
+                raise _Unsupported(f"print() in a @jit function takes no keywords (got {sorted(kws)}): it is "
+                                   "tl.device_print(prefix, *values)")
+            lead = _unwrap(args[0]) if args else ""
+            if isinstance(lead, str):
+                return tl.device_print(lead, *args[1:])
+            return tl.device_print("", *args)
         if fn is _py.range:
             return tl.range(*args, **kws)
         if fn is tl.range or fn is tl.static_range:

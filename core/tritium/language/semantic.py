@@ -460,8 +460,11 @@ def split(a: tensor):
     if not a.type.is_block() or a.type.shape[-1] != 2:
         raise SemanticError(f"split() needs a tensor whose last dimension is 2, got shape {list(a.shape)}")
     shape = list(a.type.shape[:-1])
+    if not shape:  # a tensor of 2: split as [1, 2] into two one-element tensors, then their scalars (as Triton)
+        lo, hi = split(reshape(a, [1, 2]))
+        return item(lo), item(hi)
     b = _b()
-    ty = block_type(a.type.scalar, shape) if shape else a.type.scalar
+    ty = block_type(a.type.scalar, shape)
     op = b.create("tt.split", [a], [b.ty(ty), b.ty(ty)])
     return tensor(op.results[0], ty), tensor(op.results[1], ty)
 
