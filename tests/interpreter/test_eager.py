@@ -291,3 +291,32 @@ def test_e2e_kernels_bit_identical_in_both_modes(name):
     for i, (f, s) in enumerate(zip(fast, slow)):
         assert f.tobytes() == s.tobytes(), f"{name}: array {i} differs"
     assert any(not np.array_equal(f, a) for f, a in zip(fast, arrays)), "the kernel wrote nothing"
+
+
+@tritium.jit
+def _serialized_add(data, Lock, BLOCK: tl.constexpr):
+    ptrs = data + tl.arange(0, BLOCK)
+    while tl.atomic_cas(Lock, 0, 1) == 1:  # a lock between programs
+        pass
+    tl.store(ptrs, tl.load(ptrs) + 1.0)
+    tl.atomic_xchg(Lock, 0)
+
+
+def test_spin_lock_between_programs(monkeypatch):
+    """A lock taken with atomic_cas: step-through mode runs programs one after another, so it works there (as on
+    Triton's interpreter); the fast mode runs them in lockstep, where the waiting program would spin forever -- it
+    stops with an error naming the loop, the programs and the way out, instead of hanging."""
+    from tritium_interpreter.runtime import control
+
+    data, lock = np.zeros(32, np.float32), np.zeros(1, np.int32)
+    registry.set_active("interpreter:eager")
+    try:
+        _serialized_add[(6,)](data, lock, BLOCK=32)
+    finally:
+        registry.set_active(None)
+    np.testing.assert_array_equal(data, np.full(32, 6.0, np.float32))
+    assert lock[0] == 0
+    monkeypatch.setattr(control, "SPIN_LIMIT", 500)
+    with pytest.raises(tritium.errors.KernelRuntimeError, match=r"(?s)while loop has run 500 iterations with "
+                       r"programs \[\(1, 0, 0\).*TRITIUM_INTERPRET_MODE=eager.*while tl.atomic_cas"):
+        _serialized_add[(3,)](np.zeros(32, np.float32), np.zeros(1, np.int32), BLOCK=32)

@@ -589,7 +589,7 @@ def _h_while(g, op, out, pad):
     after = g.region_fn(op.regions[1], out, pad, None, "scf")
     res = [g.define(r) for r in op.results]
     tup = "(" + "".join(x + ", " for x in inits) + ")"
-    out.append(f"{pad}{_unpack(res)}_rt.while_({before}, {after}, {tup}, _active)")
+    out.append(f"{pad}{_unpack(res)}_rt.while_({before}, {after}, {tup}, _active, _ctx, {g.loc(op)})")
 
 
 def _h_call(g, op, out, pad):

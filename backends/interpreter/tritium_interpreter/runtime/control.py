@@ -4,8 +4,13 @@ branches; otherwise they run to the largest trip count, or both branches, under 
 results with :func:`~.shapes.select`."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from tritium.errors import KernelRuntimeError
+
+from .context import where_loc
 from .shapes import bmask, select
 
 
@@ -58,10 +63,30 @@ def if_(c, then, els, active):
     return tuple(select(c, a, b) for a, b in zip(rt, re))
 
 
-def while_(before, after, inits, active):
+#: iterations a divergent ``while`` may run with the same programs in it while others have left it, before the fast
+#: mode calls it a spin-wait on another program (TRITIUM_INTERPRET_SPIN_LIMIT; 0: no limit)
+SPIN_LIMIT = int(os.environ.get("TRITIUM_INTERPRET_SPIN_LIMIT", "100000") or 0)
+
+
+def _spin_error(ctx, loc, stay, left, n):
+    """A program waits in a loop for what another program of its chunk does after leaving it: the fast mode runs a
+    chunk's programs in lockstep, so the one that left never gets there (a lock taken with atomic_cas)."""
+    waiting = [ctx.pid_tuple(p) for p in np.flatnonzero(stay)[:4]] if ctx is not None else []
+    gone = [ctx.pid_tuple(p) for p in np.flatnonzero(left)[:4]] if ctx is not None else []
+    raise KernelRuntimeError(
+        f"a while loop has run {n} iterations with programs {waiting} in it after programs {gone} left it: "
+        "the fast interpreter runs programs in lockstep, so a program waiting for another one to get past the loop "
+        "(a lock taken with atomic_cas, a flag another program sets later) waits forever; step-through mode runs "
+        "programs one after another (TRITIUM_INTERPRET_MODE=eager, or TRITIUM_TARGET=interpreter:eager); "
+        "TRITIUM_INTERPRET_SPIN_LIMIT sets this limit (0: none)", where_loc(loc), waiting[0] if waiting else None)
+
+
+def while_(before, after, inits, active, ctx=None, loc=None):
     args = tuple(inits)
     act = active
     results = None
+    entered = None  # the programs in the loop at its first divergent iteration
+    spins = 0
     while True:
         c, fwd = before(act, *args)
         if c.shape[0] == 1 and (act is None or c.size == 1):
@@ -81,6 +106,15 @@ def while_(before, after, inits, active):
             results = tuple(select(leaving, a, b) for a, b in zip(fwd, results))
         if not stay.any():
             return results
+        if SPIN_LIMIT:
+            if entered is None:
+                entered = act if act is not None else np.ones(stay.shape[0], bool)
+            if act is not None and stay.shape == act.shape and not (act & ~stay).any() and (entered & ~stay).any():
+                spins += 1  # nobody left this iteration, and some program left before
+                if spins >= SPIN_LIMIT:
+                    _spin_error(ctx, loc, stay, entered & ~stay, spins)
+            else:
+                spins = 0
         new = after(stay, *fwd)
         if _all_of(stay, act):
             args = tuple(new)
