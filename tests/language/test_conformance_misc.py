@@ -93,3 +93,34 @@ def test_split_compiles_for_cuda():
 
     k = compile(ASTSource(split_pair, {"X": "*fp32", "Y": "*fp32"}), target="cuda:90", until="ptx", use_cache=False)
     assert ".entry split_pair" in k.asm["ptx"]
+
+
+def _name_of(spec):
+    ty = spec.signature["value"]
+    ones = "_".join(k for k, v in spec.constants.items() if v == 1)
+    return f"kernel_{ty}_{ones}"
+
+
+@tritium.jit(repr=_name_of)
+def named(value, is_one, X, B: tl.constexpr):
+    tl.store(X + tl.arange(0, B), tl.full((B,), value, tl.float32) * is_one)
+
+
+@pytest.mark.parametrize("value,ty", [(-1, "i32"), (2**31, "i64"), (2**63, "u64")])
+def test_jit_repr_names_the_kernel(value, ty):
+    """``@jit(repr=f)``: the kernel's symbol is ``f(specialisation)`` (Triton's ``constants`` and ``signature``)."""
+    x = np.zeros(4, np.float32)
+    h = named.warmup(value, 1, x, 1, grid=(1,))
+    assert h.name == f"kernel_{ty}_is_one_B" and h.metadata["name"] == h.name
+    named[(1,)](value, 1, x, 4)
+    np.testing.assert_array_equal(x, np.full(4, np.float32(value)))
+
+
+def test_jit_repr_names_the_cuda_entry():
+    pytest.importorskip("mlir")
+    pytest.importorskip("llvmlite")
+    from tritium.compiler import ASTSource, compile
+
+    k = compile(ASTSource(named, {"value": "i32", "X": "*fp32"}, constexprs={"is_one": 1, "B": 4}),
+                target="cuda:90", until="ptx", use_cache=False)
+    assert k.name == "kernel_i32_is_one" and ".entry kernel_i32_is_one" in k.asm["ptx"]

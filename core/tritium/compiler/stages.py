@@ -60,6 +60,15 @@ def asm(module: Any) -> str:
     return module.operation.get_asm(enable_debug_info=True)
 
 
+def _kernel_symbol(module) -> Optional[str]:
+    """The name of the module's public function (the kernel)."""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and "sym_visibility" in op.attributes and \
+                str(op.attributes["sym_visibility"]).strip('"') == "public":
+            return str(op.attributes["sym_name"]).strip('"')
+    return None
+
+
 def make_ttir(src: Any, metadata: dict, options: Any, handoff: Optional[Handoff] = None,
               backend_passes: tuple = ()) -> str:
     """Stage ``ttir``: generate TTIR for ``src`` (an ASTSource), run ``backend_passes`` (``(name, entry)`` pairs:
@@ -87,7 +96,7 @@ def make_ttir(src: Any, metadata: dict, options: Any, handoff: Optional[Handoff]
         module = frontend_make_ttir(src.fn, src.signature, src.constexprs, src.attrs, context)
         run_ttir_pipeline(module, backend_passes=backend_passes)
         text = asm(module)
-    metadata["name"] = src.name
+        metadata["name"] = _kernel_symbol(module) or src.name  # @jit(repr=...) names the symbol
     return handoff.put(text, module) if handoff else text
 
 

@@ -1,6 +1,7 @@
 """Python AST -> TTIR.  The compiler stage calls :func:`make_ttir`."""
 from __future__ import annotations
 
+import collections
 from typing import Any, Dict, Optional
 
 from ..errors import CompilationError
@@ -18,6 +19,29 @@ def _lookup_sig(signature, p):
         if key in signature:
             return signature[key]
     return None
+
+
+def _symbol(fn, signature, constexprs, err) -> str:
+    """The kernel's symbol: its name, or what ``@jit(repr=f)`` makes of the specialisation -- ``f(spec)`` with
+    ``spec.constants`` ({parameter: value} of the constexprs, specialised values included) and ``spec.signature``
+    ({parameter: type string}, ``"constexpr"`` for those), as Triton calls it."""
+    rep = getattr(fn, "repr", None)
+    if rep is None:
+        return fn.__name__
+    consts, sig = {}, {}
+    for p in fn.params:
+        has, v = _lookup_constexpr(constexprs, p)
+        if has:
+            consts[p.name], sig[p.name] = v, "constexpr"
+        elif _lookup_sig(signature, p) is not None:
+            sig[p.name] = _lookup_sig(signature, p)
+    name = rep(_Specialization(consts, sig))
+    if not isinstance(name, str) or not name.isidentifier():
+        raise err(f"@jit(repr=...) must return the kernel's name, an identifier; it returned {name!r}")
+    return name
+
+
+_Specialization = collections.namedtuple("SpecializationProxy", ["constants", "signature"])
 
 
 def make_ttir(fn, signature: Dict[str, str], constexprs: Optional[Dict[str, Any]] = None,
@@ -52,10 +76,11 @@ def make_ttir(fn, signature: Dict[str, str], constexprs: Optional[Dict[str, Any]
     def err(msg):
         return CompilationError(msg, fn.file, def_line, def_col, name)
 
+    symbol = _symbol(fn, signature, constexprs, err)
     with context, ir.Location.file(fn.file, def_line, def_col, context=context):
         module = ir.Module.create()
         builder = _c.Builder(context, module)
-        builder._names.add(name)
+        builder._names.add(symbol)
         scope = {}
         arg_types, arg_attrs, arg_params = [], [], []
         for p in fn.params:
@@ -93,7 +118,7 @@ def make_ttir(fn, signature: Dict[str, str], constexprs: Optional[Dict[str, Any]
             raise err(f"signature names unknown parameters: {unknown}")
         in_types = [builder.ty(t) for t in arg_types]
         ftype = ir.FunctionType.get(in_types, [])
-        fattrs = {"sym_name": ir.StringAttr.get(name), "function_type": ir.TypeAttr.get(ftype),
+        fattrs = {"sym_name": ir.StringAttr.get(symbol), "function_type": ir.TypeAttr.get(ftype),
                   "sym_visibility": ir.StringAttr.get("public")}
         if any(len(a) for a in arg_attrs):
             fattrs["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
