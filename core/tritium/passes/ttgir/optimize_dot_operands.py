@@ -12,7 +12,8 @@ asynchronous copies).  A source defined outside the conversion's block (before i
 stored and read back there, once; a conversion every thread can do in its registers (an MMA result in f16 feeding
 the next dot as A, attention's ``p``) stays a conversion.  The buffer's layout (:func:`operand_shared_layout`): the contiguous dim is the one the
 source layout keeps contiguous per thread (``order[0]``; the second-to-last dim gives ``transposed = 1``), the
-swizzle the widest of 128 / 64 / 32 bytes that a row of that dim fills (0 below 32 bytes).
+swizzle the widest of 128 / 64 / 32 bytes that a row of that dim fills (0 below 32 bytes); an AMD ``v_mfma``
+operand is stored K-major when its source writes one element per thread anyway (:func:`mfma_shared_layout`).
 
 A ``tt.dot`` whose result accelerate_matmul put in ``#ttg.nvidia_mma<3>`` (wgmma) becomes a
 ``ttg.warp_group_dot`` reading both operands from shared memory (A stays in registers when it is a 16-bit
@@ -47,6 +48,20 @@ def operand_shared_layout(shape, src_layout, eb: int) -> layouts.NVMMASharedLayo
     row = shape[fast] * eb
     swizzle = next((s for s in (128, 64, 32) if row >= s), 0)
     return layouts.NVMMASharedLayout(swizzle, int(fast == rank - 2), eb * 8)
+
+
+def mfma_shared_layout(shape, src_layout, eb: int, op_idx: int) -> layouts.NVMMASharedLayout:
+    """The buffer of a ``v_mfma`` operand (0: A ``[M, K]``, 1: B ``[K, N]``): K-major (each lane reads ``kWidth``
+    consecutive K elements: one ``ds_read_b64`` / ``b128``) when the source writes one element per thread along its
+    contiguous dim anyway, else the source's contiguous dim (:func:`operand_shared_layout`, wide writes)."""
+    rank = len(shape)
+    order = getattr(src_layout, "order", None)
+    spt = getattr(src_layout, "size_per_thread", None)
+    if order is None or spt is None or spt[order[0]] == 1:
+        k = rank - 1 if op_idx == 0 else rank - 2
+        swizzle = next((s for s in (128, 64, 32) if shape[k] * eb >= s), 0)
+        return layouts.NVMMASharedLayout(swizzle, int(k == rank - 2), eb * 8)
+    return operand_shared_layout(shape, src_layout, eb)
 
 
 def wgmma_shared_layout(shape, src_layout, eb: int, op_idx: int) -> layouts.NVMMASharedLayout:
@@ -164,7 +179,11 @@ def dot_operands_through_shared(root) -> int:
         shape = tuple(ty.shape)
         if _register_only(layout_of(src), layout_of(op.results[0]), shape):
             continue  # an MMA result feeding the next dot (attention's p): the registers are already right
-        lay = operand_shared_layout(shape, layout_of(src), elem_bytes(ty))
+        want = layout_of(op.results[0])
+        if isinstance(want.parent, layouts.AmdMfmaLayout):
+            lay = mfma_shared_layout(shape, layout_of(src), elem_bytes(ty), want.op_idx)
+        else:
+            lay = operand_shared_layout(shape, layout_of(src), elem_bytes(ty))
         mem_ty = ttg.memdesc_type(shape, ty.element_type, lay, ty.context)
         if _defined_in(src, op.operation.block):
             with op.location, ir.InsertionPoint(op):
