@@ -34,7 +34,8 @@ the batch dim of a 3-D dot (or stays replicated).
 * **MFMA** on hip CDNA targets (gfx90a: version 2, gfx942: 3, gfx950: 4; :func:`choose_amd`): fp16 / bf16 (fp32
   accumulator), fp32 (at full precision whatever the input precision asks: ``ieee`` is hip's default; no xf32), int8 (int32), fp8 (fp32; the fnuz formats on gfx942, OCP e4m3 / e5m2 on
   gfx950); M and N multiples of the instruction's 32 (else 16) and K of its K.  The result becomes
-  ``#ttg.amd_mfma<version, warpsPerCTA, [32, 32] | [16, 16], 0>``, A and B ``#ttg.dot_op<0|1, #mfma, kWidth>``
+  ``#ttg.amd_mfma<version, warpsPerCTA, [32, 32] | [16, 16], 1>`` (transposed, as Triton: each lane holds a row's
+  consecutive columns, so row reductions (attention's softmax) stay in registers and the epilogue writes vectors), A and B ``#ttg.dot_op<0|1, #mfma, kWidth>``
   (``kWidth``: K elements per lane per instruction, :func:`tritium.dialects.layouts.mfma_k_base`); warps by
   :func:`warps_per_tile_mfma`.  Everything else (fp64, f16 accumulators, tiny shapes, RDNA) keeps FMA.
 
@@ -344,7 +345,7 @@ def choose_amd(op, arch, num_warps: int):
         return parent, layouts.DotOperandLayout(0, parent, 0), layouts.DotOperandLayout(1, parent, 0)
     warps = warps_per_tile_mfma(shape, num_warps, mdim, _feeds_dot(op))
     instr = ((1,) if len(shape) == 3 else ()) + (mdim, mdim)
-    mfma = layouts.AmdMfmaLayout(version, warps, instr, 0)
+    mfma = layouts.AmdMfmaLayout(version, warps, instr, 1)
     kw = layouts.mfma_k_base(mdim, bits, version)
     return mfma, layouts.DotOperandLayout(0, mfma, kw), layouts.DotOperandLayout(1, mfma, kw)
 
