@@ -144,3 +144,20 @@ def test_fused_attention_forward(arch):
     assert len(got) == 64 and set(got) == {"v_mfma_f32_32x32x8_f16" if arch == "gfx942" else "v_mfma_f32_32x32x8f16"}
     assert "array<i32: 4, 1>" in k.asm["ttgir"]  # the chained dots put every wave along M
     check_code_object(k, ATTN_SIG, arch)
+
+
+@pytest.mark.parametrize("nonkdim, instr, n", [(16, "v_mfma_f32_16x16x16_f16", 16 * 2),
+                                             (32, "v_mfma_f32_32x32x8_f16", 4 * 4)])
+def test_matrix_instr_nonkdim_forces_the_instruction(nonkdim, instr, n):
+    k = build(K.matmul_kernel, MM_SIG, "gfx942", attrs=MM_ATTRS, options={"matrix_instr_nonkdim": nonkdim},
+              BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=32, GROUP_SIZE_M=8, INPUT_PRECISION=None)
+    got = mfmas(k.asm["amdgcn"])
+    # 64x64 per wave: 16 tiles of 16x16 x 2 K steps, or 4 tiles of 32x32 x 4 K steps
+    assert set(got) == {instr} and len(got) == n
+    check_code_object(k, MM_SIG, "gfx942")
+
+
+def test_matrix_instr_nonkdim_is_checked():
+    with pytest.raises(Exception, match="matrix_instr_nonkdim"):
+        build(K.matmul_kernel, MM_SIG, "gfx942", attrs=MM_ATTRS, options={"matrix_instr_nonkdim": 8},
+              BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=8, INPUT_PRECISION=None)

@@ -102,6 +102,9 @@ class HIPCompiler(BaseCompiler):
     def make_ttgir(src, metadata: dict, options: HIPOptions, handoff: Handoff) -> str:
         """TTIR -> TTGIR: layouts sized to the wavefront (``threads_per_warp`` = 64 or 32), then the TTGIR pipeline
         (coalesce, remove layout conversions, cleanups, reorder, LDS allocation, membar)."""
+        from mlir import ir
+
+        from tritium.passes.ttgir.accelerate_matmul import MFMA_NONKDIM
         from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
         from tritium.passes.ttgir.pipeline import run_ttgir_pipeline
 
@@ -110,6 +113,11 @@ class HIPCompiler(BaseCompiler):
         with module.context:
             convert_to_ttgir(module, num_warps=options.num_warps, threads_per_warp=warp_size_of(arch),
                              num_ctas=options.num_ctas, target=f"hip:{arch}", num_stages=options.num_stages)
+            if options.matrix_instr_nonkdim:
+                if options.matrix_instr_nonkdim not in (16, 32):
+                    raise ValueError(f"matrix_instr_nonkdim must be 0, 16 or 32, got {options.matrix_instr_nonkdim}")
+                module.operation.attributes[MFMA_NONKDIM] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(32), options.matrix_instr_nonkdim)
             run_ttgir_pipeline(module, options)
             module.operation.verify()
             return handoff.put(asm(module), module)

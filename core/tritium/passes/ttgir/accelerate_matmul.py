@@ -33,7 +33,8 @@ the batch dim of a 3-D dot (or stays replicated).
 
 * **MFMA** on hip CDNA targets (gfx90a: version 2, gfx942: 3, gfx950: 4; :func:`choose_amd`): fp16 / bf16 (fp32
   accumulator), fp32 (at full precision whatever the input precision asks: ``ieee`` is hip's default; no xf32), int8 (int32), fp8 (fp32; the fnuz formats on gfx942, OCP e4m3 / e5m2 on
-  gfx950); M and N multiples of the instruction's 32 (else 16) and K of its K.  The result becomes
+  gfx950); M and N multiples of the instruction's 32 (else 16; the hip option ``matrix_instr_nonkdim``, as the
+  module attribute :data:`MFMA_NONKDIM`, forces one) and K of its K.  The result becomes
   ``#ttg.amd_mfma<version, warpsPerCTA, [32, 32] | [16, 16], 1>`` (transposed, as Triton: each lane holds a row's
   consecutive columns, so row reductions (attention's softmax) stay in registers and the epilogue writes vectors), A and B ``#ttg.dot_op<0|1, #mfma, kWidth>``
   (``kWidth``: K elements per lane per instruction, :func:`tritium.dialects.layouts.mfma_k_base`); warps by
@@ -287,11 +288,16 @@ def mfma_reason(version: int, a_ty, b_ty, c_ty, precision) -> str:
     return f"no v_mfma for {ka} x {kb} -> {kc}"
 
 
-def mfma_instr_m(shape, k: int, k_base_of) -> int:
+#: module attribute: the hip option ``matrix_instr_nonkdim`` (16 or 32 forces that instruction shape; 0: by shape)
+MFMA_NONKDIM = "ttg.amd.matrix-instr-nonkdim"
+
+
+def mfma_instr_m(shape, k: int, k_base_of, nonkdim: int = 0) -> int:
     """The instruction's M (= N): 32 when M and N are multiples of 32, else 16 when of 16 (Triton's choice by the
-    smaller of M and N); 0 when neither (or K is not a multiple of the instruction's K)."""
+    smaller of M and N), or only ``nonkdim`` when given; 0 when none fits (or K is not a multiple of the
+    instruction's K)."""
     m, n = shape[-2], shape[-1]
-    for d in (32, 16):
+    for d in ((nonkdim,) if nonkdim in (16, 32) else (32, 16)):
         if m % d == 0 and n % d == 0 and k % (k_base_of(d) * 64 // d) == 0:
             return d
     return 0
@@ -336,7 +342,8 @@ def choose_amd(op, arch, num_warps: int):
     bits = _bits(a.type)
     mdim = 0
     if not why:
-        mdim = mfma_instr_m(shape, k, lambda d: layouts.mfma_k_base(d, bits, version))
+        mdim = mfma_instr_m(shape, k, lambda d: layouts.mfma_k_base(d, bits, version),
+                            module_int(op, MFMA_NONKDIM, 0) or 0)
         if not mdim:
             why = f"shape {tuple(shape)}, K {k}: not a multiple of a 32x32 or 16x16 v_mfma tile"
     if why:
