@@ -161,3 +161,14 @@ def test_matrix_instr_nonkdim_is_checked():
     with pytest.raises(Exception, match="matrix_instr_nonkdim"):
         build(K.matmul_kernel, MM_SIG, "gfx942", attrs=MM_ATTRS, options={"matrix_instr_nonkdim": 8},
               BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=8, INPUT_PRECISION=None)
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx90a"])
+def test_epilogue_stores_from_the_mfma_registers(arch):
+    # Triton's AMD OptimizeEpilogue: the pointers and the mask are rematerialised in the MFMA layout, so the result
+    # is stored from its registers (no conversion through LDS)
+    k, _ = matmul("fp16", "fp16", arch)
+    ttgir = k.asm["ttgir"]
+    assert "ttg.convert_layout" not in ttgir
+    store = next(l for l in ttgir.splitlines() if '"tt.store"' in l)
+    assert "#ttg.amd_mfma<" in store

@@ -24,6 +24,8 @@ Rewrites, applied to every conversion ``%y = convert_layout %x : A -> B`` until 
 
    A ``tt.store`` of fewer elements than the CTA has threads is no anchor (Triton's ``isExpensiveLoadOrStore``):
    it takes its value's layout (so a reduction result is stored in its slice layout, replicas written once).
+   Nor is a store of an ``amd_mfma`` value (Triton's AMD ``OptimizeEpilogue``): the pointers and the mask are
+   rematerialised in the MFMA layout and the result is stored from its registers, without a trip through LDS.
 6. **loop-carried values** (Triton's rematerialisation of ``scf.for`` iter_args): an iter_arg in layout ``B``
    whose yielded value can be computed in another layout ``A`` from the iter_arg itself and values available in
    ``A`` (typically ``%acc + convert(%x : A -> B)``, a layer-norm or ragged-sum accumulator) is carried in ``A``:
@@ -295,7 +297,8 @@ class _Rewriter:
         """How user ``u`` of ``%y`` would compute in ``a``'s family: (result layout, plan) or None."""
         if u.name == CONVERT:
             return (None, {})
-        if u.name == "tt.store" and _cheap_store(u) and u.block == defining_op(y).block:
+        if u.name == "tt.store" and (_cheap_store(u) or isinstance(a, layouts.AmdMfmaLayout)) and \
+                u.block == defining_op(y).block:
             res_lay = a
         elif u.name in MEMORY_OPS or len(u.regions) or u.block != defining_op(y).block:
             return None
