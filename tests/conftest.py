@@ -13,3 +13,14 @@ def _fresh_kernel_cache(monkeypatch):
     monkeypatch.setenv("TRITIUM_CACHE_DIR", d)
     yield d
     shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(params=["fast", "eager"])
+def mode(request):
+    """Both interpreter modes for a test: the whole grid from the TTIR's NumPy program (``fast``) and step-through
+    (``eager``); the parameter's value is the mode's name."""
+    from tritium.compiler import registry
+
+    registry.set_active("interpreter" if request.param == "fast" else "interpreter:eager")
+    yield request.param
+    registry.set_active(None)

@@ -6,15 +6,7 @@ import pytest
 
 import tritium
 import tritium.language as tl
-from tritium.compiler import ASTSource, compile, registry
-
-
-@pytest.fixture(params=["fast", "eager"])
-def mode(request):
-    if request.param == "eager":
-        registry.set_active("interpreter:eager")
-    yield request.param
-    registry.set_active(None)
+from tritium.compiler import ASTSource, compile
 
 
 @tritium.jit

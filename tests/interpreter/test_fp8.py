@@ -27,14 +27,6 @@ WIDE = {"fp32": (tl.float32, torch.float32), "fp16": (tl.float16, torch.float16)
         "fp64": (tl.float64, torch.float64)}
 
 
-@pytest.fixture(params=["fast", "eager"])
-def mode(request):
-    """Both interpreter modes: the whole grid from the TTIR's NumPy program, and step-through."""
-    registry.set_active("interpreter" if request.param == "fast" else "interpreter:eager")
-    yield request.param
-    registry.set_active(None)
-
-
 def all_patterns(tdt):
     """The 256 fp8 values of torch dtype ``tdt``, bit pattern i at index i."""
     return torch.arange(256, dtype=torch.int32).to(torch.uint8).view(tdt)

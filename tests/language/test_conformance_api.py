@@ -14,14 +14,6 @@ from tritium.compiler import ASTSource, compile, registry
 from tritium.errors import CompilationError
 
 
-@pytest.fixture(params=["fast", "eager"])
-def mode(request):
-    if request.param == "eager":
-        registry.set_active("interpreter:eager")
-    yield request.param
-    registry.set_active(None)
-
-
 def rand(rng, shape, dt):
     if np.dtype(dt).kind == "f":
         return (rng.standard_normal(shape) * 10).astype(dt)

@@ -6,15 +6,6 @@ import pytest
 
 import tritium
 import tritium.language as tl
-from tritium.compiler import registry
-
-
-@pytest.fixture(params=["fast", "eager"])
-def mode(request):
-    if request.param == "eager":
-        registry.set_active("interpreter:eager")
-    yield request.param
-    registry.set_active(None)
 
 
 @tritium.jit

@@ -16,20 +16,13 @@ import pytest
 
 import tritium
 import tritium.language as tl
-from tritium.compiler import ASTSource, compile, registry
+from tritium.compiler import ASTSource, compile
 from tritium.errors import CompilationError
 
 INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 SIGNED = {np.dtype(np.uint8): np.int8, np.dtype(np.uint16): np.int16, np.dtype(np.uint32): np.int32,
           np.dtype(np.uint64): np.int64}
 UNSIGNED = {np.dtype(v): k.type for k, v in SIGNED.items()}
-
-
-@pytest.fixture(params=["fast", "eager"])
-def mode(request):
-    registry.set_active("interpreter" if request.param == "fast" else "interpreter:eager")
-    yield request.param
-    registry.set_active(None)
 
 
 def promote(a, b):

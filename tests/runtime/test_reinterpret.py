@@ -15,13 +15,6 @@ from tritium.runtime.specialization import DATA_PTR_TYPES
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(params=["fast", "eager"])
-def mode(request):
-    registry.set_active("interpreter" if request.param == "fast" else "interpreter:eager")
-    yield request.param
-    registry.set_active(None)
-
-
 @tritium.jit
 def int_ops(X, SHR, DIV, WIDE, N, BLOCK: tl.constexpr):
     o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -15,23 +15,12 @@ import subprocess
 import tempfile
 from typing import Optional
 
+from tritium.compiler.stages import llvm_binding
 from tritium.errors import CompilationFailed
 
 TRIPLE = "amdgcn-amd-amdhsa"
 PIP = "pip install 'tritium[amd]'"
 
-_LLVM_INIT = False
-
-
-def _llvm():
-    global _LLVM_INIT
-    import llvmlite.binding as llvm
-
-    if not _LLVM_INIT:
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-        _LLVM_INIT = True
-    return llvm
 
 
 # ------------------------------------------------------------------------------------------------
@@ -39,7 +28,7 @@ def _llvm():
 # ------------------------------------------------------------------------------------------------
 
 def target_machine(arch: str, opt_level: int = 3):
-    llvm = _llvm()
+    llvm = llvm_binding()
     return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, features="", opt=opt_level, reloc="pic",
                                                                  codemodel="default")
 
@@ -53,7 +42,7 @@ def llir_to_amdgcn(llir: str, kernel: str, arch: str = "gfx942", opt_level: int 
     AMDGCN assembly and the object file: ``(asm text, object bytes)``.  A module with inline assembly gets no
     object (None): llvmlite's LLVM has no AMDGPU assembly parser (the object streamer would abort the process on
     it), so the ``hsaco`` stage assembles the text with ziglang's clang, which reports bad asm as an error."""
-    llvm = _llvm()
+    llvm = llvm_binding()
     try:
         mod = llvm.parse_assembly(llir)
         mod.verify()

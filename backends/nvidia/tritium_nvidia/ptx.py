@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 from typing import Optional
 
+from tritium.compiler.stages import llvm_binding
 from tritium.errors import CompilationFailed  # noqa: F401  (defined with every other error)
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -61,24 +62,12 @@ def sm_name(arch: int) -> str:
     return f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
 
 
-_LLVM_INIT = False
-
-
-def _llvm():
-    global _LLVM_INIT
-    import llvmlite.binding as llvm
-
-    if not _LLVM_INIT:
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-        _LLVM_INIT = True
-    return llvm
 
 
 def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3) -> str:
     """Parse and verify ``llir``, link libdevice if referenced, internalise non-kernel functions, optimise
     and emit PTX for ``sm_<arch>[a]``."""
-    llvm = _llvm()
+    llvm = llvm_binding()
     try:
         mod = llvm.parse_assembly(llir)
         mod.verify()

@@ -60,6 +60,22 @@ def asm(module: Any) -> str:
     return module.operation.get_asm(enable_debug_info=True)
 
 
+_LLVM_INIT = False
+
+
+def llvm_binding():
+    """``llvmlite.binding`` with every target and asm printer initialised (once per process): what the GPU
+    backends' code generation stages use."""
+    global _LLVM_INIT
+    import llvmlite.binding as llvm
+
+    if not _LLVM_INIT:
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _LLVM_INIT = True
+    return llvm
+
+
 def _kernel_symbol(module) -> Optional[str]:
     """The name of the module's public function (the kernel)."""
     for op in module.body.operations:
@@ -100,4 +116,4 @@ def make_ttir(src: Any, metadata: dict, options: Any, handoff: Optional[Handoff]
     return handoff.put(text, module) if handoff else text
 
 
-__all__ = ["Handoff", "asm", "make_ttir", "parse"]
+__all__ = ["Handoff", "asm", "llvm_binding", "make_ttir", "parse"]

@@ -195,6 +195,20 @@ def cmpi(ctx, pred: str, a, b):
                     {"predicate": ir.IntegerAttr.get(ctx.int_ty(64), _CMPI[pred])})
 
 
+def and_masks(ctx, a, b):
+    """``a & b`` of two i1 masks, either of which may be None (no mask)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return ctx.emit("arith.andi", [a, b], a.type)
+
+
+def thread_zero(ctx):
+    """i1: this is thread 0 (who does a scalar store or atomic)."""
+    return cmpi(ctx, "eq", ctx.thread_id(), ctx.c32(0))
+
+
 def select(ctx, c, a, b):
     return ctx.emit("arith.select", [c, a, b], a.type)
 

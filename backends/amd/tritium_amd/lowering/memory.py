@@ -24,9 +24,9 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import Rules
-from tritium.lowering.utils import (bit_width, cmpi, if_else, if_then, is_llvm_ptr, memory_type, owner_predicate,
-                                    per_register, scalar_type, smem_elem, source_error, unique_regs, vector_of,
-                                    vector_width)
+from tritium.lowering.utils import (and_masks, bit_width, cmpi, if_else, if_then, is_llvm_ptr, memory_type, owner_predicate,
+                                    per_register, scalar_type, smem_elem, source_error, thread_zero, unique_regs,
+                                    vector_of, vector_width)
 
 RULES = Rules()
 
@@ -46,19 +46,6 @@ _NONTEMPORAL_STORE = {CacheModifier.CS}
 
 def _i64(ctx, v):
     return ir.IntegerAttr.get(ctx.int_ty(64), v)
-
-
-def _and(ctx, a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return ctx.emit("arith.andi", [a, b], a.type)
-
-
-def _thread_zero(ctx):
-    """i1: this is thread 0 (who does a scalar store or atomic)."""
-    return cmpi(ctx, "eq", ctx.thread_id(), ctx.c32(0))
 
 
 def _elem(ctx, ty):
@@ -162,7 +149,7 @@ def _store(ctx, ptr, value, mask, *, cache=CacheModifier.NONE, evict=EvictionPol
         own = owner_predicate(ctx, ll)
         uniq = unique_regs(ll)
     else:
-        own = _thread_zero(ctx)
+        own = thread_zero(ctx)
         uniq = {0}
     for c in range(0, n, vec):
         if c not in uniq:
@@ -172,7 +159,7 @@ def _store(ctx, ptr, value, mask, *, cache=CacheModifier.NONE, evict=EvictionPol
             v = vals[c] if vec == 1 else vector_of(ctx, vals[c:c + vec], mty)
             ctx.emit_op("llvm.store", [v, ptrs[c]], attrs=attrs)
 
-        pred = _and(ctx, own, masks[c] if masks is not None else None)
+        pred = and_masks(ctx, own, masks[c] if masks is not None else None)
         if pred is None:
             store()
         else:
@@ -255,7 +242,7 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, kind):
     sc = _SCOPE[scope]
     scalar = not tt.is_tensor(ptr_v.type)
     if scalar:
-        own, uniq, ll = _thread_zero(ctx), {0}, None
+        own, uniq, ll = thread_zero(ctx), {0}, None
     else:
         ll = ctx.linear(ptr_v.type)
         own, uniq = owner_predicate(ctx, ll), unique_regs(ll)
@@ -265,7 +252,7 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, kind):
             ix = ll.index(r)
             out.append(results[next(q for q in range(n) if ll.index(q) == ix)])
             continue
-        pred = _and(ctx, own, masks[r] if masks is not None else None)
+        pred = and_masks(ctx, own, masks[r] if masks is not None else None)
 
         def do(r=r):
             return [_one_atomic(ctx, kind, ptrs[r], vals[r], cmps[r] if cmps is not None else None, ordering, sc)]

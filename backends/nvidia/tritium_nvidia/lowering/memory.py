@@ -13,8 +13,9 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.utils import (bit_width, cmpi, inline_asm, is_llvm_ptr, memory_type, owner_predicate,
-                                    per_register, scalar_type, smem_elem, unique_regs, vector_width)
+from tritium.lowering.utils import (and_masks, bit_width, cmpi, inline_asm, is_llvm_ptr, memory_type,
+                                    owner_predicate, per_register, scalar_type, smem_elem, thread_zero, unique_regs,
+                                    vector_width)
 
 RULES = Rules()
 
@@ -87,19 +88,6 @@ _EVICT = {EvictionPolicy.EVICT_FIRST: ".L1::evict_first", EvictionPolicy.EVICT_L
 
 def _modifiers(cache, evict) -> str:
     return _CACHE.get(cache, "") + _EVICT.get(evict, "")
-
-
-def _and(ctx, a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return ctx.emit("arith.andi", [a, b], a.type)
-
-
-def _thread_zero(ctx):
-    """i1: this is thread 0 (who does a scalar store or atomic)."""
-    return cmpi(ctx, "eq", ctx.thread_id(), ctx.c32(0))
 
 
 def _reject_block_pointer(ptr_ty) -> None:
@@ -197,13 +185,13 @@ def _store(ctx, ptr, value, mask, *, cache=CacheModifier.NONE, evict=EvictionPol
         own = owner_predicate(ctx, ll)
         uniq = unique_regs(ll)
     else:
-        own = _thread_zero(ctx)
+        own = thread_zero(ctx)
         uniq = {0}
     st_ty = f"b{bits if (vec == 1 and bits == 8) else wb}"
     for c in range(0, n, vec):
         if c not in uniq:
             continue
-        pred = _and(ctx, own, masks[c] if masks is not None else None)
+        pred = and_masks(ctx, own, masks[c] if masks is not None else None)
         words = _to_words(ctx, vals[c:c + vec], mty, wb)
         operands = [ptrs[c]] + words
         cons = ["l"] + [cl] * nw
@@ -324,7 +312,7 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
     wty = ctx.int_ty(bits)
     scalar = not tt.is_tensor(ptr_v.type)
     if scalar:
-        own = _thread_zero(ctx)
+        own = thread_zero(ctx)
         uniq = {0}
     else:
         ll = ctx.linear(ptr_v.type)
@@ -338,7 +326,7 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
             first = next(q for q in range(n) if ll.index(q) == ix)
             out.append(results[first])
             continue
-        pred = _and(ctx, own, masks[r] if masks is not None else None)
+        pred = and_masks(ctx, own, masks[r] if masks is not None else None)
         operands = [ptrs[r]]
         cons = [f"={cl}", "l"]
         ins = [vals[r]] if cmps is None else [cmps[r], vals[r]]
