@@ -88,13 +88,14 @@ class StubCUDA(types.SimpleNamespace):
 
 
 class StubCudaTensor:
-    """What the launch path reads of a torch CUDA tensor: ``dtype``, ``is_cuda``, ``device``, ``get_device()`` and
-    ``data_ptr()`` (C-level callables, as torch's are)."""
+    """What the launch path reads of a torch CUDA tensor: ``dtype``, ``shape``, ``is_cuda``, ``device``,
+    ``get_device()`` and ``data_ptr()`` (C-level callables, as torch's are)."""
 
-    def __init__(self, dtype: Any, addr: int, device: int = 0):
+    def __init__(self, dtype: Any, addr: int, device: int = 0, shape: tuple = (1024,)):
         import torch
 
         self.dtype = dtype
+        self.shape = shape
         self.is_cuda = True
         self.device = torch.device("cuda", device)
         self.data_ptr = itertools.repeat(addr).__next__
