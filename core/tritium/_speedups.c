@@ -182,7 +182,7 @@ static int select_context(PyObject *const *st, PyObject **ctx_out, PyObject **de
 
 /* relaunch's work: ``values`` are the n parameters' values (``NOT_HANDLED`` where not given) */
 static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *const *values, Py_ssize_t nargs_values,
-                             PyObject *options) {
+                             PyObject *options, PyObject *ctx_in, PyObject *dev_in) {
     PyObject *nh = st[ST_NOT_HANDLED];
     PyObject *spec = st[ST_SPEC], *defaults = st[ST_DEFAULTS], *int_desc = st[ST_INT_DESC];
     Py_ssize_t n = PyTuple_GET_SIZE(spec);
@@ -230,8 +230,15 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
     Py_CLEAR(tmp);
     if (fast == NULL || !PyDict_CheckExact(fast)) goto not_handled;
 
-    /* the selection: launch_context()'s LaunchContext (backend, arch, driver, device getter) and the device */
-    if (!select_context(st, &ctx, &dev) || !PyDict_CheckExact(st[ST_DESCS])) goto not_handled;
+    /* the selection: launch_context()'s LaunchContext (backend, arch, driver, device getter) and the device (the
+     * caller's, where it selected them just before: the autotuner's relaunch) */
+    if (ctx_in != NULL) {
+        ctx = Py_NewRef(ctx_in);
+        dev = Py_NewRef(dev_in);
+    } else if (!select_context(st, &ctx, &dev)) {
+        goto not_handled;
+    }
+    if (!PyDict_CheckExact(st[ST_DESCS])) goto not_handled;
     PyObject *memo = st[ST_MEMO]; /* a list of 2: select_context checked it */
 
     /* the key: (backend, arch, device, per parameter: descriptor, tensor device | constexpr, options ()) --
@@ -390,7 +397,7 @@ static int state_ok(PyObject *state) {
 
 static PyObject *relaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 2 || !state_ok(args[0])) return NULL;
-    return do_relaunch(&PyTuple_GET_ITEM(args[0], 0), args[1], args + 2, nargs - 2, NULL);
+    return do_relaunch(&PyTuple_GET_ITEM(args[0], 0), args[1], args + 2, nargs - 2, NULL, NULL, NULL);
 }
 
 /* fn(grid, *args, **kwargs): the Python path's call, as fn[grid](*args, **kwargs) was given */
@@ -454,7 +461,7 @@ static PyObject *launch_impl(PyObject *state, PyObject *grid, PyObject *const *a
                 PyTuple_SET_ITEM(options, j, item);
             }
         }
-        PyObject *r = do_relaunch(st, grid, values, n, options);
+        PyObject *r = do_relaunch(st, grid, values, n, options, NULL, NULL);
         Py_XDECREF(options);
         if (r != nh) return r; /* the kernel, or the launch's error */
         Py_DECREF(r);
@@ -475,14 +482,35 @@ static PyObject *launch(PyObject *self, PyObject *const *args, size_t nargsf, Py
 /* The autotuner's relaunch of a tuned key (tritium.runtime.autotuner.Autotuner: ``_c_grid_state``), for
  * positional arguments only: the tuning key as Autotuner._tuning_key computes it -- the key arguments' values
  * (ints, floats, strings, bools, None), the tensors' dtype names, the device's name -- its plan, then the wrapped
- * JIT function's launch_impl with the plan's keywords; anything else, ``fallback(grid, *args, **kwargs)``.
- * ``fn``, ``_plans`` and ``cache`` are read from the tuner's __dict__ (TU_DICT) on every launch. */
-enum { TU_TUNER, TU_DICT, TU_KEYPOS, TU_NNAMES, TU_DTYPES, TU_DEVNAMES, TU_FALLBACK, TU_TENSOR, TU_N };
+ * JIT function's relaunch with the plan's keywords bound to their parameters (the plan's slots) and its options;
+ * anything else, ``fallback(grid, *args, **kwargs)``.  ``fn``, ``_plans`` and ``cache`` are read from the tuner's
+ * __dict__ (TU_DICT) on every launch; TU_MEMO: a list [context, device, device name], the last device's name. */
+enum { TU_TUNER, TU_DICT, TU_KEYPOS, TU_NNAMES, TU_DTYPES, TU_DEVNAMES, TU_FALLBACK, TU_TENSOR, TU_MEMO, TU_N };
+/* a plan: (config, kwargs, first keyword position, names, values, slots, options) -- Autotuner._run */
+enum { PL_CONFIG, PL_KWARGS, PL_MAXPOS, PL_NAMES, PL_VALUES, PL_SLOTS, PL_OPTIONS, PL_N };
 static PyObject *s_best_config, *s_c_grid_state, *s_subscript, *s_fn, *s_plans;
 
 static int plain_key_value(PyObject *v) {
     return PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyUnicode_CheckExact(v) || PyBool_Check(v) ||
            v == Py_None;
+}
+
+/* the device's part of the tuning key (borrowed from the tuner's dict or its memo), NULL where unknown */
+static PyObject *device_name(PyObject *const *tu, PyObject *ctx, PyObject *dev) {
+    PyObject *memo = tu[TU_MEMO];
+    if (!PyList_CheckExact(memo) || PyList_GET_SIZE(memo) != 3) return NULL;
+    PyObject *mdev = PyList_GET_ITEM(memo, 1);
+    if (PyList_GET_ITEM(memo, 0) == ctx && (mdev == dev || PyObject_RichCompareBool(mdev, dev, Py_EQ) == 1))
+        return PyList_GET_ITEM(memo, 2);
+    PyErr_Clear();
+    PyObject *pair = PyTuple_Pack(2, ctx, dev);
+    PyObject *dname = pair ? PyDict_GetItemWithError(tu[TU_DEVNAMES], pair) : NULL;
+    Py_XDECREF(pair);
+    if (dname == NULL) return NULL;
+    PyList_SetItem(memo, 0, Py_NewRef(ctx)); /* steals; drops the old ones */
+    PyList_SetItem(memo, 1, Py_NewRef(dev));
+    PyList_SetItem(memo, 2, Py_NewRef(dname));
+    return dname;
 }
 
 /* the launch's result, NULL with an exception (the launch's error), or NULL without one: not handled here */
@@ -506,6 +534,7 @@ static PyObject *tuned_fast(PyObject *const *tu, PyObject *grid, PyObject *const
         Py_XDECREF(jstate);
         return NULL;
     }
+    PyObject *const *st = &PyTuple_GET_ITEM(jstate, 0);
     Py_INCREF(plans); /* held: a Python device getter below could rebind the tuner's attributes */
     Py_INCREF(cache);
     PyObject *result = NULL, *key = NULL, *ctx = NULL, *dev = NULL, *plan = NULL;
@@ -531,10 +560,8 @@ static PyObject *tuned_fast(PyObject *const *tu, PyObject *grid, PyObject *const
             goto out;
         }
     }
-    if (!select_context(&PyTuple_GET_ITEM(jstate, 0), &ctx, &dev)) goto out;
-    PyObject *pair = PyTuple_Pack(2, ctx, dev);
-    PyObject *dname = pair ? PyDict_GetItemWithError(tu[TU_DEVNAMES], pair) : NULL;
-    Py_XDECREF(pair);
+    if (!select_context(st, &ctx, &dev)) goto out;
+    PyObject *dname = device_name(tu, ctx, dev);
     if (dname == NULL) goto out;
     parts[np++] = Py_NewRef(dname);
     key = PyTuple_New(np);
@@ -542,18 +569,38 @@ static PyObject *tuned_fast(PyObject *const *tu, PyObject *grid, PyObject *const
     for (Py_ssize_t j = 0; j < np; j++) PyTuple_SET_ITEM(key, j, parts[j]); /* steals */
     np = 0;
     plan = PyDict_GetItemWithError(plans, key); /* borrowed */
-    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 5) goto out;
+    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != PL_N) goto out;
     Py_INCREF(plan);
-    PyObject *cfg = PyTuple_GET_ITEM(plan, 0), *names = PyTuple_GET_ITEM(plan, 3), *vals = PyTuple_GET_ITEM(plan, 4);
-    if (PyDict_GetItemWithError(cache, key) != cfg || !PyTuple_CheckExact(names) ||
-        !PyTuple_CheckExact(vals) || PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(vals) ||
-        PyTuple_GET_SIZE(vals) > MAX_PARAMS || nargs > PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 2)))
+    PyObject *cfg = PyTuple_GET_ITEM(plan, PL_CONFIG), *vals = PyTuple_GET_ITEM(plan, PL_VALUES);
+    PyObject *slots = PyTuple_GET_ITEM(plan, PL_SLOTS), *options = PyTuple_GET_ITEM(plan, PL_OPTIONS);
+    if (PyDict_GetItemWithError(cache, key) != cfg || !PyTuple_CheckExact(vals) || !PyTuple_CheckExact(slots) ||
+        !PyTuple_CheckExact(options) || PyTuple_GET_SIZE(slots) != PyTuple_GET_SIZE(vals) ||
+        nargs > PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, PL_MAXPOS)))
         goto out;
+    /* the wrapped function's parameters: the positional arguments, then the plan's keywords in their slots */
+    PyObject *nh = st[ST_NOT_HANDLED];
+    Py_ssize_t n = PyTuple_GET_SIZE(st[ST_NAMES]);
+    if (nargs > n || n > MAX_PARAMS) goto out;
+    PyObject *values[MAX_PARAMS];
+    for (Py_ssize_t k = 0; k < n; k++) values[k] = k < nargs ? args[k] : nh;
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(vals); j++) {
+        Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(slots, j));
+        if (at < -1 || at >= n || (at >= 0 && values[at] != nh)) goto out; /* given twice: Python explains */
+        if (at >= 0) values[at] = PyTuple_GET_ITEM(vals, j);
+    }
     if (PyObject_SetAttr(tu[TU_TUNER], s_best_config, cfg) < 0) goto out;
-    PyObject *stack[2 * MAX_PARAMS];
-    for (Py_ssize_t i = 0; i < nargs; i++) stack[i] = args[i];
-    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(vals); j++) stack[nargs + j] = PyTuple_GET_ITEM(vals, j);
-    result = launch_impl(jstate, grid, stack, nargs, PyTuple_GET_SIZE(names) ? names : NULL);
+    result = do_relaunch(st, grid, values, n, PyTuple_GET_SIZE(options) ? options : NULL, ctx, dev);
+    if (result == nh) { /* not the plain case after all: the launcher with the plan's keywords */
+        Py_CLEAR(result);
+        PyObject *names = PyTuple_GET_ITEM(plan, PL_NAMES);
+        PyObject *stack[2 * MAX_PARAMS];
+        if (!PyTuple_CheckExact(names) || PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(vals) ||
+            PyTuple_GET_SIZE(vals) > MAX_PARAMS)
+            goto out;
+        for (Py_ssize_t i = 0; i < nargs; i++) stack[i] = args[i];
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(vals); j++) stack[nargs + j] = PyTuple_GET_ITEM(vals, j);
+        result = call_with_grid(st[ST_LAUNCHER], grid, stack, nargs, PyTuple_GET_SIZE(names) ? names : NULL);
+    }
     Py_DECREF(plan);
     plan = NULL;
     if (result == NULL) goto done; /* the launch's error */
@@ -579,8 +626,194 @@ static PyObject *tuned_launch_impl(PyObject *state, PyObject *grid, PyObject *co
     return call_with_grid(tu[TU_FALLBACK], grid, args, nargs, kwnames);
 }
 
+/* Heuristics (tritium.runtime.autotuner.Heuristics: ``_c_grid_state``): the arguments' dict -- the defaults, the
+ * positional arguments by name, the keywords -- each heuristic called on a copy of it (its value then added),
+ * then the wrapped function's launch with the values as keywords: from C where it has a C state (a JIT function,
+ * an autotuner, heuristics), else through its ``[grid]``.  A keyword at the call that a heuristic sets, or more
+ * positional arguments than parameters: ``fallback(grid, *args, **kwargs)``. */
+enum { HE_OBJ, HE_NAMES, HE_DEFAULTS, HE_VALUES, HE_KWNAMES, HE_INNER, HE_FALLBACK, HE_N };
+
+/* CompiledKernel (``_c_grid_state``, set by tritium.compiler.launch._bind_c once loaded on a device): over a grid
+ * (g,), (g, 1) or (g, 1, 1), g > 0, with the runtime arguments positionally, while the backend's launch driver is
+ * still CK_DRIVER and no plugin implements the launch hooks: the device's direct launch (CK_DIRECTS: device ->
+ * fn(g, *args)) with each torch tensor as its address (on the current device; else the Python path explains);
+ * anything else ``fallback(grid, *args)`` (CompiledKernel.launch). */
+enum { CK_KERNEL, CK_DRIVERS, CK_BACKEND, CK_DRIVER, CK_GETTER, CK_DIRECTS, CK_PLUGINS, CK_TENSOR, CK_FALLBACK,
+       CK_NARGS, CK_N };
+
+_Static_assert((int)ST_N != (int)TU_N && (int)ST_N != (int)HE_N && (int)ST_N != (int)CK_N && (int)TU_N != (int)HE_N &&
+                   (int)TU_N != (int)CK_N && (int)HE_N != (int)CK_N,
+               "the launcher states are told apart by their sizes");
+
+static PyObject *dispatch(PyObject *state, PyObject *grid, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames);
+
+static PyObject *heuristics_launch(PyObject *const *he, PyObject *grid, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames) {
+    PyObject *names = he[HE_NAMES], *values = he[HE_VALUES], *hkw = he[HE_KWNAMES];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, nh = PyTuple_GET_SIZE(values);
+    if (nargs > PyTuple_GET_SIZE(names) || nargs + nkw + nh > 2 * MAX_PARAMS || !PyDict_CheckExact(he[HE_DEFAULTS]))
+        return call_with_grid(he[HE_FALLBACK], grid, args, nargs, kwnames);
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        int c = PySequence_Contains(hkw, PyTuple_GET_ITEM(kwnames, j));
+        if (c != 0) {
+            PyErr_Clear();
+            return call_with_grid(he[HE_FALLBACK], grid, args, nargs, kwnames);
+        }
+    }
+    PyObject *seen = PyDict_Copy(he[HE_DEFAULTS]);
+    if (seen == NULL) return NULL;
+    PyObject *stack[2 * MAX_PARAMS], *computed[2 * MAX_PARAMS];
+    Py_ssize_t nc = 0;
+    PyObject *result = NULL, *kw = NULL, *inner = NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (PyDict_SetItem(seen, PyTuple_GET_ITEM(names, i), args[i]) < 0) goto done;
+    for (Py_ssize_t j = 0; j < nkw; j++)
+        if (PyDict_SetItem(seen, PyTuple_GET_ITEM(kwnames, j), args[nargs + j]) < 0) goto done;
+    for (Py_ssize_t j = 0; j < nh; j++) {
+        PyObject *item = PyTuple_GET_ITEM(values, j);
+        PyObject *copy = PyDict_Copy(seen);
+        if (copy == NULL) goto done;
+        PyObject *v = PyObject_CallOneArg(PyTuple_GET_ITEM(item, 1), copy); /* a user's heuristic: its error */
+        Py_DECREF(copy);
+        if (v == NULL) goto done;
+        computed[nc++] = v;
+        if (PyDict_SetItem(seen, PyTuple_GET_ITEM(item, 0), v) < 0) goto done;
+    }
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++) stack[i] = args[i];
+    for (Py_ssize_t j = 0; j < nc; j++) stack[nargs + nkw + j] = computed[j];
+    if (nkw == 0) {
+        kw = Py_NewRef(hkw);
+    } else {
+        kw = PyTuple_New(nkw + nh);
+        if (kw == NULL) goto done;
+        for (Py_ssize_t j = 0; j < nkw; j++) PyTuple_SET_ITEM(kw, j, Py_NewRef(PyTuple_GET_ITEM(kwnames, j)));
+        for (Py_ssize_t j = 0; j < nh; j++) PyTuple_SET_ITEM(kw, nkw + j, Py_NewRef(PyTuple_GET_ITEM(hkw, j)));
+    }
+    PyObject *istate = attr(he[HE_INNER], s_c_grid_state);
+    if (istate != NULL && PyTuple_CheckExact(istate) && PyTuple_GET_SIZE(istate) != CK_N &&
+        (PyTuple_GET_SIZE(istate) == ST_N || PyTuple_GET_SIZE(istate) == TU_N || PyTuple_GET_SIZE(istate) == HE_N)) {
+        result = dispatch(istate, grid, stack, nargs, PyTuple_GET_SIZE(kw) ? kw : NULL);
+        Py_DECREF(istate);
+        goto done;
+    }
+    Py_XDECREF(istate);
+    inner = PyObject_GetItem(he[HE_INNER], grid); /* the wrapped kernel's [grid], as Python would */
+    if (inner != NULL) result = PyObject_Vectorcall(inner, stack, (size_t)nargs, PyTuple_GET_SIZE(kw) ? kw : NULL);
+done:
+    for (Py_ssize_t j = 0; j < nc; j++) Py_DECREF(computed[j]);
+    Py_XDECREF(kw);
+    Py_XDECREF(inner);
+    Py_DECREF(seen);
+    return result;
+}
+
+/* the grid's program count along x where it is (g,), (g, 1) or (g, 1, 1) with g > 0, else 0 */
+static long grid_x(PyObject *grid) {
+    if (!PyTuple_CheckExact(grid) || PyTuple_GET_SIZE(grid) < 1 || PyTuple_GET_SIZE(grid) > 3) return 0;
+    for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(grid); i++) {
+        PyObject *v = PyTuple_GET_ITEM(grid, i);
+        if (!PyLong_CheckExact(v) || PyLong_AsLong(v) != 1) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    PyObject *g = PyTuple_GET_ITEM(grid, 0);
+    if (!PyLong_CheckExact(g)) return 0;
+    long x = PyLong_AsLong(g);
+    if (x <= 0 || x > 2147483647L) {
+        PyErr_Clear();
+        return 0;
+    }
+    return x;
+}
+
+/* NULL without an exception: not handled here */
+static PyObject *compiled_fast(PyObject *const *ck, PyObject *grid, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+    if ((kwnames && PyTuple_GET_SIZE(kwnames)) || nargs > MAX_PARAMS || nargs != PyLong_AsSsize_t(ck[CK_NARGS]) ||
+        !PyDict_CheckExact(ck[CK_DRIVERS]) || !PyDict_CheckExact(ck[CK_DIRECTS])) {
+        PyErr_Clear();
+        return NULL;
+    }
+    long gx = grid_x(grid);
+    if (gx == 0) return NULL;
+    PyObject *d = PyDict_GetItemWithError(ck[CK_DRIVERS], ck[CK_BACKEND]); /* borrowed */
+    if (d != ck[CK_DRIVER]) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *pm = dattr(ck[CK_PLUGINS], Py_None, s_pm);
+    PyObject *hooks = pm && pm != Py_None ? attr(pm, s_launch_hooks) : NULL;
+    int hooks_off = hooks == Py_None;
+    Py_XDECREF(pm);
+    Py_XDECREF(hooks);
+    if (!hooks_off) return NULL;
+    PyObject *dev = PyObject_CallNoArgs(ck[CK_GETTER]);
+    if (dev == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *direct = PyDict_GetItemWithError(ck[CK_DIRECTS], dev); /* borrowed */
+    if (direct == NULL) {
+        PyErr_Clear();
+        Py_DECREF(dev);
+        return NULL;
+    }
+    Py_INCREF(direct);
+    PyObject *stack[MAX_PARAMS + 1], *result = NULL;
+    Py_ssize_t nv = 0; /* the addresses made (references to drop) */
+    PyObject *made[MAX_PARAMS];
+    stack[0] = PyLong_FromLong(gx);
+    if (stack[0] == NULL) goto out;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *v = args[i];
+        if ((PyObject *)Py_TYPE(v) != ck[CK_TENSOR]) {
+            stack[1 + i] = v;
+            continue;
+        }
+        PyObject *tdev = PyObject_CallMethodNoArgs(v, s_get_device);
+        int same = tdev != NULL && (tdev == dev || PyObject_RichCompareBool(tdev, dev, Py_EQ) == 1);
+        Py_XDECREF(tdev);
+        PyObject *ptr = same ? PyObject_CallMethodNoArgs(v, s_data_ptr) : NULL;
+        if (ptr == NULL) goto out; /* another device: the Python path says so */
+        stack[1 + i] = made[nv++] = ptr;
+    }
+    result = PyObject_Vectorcall(direct, stack, (size_t)(1 + nargs), NULL); /* NULL: the launch's error */
+    goto done;
+out:
+    PyErr_Clear();
+done:
+    Py_XDECREF(stack[0]);
+    for (Py_ssize_t k = 0; k < nv; k++) Py_DECREF(made[k]);
+    Py_DECREF(direct);
+    Py_DECREF(dev);
+    return result;
+}
+
 static int is_state(PyObject *state) {
-    return PyTuple_CheckExact(state) && (PyTuple_GET_SIZE(state) == ST_N || PyTuple_GET_SIZE(state) == TU_N);
+    if (!PyTuple_CheckExact(state)) return 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(state);
+    return n == ST_N || n == TU_N || n == HE_N || n == CK_N;
+}
+
+/* fn[grid](*args, **kwargs) for a state of any kind (is_state) */
+static PyObject *dispatch(PyObject *state, PyObject *grid, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+    PyObject *const *it = &PyTuple_GET_ITEM(state, 0);
+    switch (PyTuple_GET_SIZE(state)) {
+    case TU_N:
+        return tuned_launch_impl(state, grid, args, nargs, kwnames);
+    case HE_N:
+        return heuristics_launch(it, grid, args, nargs, kwnames);
+    case CK_N: {
+        PyObject *r = compiled_fast(it, grid, args, nargs, kwnames);
+        if (r != NULL || PyErr_Occurred()) return r;
+        return call_with_grid(it[CK_FALLBACK], grid, args, nargs, kwnames);
+    }
+    default:
+        return launch_impl(state, grid, args, nargs, kwnames);
+    }
 }
 
 /* GridLaunch: what ``fn[grid]`` returns -- launch_impl(state, grid, ...) when called (a partial of ``launch``
@@ -593,9 +826,7 @@ typedef struct {
 
 static PyObject *grid_launch_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     GridLaunch *g = (GridLaunch *)self;
-    if (PyTuple_GET_SIZE(g->state) == TU_N)
-        return tuned_launch_impl(g->state, g->grid, args, PyVectorcall_NARGS(nargsf), kwnames);
-    return launch_impl(g->state, g->grid, args, PyVectorcall_NARGS(nargsf), kwnames);
+    return dispatch(g->state, g->grid, args, PyVectorcall_NARGS(nargsf), kwnames);
 }
 
 static int grid_launch_traverse(PyObject *self, visitproc visit, void *arg) {
@@ -618,7 +849,8 @@ static void grid_launch_dealloc(PyObject *self) {
 
 static PyObject *grid_launch_repr(PyObject *self) {
     GridLaunch *g = (GridLaunch *)self;
-    PyObject *fn = PyTuple_GET_ITEM(g->state, PyTuple_GET_SIZE(g->state) == TU_N ? TU_TUNER : ST_FN);
+    Py_ssize_t n = PyTuple_GET_SIZE(g->state);
+    PyObject *fn = PyTuple_GET_ITEM(g->state, n == TU_N ? TU_TUNER : n == HE_N ? HE_OBJ : n == CK_N ? CK_KERNEL : ST_FN);
     return PyUnicode_FromFormat("<launch of %R over grid %R>", fn, g->grid);
 }
 

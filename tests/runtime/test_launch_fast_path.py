@@ -346,3 +346,121 @@ def test_the_current_device_is_not_asked_on_a_one_device_machine(monkeypatch):
         d = nd.CUDADriver()
         d._probed, d._reason = True, ""
         assert d.device_getter() is expected
+
+
+def _python_frames(fn) -> list:
+    """The Python functions one call of ``fn`` enters, by file (what the C paths must not enter)."""
+    import sys
+
+    seen = []
+
+    def prof(frame, event, arg):
+        if event == "call":
+            seen.append((frame.f_code.co_filename.rsplit("/", 1)[-1], frame.f_code.co_name))
+
+    sys.setprofile(prof)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return seen[1:]  # the lambda itself
+
+
+def test_c_compiled_kernel_launch(direct_fake, monkeypatch):
+    """``CompiledKernel[grid](...)`` after its first launch on a device: from C, the driver's direct launch with
+    the tensors' addresses -- no Python frame; a grid that is not one-dimensional, keywords, launch hooks, a
+    changed driver: CompiledKernel.launch (Python), as before."""
+    torch = pytest.importorskip("torch")
+    speedups = pytest.importorskip("tritium._speedups", reason="the C helper was not built here")
+    import functools
+
+    from tests.runtime import fakebackend
+    from tritium.compiler import registry
+
+    # the fake device is the CPU tensors' (-1), its getter a C callable (as torch's current-device getter is)
+    monkeypatch.setattr(fakebackend.FakeDriver, "device_getter", lambda self: functools.partial(int, -1))
+    x, y = torch.zeros(64), torch.zeros(65)[1:]
+    ck = kern_c[(2,)](x, y, 32, 7, BLOCK=16)
+    assert ck._c_grid_state is not None  # launched once on the device (by the JIT): bound
+    f = ck[(5,)]
+    assert type(f) is speedups.GridLaunch and f.state is ck._c_grid_state
+    direct_fake.direct.clear()
+    assert _python_frames(lambda: ck[(5,)](x, y, 32, 7)) == [("test_launch_fast_path.py", "<lambda>")]  # the fake's
+    for grid in ((6, 1), (7, 1, 1)):
+        ck[grid](x, y, 33, 8)
+    want = [(g, (x.data_ptr(), y.data_ptr(), n_, m)) for g, n_, m in ((5, 32, 7), (6, 33, 8), (7, 33, 8))]
+    assert direct_fake.direct == want
+    # not the C path's: the Python launch (the fake driver's launch records them)
+    before = len(direct_fake.launches)
+    ck[(2, 2)](x, y, 32, 7)  # a 2-D grid
+    ck[(0,)](x, y, 32, 7)  # no program
+    ck[(3,)](x, y, 32, 7, 16, 3)  # every parameter, constexprs too (filtered in Python, as Triton's launcher)
+    assert len(direct_fake.direct) == 3 and len(direct_fake.launches) == before + 3
+    registry._launch_drivers.clear()  # the backend's launch driver is looked up again: Python, then bound again
+    ck[(8,)](x, y, 32, 7)
+    assert len(direct_fake.direct) == 3 and len(direct_fake.launches) == before + 4
+    ck[(9,)](x, y, 32, 7)
+    assert direct_fake.direct[-1] == (9, (x.data_ptr(), y.data_ptr(), 32, 7))
+    seen = []
+
+    class Hooks:
+        @plugins.hookimpl
+        def tritium_launch_enter(self, kernel, grid, args):
+            seen.append(grid)
+
+    h = Hooks()
+    plugins.register(h, name="test-c-compiled-hooks")
+    try:
+        ck[(10,)](x, y, 32, 7)
+    finally:
+        plugins.unregister(h)
+    assert seen == [(10, 1, 1)] and direct_fake.direct[-1][0] == 9
+
+
+def test_c_heuristics_launch(direct_fake, monkeypatch):
+    """``heuristics(...)(fn)[grid](...)``: the arguments' dict (defaults, positional, keywords), each heuristic
+    called on a copy, the values passed as keywords to the wrapped kernel's C relaunch -- no Python frame but
+    the heuristics'; a keyword a heuristic sets goes to Python (the heuristic wins, as there); errors propagate."""
+    torch = pytest.importorskip("torch")
+    speedups = pytest.importorskip("tritium._speedups", reason="the C helper was not built here")
+    import functools
+
+    from tests.runtime import fakebackend
+
+    monkeypatch.setattr(fakebackend.FakeDriver, "device_getter", lambda self: functools.partial(int, -1))
+    x, y = torch.zeros(64), torch.zeros(64)
+    args_seen = []
+
+    def block(a):
+        args_seen.append(dict(a))
+        a["n"] = -1  # a heuristic's own copy: the next one and the launch do not see this
+        return 16 if a["m"] > 4 else 8
+
+    h = tritium.heuristics({"BLOCK": block, "FLAG": lambda a: a["BLOCK"] // 4 + a["n"]})(kern_c)
+    h[(2,)](x, y, 32, 7)  # first launch: the state is made, the launch is Python's
+    assert type(h[(2,)]) is speedups.GridLaunch
+    direct_fake.direct.clear()
+    args_seen.clear()
+    frames = _python_frames(lambda: h[(3,)](x, y, 32, 7))  # the two heuristics and the fake's direct launch
+    assert sorted(frames) == [("test_launch_fast_path.py", n) for n in ("<lambda>", "<lambda>", "block")], frames
+    assert direct_fake.direct == [(3, (x.data_ptr(), y.data_ptr(), 32, 7, 16, 36))]
+    assert args_seen == [{"x_ptr": x, "y_ptr": y, "n": 32, "m": 7, "FLAG": 3}]  # FLAG: the default
+    for _ in range(2):  # a keyword at the call (BLOCK 8: compiled on the first, the general path)
+        h[(4,)](x, y, 32, m=3)
+    assert direct_fake.direct[-1] == (4, (x.data_ptr(), y.data_ptr(), 32, 3, 8, 34))
+    assert args_seen[-1] == {"x_ptr": x, "y_ptr": y, "n": 32, "m": 3, "FLAG": 3}
+    h[(5,)](x, y, 32, 7, BLOCK=64)  # a heuristic's name at the call: Python's apply, the heuristic's value
+    assert direct_fake.direct[-1] == (5, (x.data_ptr(), y.data_ptr(), 32, 7, 16, 36))
+
+    def bad(a):
+        raise ZeroDivisionError("heuristic says no")
+
+    hb = tritium.heuristics({"BLOCK": bad})(kern_c)
+    for _ in range(2):  # Python's path, then C's: the same error
+        with pytest.raises(ZeroDivisionError, match="heuristic says no"):
+            hb[(2,)](x, y, 32, 7)
+    # stacked: heuristics over heuristics (the outer one's value reaches the inner one's as a keyword)
+    h2 = tritium.heuristics({"BLOCK": lambda a: 32})(tritium.heuristics({"FLAG": lambda a: a["BLOCK"] + 1})(kern_c))
+    h2[(2,)](x, y, 32, 7)
+    h2[(6,)](x, y, 32, 7)
+    assert direct_fake.direct[-1] == (6, (x.data_ptr(), y.data_ptr(), 32, 7, 32, 33))

@@ -19,7 +19,7 @@ from . import cache as _fcache
 from . import registry
 from .backend import BaseCompiler, BaseOptions, GPUTarget
 from .cache import jsonable
-from .launch import launch as _launch
+from .launch import Subscript, launch as _launch
 
 
 class AttrDict(dict):
@@ -107,7 +107,7 @@ def signature_of(metadata: dict) -> list:
     return [(str(n), str(t)) for n, t in (sig.items() if isinstance(sig, dict) else sig)]
 
 
-class CompiledKernel:
+class CompiledKernel(Subscript):
     """The result of ``compile()``: every stage's output in ``asm`` and JSON-serialisable ``metadata``.
 
     ``metadata["signature"]`` lists the runtime parameters in order as ``[name, type string]`` pairs
@@ -135,6 +135,7 @@ class CompiledKernel:
         self.function = None
         self.loaded: dict = {}
         self.launchers: dict = {}  # driver -> {"device": its device getter, device: launch fn} (compiler.launch)
+        self._c_grid_state = None  # kernel[grid] from C once launched on a device (compiler.launch._bind_c)
 
     @property
     def binary(self) -> Any:
@@ -169,7 +170,9 @@ class CompiledKernel:
             args = [a for n, a in zip(names, args) if n in runtime]
         return args
 
-    def __getitem__(self, grid: Any):
+    def _subscript(self, grid: Any):
+        """``kernel[grid]``: once launched on a device, a ``tritium._speedups.GridLaunch`` of ``_c_grid_state``
+        instead (compiler.launch._bind_c), whose call takes the C path or this launch."""
         return functools.partial(self.launch, grid)
 
     def to_json(self) -> str:

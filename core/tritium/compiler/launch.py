@@ -9,11 +9,27 @@ Layering: above :mod:`tritium.plugins` and the backend registry, below ``Compile
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Sequence
 
 from .. import plugins as _plugins
+from . import registry as _registry
 from .backend import BaseDriver
 from .registry import launch_driver
+
+try:  # ``obj[grid]`` without a Python frame (optional C helper, built with the package)
+    from .._speedups import Subscript
+except ImportError:  # pragma: no cover - without a C compiler at install time
+    class Subscript:
+        """``obj[grid]`` is ``obj._subscript(grid)`` (the C helper's base class does the same without a frame,
+        or launches from C where ``obj._c_grid_state`` is set)."""
+
+        def __getitem__(self, grid) -> Callable:
+            return self._subscript(grid)
+
+    _HAVE_C = False
+else:
+    _HAVE_C = True
 
 
 def launch_with_hooks(launch: Callable[[Any, tuple, Sequence], None], kernel: Any, grid: tuple,
@@ -57,8 +73,30 @@ def launch(kernel: Any, grid: tuple, args: Sequence) -> None:
         fn = d.launcher(kernel, dev)
         if fn is not d.launch:  # the loaded kernel's own launch function
             bound[dev] = fn
+            _bind_c(kernel, d, dev, bound["device"])
         return
     fn(kernel, grid, args)
+
+
+def _bind_c(kernel: Any, d: BaseDriver, dev: Any, getter: Callable[[], Any]) -> None:
+    """``CompiledKernel[grid](...)`` from C (``tritium._speedups``, its ``CK_*`` state) once ``kernel`` is loaded
+    on ``dev``: the driver's direct launch for the device (``fn(gx, *args)``, every runtime argument), taken by
+    the C subscript while that driver is still the backend's launch driver, no plugin implements the launch
+    hooks, the grid is one-dimensional, and every argument is a torch tensor on the current device or another
+    value the direct launch packs; anything else goes to :meth:`CompiledKernel.launch` (this module)."""
+    torch = sys.modules.get("torch")
+    backend = kernel.metadata.get("backend")
+    if not _HAVE_C or torch is None or not backend:
+        return
+    n = len(kernel.signature)
+    direct = d.direct_launcher(kernel, dev, tuple(range(n)), n)
+    if direct is None:
+        return
+    state = kernel.__dict__.get("_c_grid_state")
+    if state is None or state[3] is not d:  # first, or a new driver since (a reset): directs of this one only
+        state = kernel._c_grid_state = (kernel, _registry._launch_drivers, backend, d, getter, {},
+                                         vars(_plugins), torch.Tensor, kernel.launch, n)
+    state[5][dev] = direct
 
 
 def bound_launch(kernel: Any, device: Any) -> tuple:
@@ -69,4 +107,4 @@ def bound_launch(kernel: Any, device: Any) -> tuple:
     return d, d.launcher(kernel, device)
 
 
-__all__ = ["launch", "launch_with_hooks", "bound_launch"]
+__all__ = ["launch", "launch_with_hooks", "bound_launch", "Subscript"]

@@ -371,7 +371,7 @@ class Autotuner(_Subscript, KernelInterface):
         if _c_launch is None or torch is None:
             return None
         return (self, vars(self), tuple(self._positions[k] for k in self.keys), len(self.arg_names), _DTYPE_NAMES,
-                self._device_names, self._launch, torch.Tensor)
+                self._device_names, self._launch, torch.Tensor, [None, None, None])
 
     def _launch(self, grid, *args, **kwargs):
         return self._relaunch(grid, args, kwargs)
@@ -438,8 +438,13 @@ class Autotuner(_Subscript, KernelInterface):
                 config.pre_hook({**self.nargs, **kwargs, **config.all_kwargs()})
             elif key is not None:  # the next launch with this key skips all of the above
                 cfg = config.all_kwargs()
+                # for the C relaunch (_speedups.c, tuned_fast): each keyword's parameter index in the wrapped
+                # function (-1: an option), and the options as the generated launcher keys them, in call order
+                params = {n: i for i, n in enumerate(getattr(self.fn, "arg_names", ()))}
                 self._plans[key] = (config, cfg, min([self._positions.get(k, len(self.arg_names)) for k in cfg],
-                                                     default=len(self.arg_names)), tuple(cfg), tuple(cfg.values()))
+                                                     default=len(self.arg_names)), tuple(cfg), tuple(cfg.values()),
+                                    tuple(params.get(k, -1) for k in cfg),
+                                    tuple((k, v) for k, v in cfg.items() if k not in params))
             return self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
         finally:
             self.nargs = None
@@ -511,7 +516,7 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
 
 
 # ----------------------------------------------------------------------------------- heuristics
-class Heuristics(KernelInterface):
+class Heuristics(_Subscript, KernelInterface):
     """What ``@heuristics(values)`` returns: computes meta-parameters from the arguments at every launch."""
 
     def __init__(self, fn, arg_names, values: dict):
@@ -521,6 +526,7 @@ class Heuristics(KernelInterface):
         self.__doc__ = self.base_fn.__doc__
         self.arg_names = list(arg_names)
         self.values = dict(values)
+        self._c_grid_state = None  # fn[grid] in C (see _subscript)
 
     def apply(self, args: tuple, kwargs: dict) -> dict:
         """``kwargs`` with every heuristic's value added (each sees the arguments and earlier values)."""
@@ -537,8 +543,15 @@ class Heuristics(KernelInterface):
                                         if p.has_default and p.name in self.arg_names}
         return d
 
-    def __getitem__(self, grid) -> Callable:
-        """``fn[grid]``: the heuristics' values added, then the wrapped kernel's ``[grid]``."""
+    def _subscript(self, grid) -> Callable:
+        """``fn[grid]``: the heuristics' values added, then the wrapped kernel's ``[grid]``.  Where the C helper is
+        built, ``fn[grid]`` is then a ``tritium._speedups.GridLaunch`` of ``_c_grid_state`` (``HE_*`` in
+        tritium/_speedups.c): the same dict of arguments, each heuristic called on a copy of it, then the wrapped
+        kernel's launch from C with the values as keywords; a keyword at the call that a heuristic sets, or more
+        positional arguments than parameters, goes to :meth:`_launch`."""
+        if self._c_grid_state is None and _c_launch is not None:
+            self._c_grid_state = (self, tuple(self.arg_names), self._defaults(), tuple(self.values.items()),
+                                  tuple(sys.intern(n) for n in self.values), self.fn, self._launch)
         return functools.partial(self._launch, grid)
 
     def _launch(self, grid, *args, **kwargs):

@@ -16,15 +16,11 @@ from .binder import Binder, Bound
 from .launch import FastLaunch, KernelCache, arg_getter, grid3, make_launcher
 from .specialization import is_tensordesc_type
 
+from ..compiler.launch import Subscript as _Subscript
+
 try:  # the plain relaunch in C (optional, built with the package)
-    from .._speedups import Subscript as _Subscript, launch as _c_launch
+    from .._speedups import launch as _c_launch
 except ImportError:  # pragma: no cover - without a C compiler at install time
-    class _Subscript:
-        """``fn[grid]`` is ``fn._subscript(grid)`` (the C helper's base class does the same without a frame)."""
-
-        def __getitem__(self, grid) -> Callable:
-            return self._subscript(grid)
-
     _c_launch = None
 
 
