@@ -3,7 +3,8 @@
 Order (Triton's ``make_ttgir`` for what we have, then the analyses its ``make_llir`` runs first)::
 
     tritium-coalesce, tritium-remove-layout-conversions, tritium-accelerate-matmul,
-    tritium-remove-layout-conversions, tritium-optimize-dot-operands, tritium-pipeline, tritium-prefetch, tritium-tma-lowering,
+    tritium-remove-layout-conversions, tritium-optimize-dot-operands, tritium-pipeline (cuda),
+    tritium-stream-pipeline (hip), tritium-prefetch, tritium-tma-lowering,
     tritium-cse, tritium-dce,
     tritium-remove-layout-conversions, tritium-reorder-instructions, canonicalize, tritium-ttg-dce,
     tritium-allocation, tritium-membar
@@ -28,6 +29,7 @@ from .optimize_dot_operands import optimize_dot_operands_pass
 from .pipeline_loops import pipeline_loops_pass
 from .prefetch import prefetch_pass
 from .remove_layout_conversions import remove_layout_conversions_pass
+from .stream_pipeline import stream_pipeline_pass
 from .tma_lowering import tma_lowering_pass
 from .reorder_instructions import reorder_instructions_pass
 
@@ -47,6 +49,7 @@ PIPELINE = (
     ("tritium-remove-layout-conversions", remove_layout_conversions_pass),
     ("tritium-optimize-dot-operands", optimize_dot_operands_pass),
     ("tritium-pipeline", pipeline_loops_pass),
+    ("tritium-stream-pipeline", stream_pipeline_pass),
     ("tritium-prefetch", prefetch_pass),
     ("tritium-tma-lowering", tma_lowering_pass),
     ("tritium-cse", cse_pass),

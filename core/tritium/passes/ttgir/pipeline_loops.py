@@ -34,51 +34,19 @@ import logging
 
 from mlir import ir
 
-from tritium.dialects import layouts, tt, ttg
+from tritium.dialects import tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
-from tritium.passes.ttir._util import is_pure, is_zero
+from tritium.passes.ttir._util import is_zero
 
 from .accelerate_matmul import target_arch
 from .coalesce import as_op, layout_of, module_int, walk
+from .loop_slices import LOOP, arith as _arith, clone_ops as _clone, cmp_lt as _cmp_lt, const as _const, \
+    const_before as _const_at, dot_operand_loads, iter_arg_updates as _updates, load_vector, \
+    loop_slice as _slice, next_op as _next_op
 from .tma_lowering import barrier_type, buffer_type, copy_in, init_barrier, is_tma_load, subview, tma_consumer, \
     use_tile, wait_barrier
 
 log = logging.getLogger(__name__)
-
-LOOP = "scf.for"
-
-
-def _in_body(value, body) -> bool:
-    """Defined by an op directly in ``body`` (not an argument, not outside)."""
-    owner = value.owner
-    return not isinstance(owner, ir.Block) and as_op(owner).parent is not None and \
-        as_op(owner).operation.block == body
-
-
-def _slice(values, body):
-    """The ops of ``body`` the ``values`` depend on (program order) and the block arguments they read, or None
-    when an op there has side effects or regions."""
-    seen, ops, used = set(), [], set()
-    stack = list(values)
-    while stack:
-        v = stack.pop()
-        if isinstance(v.owner, ir.Block):
-            if v.owner == body:
-                used.add(v.arg_number)
-            continue
-        if not _in_body(v, body):
-            continue
-        op = as_op(v.owner)
-        if op in seen:
-            continue
-        seen.add(op)
-        if len(op.regions) or not (is_pure(op) or op.name == ttg.CONVERT_LAYOUT):
-            return None
-        ops.append(op)
-        stack.extend(op.operands)
-    order = {as_op(o): i for i, o in enumerate(body.operations)}
-    ops.sort(key=lambda o: order[o])
-    return ops, used
 
 
 class _Load:
@@ -117,15 +85,7 @@ def _candidates(body, info):
             kind, alloc, trans = tma_consumer(op)
             if kind != "load" and alloc.operation.block == body:
                 out.append(_TMALoad(op, kind, alloc, trans))
-            continue
-        if op.name != tt.LOAD:
-            continue
-        uses = list(op.results[0].uses)
-        if len(uses) != 1 or as_op(uses[0].owner).name != ttg.LOCAL_ALLOC:
-            continue
-        alloc = as_op(uses[0].owner)
-        if alloc.operation.block != body:
-            continue
+    for op, alloc in dot_operand_loads(body):
         c = _Load(op, alloc)
         where = tt.loc_str(op)
         if c.other is not None and not is_zero(c.other):
@@ -134,15 +94,12 @@ def _candidates(body, info):
         if not tt.is_tensor(c.ptr.type):
             continue
         lay = layout_of(c.ptr)
-        ll = lay.linear(tt.shape_of(c.ptr.type))
         eb = elem_bytes(op.results[0].type)
-        per_thread = layouts._contig_regs(ll, lay.order[0])
         try:
-            vec = int(info.vector_width(c.ptr, c.mask, per_thread, eb * 8, list(lay.order)))
+            vec = load_vector(info, c.ptr, c.mask, eb)
         except Exception as e:  # no answer from the analysis: not pipelined, still correct
             log.debug("load at %s not pipelined: no vector width (%s)", where, e)
             continue
-        vec = max(1, min(vec, per_thread, 16 // eb))
         slay = ttg.memdesc_layout(alloc.results[0].type)[2]
         # the buffer's contiguous dim is another one (a K-major wgmma operand loaded N-major)
         if slay.fast_slow(len(tt.shape_of(c.ptr.type)))[0] != lay.order[0]:
@@ -152,50 +109,8 @@ def _candidates(body, info):
                       vec * eb)
             continue
         out.append(c)
-    return out
-
-
-def _updates(body, term, arg_numbers, iv_num):
-    """For each iter_arg number: the slice computing its yielded value, or None when that slice reads another
-    loop-carried value (or has side effects)."""
-    out = {}
-    for a in arg_numbers:
-        if a == iv_num:
-            continue
-        y = term.operands[a - 1]
-        sl = _slice([y], body)
-        if sl is None or not sl[1] <= {a, iv_num}:
-            return None
-        out[a] = (sl[0], y)
-    return out
-
-
-def _clone(ops, mapping, ip):
-    """Clone ``ops`` at ``ip`` with operands through ``mapping`` (updated with the clones' results)."""
-    with ip:
-        for op in ops:
-            new = op.clone()
-            for i, v in enumerate(op.operands):
-                if v in mapping:
-                    new.operands[i] = mapping[v]
-            for r_old, r_new in zip(op.results, new.results):
-                mapping[r_old] = r_new
-
-
-def _const(value, ty):
-    return ir.Operation.create("arith.constant", results=[ty],
-                               attributes={"value": ir.IntegerAttr.get(ty, value)}).results[0]
-
-
-def _arith(name, a, b, ty=None):
-    return ir.Operation.create(name, results=[ty or a.type], operands=[a, b]).results[0]
-
-
-def _cmp_lt(a, b):
-    i1 = ir.IntegerType.get_signless(1)
-    return ir.Operation.create("arith.cmpi", results=[i1], operands=[a, b],
-                               attributes={"predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 2)}
-                               ).results[0]
+    order = {as_op(o): i for i, o in enumerate(body.operations)}
+    return sorted(out, key=lambda c: order[as_op(c.load)])  # program order, TMA and pointer loads together
 
 
 def _issue(buf, index, ptr, mask, pred):
@@ -532,18 +447,6 @@ def _async_ok(dot) -> bool:
     b_shape, b_elem, _ = ttg.memdesc_layout(dot.operands[1].type)
     imprecise = dot.attributes["maxNumImpreciseAcc"].value if "maxNumImpreciseAcc" in dot.attributes else 0
     return not (tt.is_fp8(b_elem) and int(imprecise) < int(b_shape[0]))
-
-
-def _next_op(op):
-    """The op after ``op`` in its block."""
-    op = as_op(op)
-    ops = [as_op(o) for o in op.operation.block.operations]
-    return ops[ops.index(op) + 1]
-
-
-def _const_at(loop, value, ty):
-    with ir.InsertionPoint(as_op(loop)), as_op(loop).location:
-        return _const(value, ty)
 
 
 def pipeline_loops(root) -> int:
