@@ -2,8 +2,8 @@
 kernels go TTIR -> TTGIR -> LLVM IR -> AMDGCN -> hsaco for gfx942 and gfx90a (wave64) and gfx1100 (wave32); each
 hsaco is an AMDGPU ELF code object whose metadata names the kernel with a kernarg segment matching the signature;
 the AMDGCN holds the expected instructions (128-bit global accesses where the axis info allows, DPP / ds_swizzle /
-ds_bpermute in reductions, s_barrier around LDS, global atomics); what needs the ROCm device libraries is a
-CompilationError at the kernel's line."""
+ds_bpermute in reductions, s_barrier around LDS, global atomics).  Math with and without the ROCm device libraries:
+test_math.py; printing and assertions: test_printf.py."""
 import json
 import re
 
@@ -23,8 +23,6 @@ import tritium as triton  # noqa: E402
 import tritium.language as tl  # noqa: E402
 
 ARCHS = {"gfx942": 64, "gfx90a": 64, "gfx1100": 32}
-#: e2e kernels that need what the hip target does not have yet (ocml math, hostcall printf): see the tests below
-NEEDS_DEVICE_LIBS = {"math_sin", "math_cos", "device_print"}
 F = "*fp32"
 D16 = {"tt.divisibility": 16}
 
@@ -77,7 +75,7 @@ def check_code_object(k, sig, arch):
 
 
 @pytest.mark.parametrize("arch", sorted(ARCHS))
-@pytest.mark.parametrize("name", sorted(set(CASES) - NEEDS_DEVICE_LIBS))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_e2e_kernel_compiles_to_hsaco(name, arch):
     fn, sig, ce = CASES[name]
     k = build(fn, sig, arch, **ce)
@@ -258,29 +256,6 @@ def test_native_math():
     assert "v_log_f32" in build(fn, sig, **ce).asm["amdgcn"]
     fn, sig, ce = CASES["math_sqrt"]
     assert "v_sqrt_f32" in build(fn, sig, **ce).asm["amdgcn"]
-
-
-@pytest.mark.parametrize("name,symbol,line", [("math_sin", "__ocml_sin_f32", "y = tl.sin(x)"),
-                                              ("math_cos", "__ocml_cos_f32", "y = tl.cos(x)")])
-def test_ocml_math_is_a_compilation_error_at_the_call(name, symbol, line):
-    fn, sig, ce = CASES[name]
-    with pytest.raises(CompilationError) as e:
-        build(fn, sig, **ce)
-    assert symbol in str(e.value) and line in str(e.value) and e.value.filename.endswith("kernels.py")
-    assert "math_kernel" in str(e.value)
-
-
-def test_libdevice_is_a_compilation_error():
-    sig = {"X": F, "O": F, "n": "i32"}
-    with pytest.raises(CompilationError, match=r"__nv_\w+.*not supported on hip"):
-        build(XO.ld_unary, sig, NAME="erfinv", BLOCK=128)
-
-
-def test_device_print_is_a_compilation_error_at_the_call():
-    fn, sig, ce = CASES["device_print"]
-    with pytest.raises(CompilationError, match="device printing") as e:
-        build(fn, sig, **ce)
-    assert 'tl.device_print("x=", x)' in str(e.value)
 
 
 def test_rtz_and_fp8_casts():

@@ -15,7 +15,8 @@ Metadata (JSON, set by these stages): ``name``, ``num_warps``, ``warp_size``, ``
 allocation's ``ttg.shared``), ``arg_types``; after ``amdgcn``, from the kernel's code-object metadata: ``kernarg_size``,
 ``kernarg_align``, ``kernargs`` (the explicit arguments: ``offset``, ``size``, ``kind``), ``lds`` (group segment
 bytes), ``vgprs``, ``sgprs``, ``agprs``, ``vgpr_spills``, ``sgpr_spills``, ``private_segment`` (scratch bytes per
-lane), ``wavefront_size``, ``max_flat_workgroup_size``.
+lane), ``wavefront_size``, ``max_flat_workgroup_size``, ``printf`` (the ``amdhsa.printf`` formats of the kernel's
+printf records).
 
 Importing this module imports neither MLIR nor llvmlite: the stages do, when they run.
 """
@@ -86,8 +87,11 @@ class HIPCompiler(BaseCompiler):
 
     def hash(self) -> str:
         """The versions of what shapes the output besides tritium's own code: the MLIR bindings, llvmlite (LLVM's
-        AMDGPU target), the linker (ziglang's ld.lld); a linker given by path (``TRITIUM_LLD_PATH``) too."""
-        key = versions_key(*MLIR_DISTS, "llvmlite", "ziglang")
+        AMDGPU target), the linker (ziglang's ld.lld); a linker given by path (``TRITIUM_LLD_PATH``) too; the ROCm
+        device libraries found (their directory, sizes and times: :func:`tritium_amd.devicelibs.key`)."""
+        from . import devicelibs
+
+        key = versions_key(*MLIR_DISTS, "llvmlite", "ziglang") + "," + devicelibs.key()
         if os.environ.get("TRITIUM_LLD_PATH"):
             key += f",TRITIUM_LLD_PATH={os.environ['TRITIUM_LLD_PATH']}"
         return key

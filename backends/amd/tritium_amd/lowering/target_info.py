@@ -54,6 +54,18 @@ class AMDTargetInfo(TargetInfo):
             return {"llvm.inreg": ir.UnitAttr.get()}
         return {}
 
+    def to_fp8(self, ctx, vals, dst):
+        """``v_cvt_pk_*`` / ``v_cvt_scalef32_pk_*`` where the arch has them for ``dst``, else software
+        (:func:`.conversions.to_fp8`)."""
+        from .conversions import to_fp8
+
+        return to_fp8(ctx, vals, dst)
+
+    def from_fp8(self, ctx, vals, dst):
+        from .conversions import from_fp8
+
+        return from_fp8(ctx, vals, dst)
+
     # ------------------------------------------------------------------ ids and sizes
     def thread_id(self, ctx):
         return ctx.emit("rocdl.workitem.id.x", [], ctx.i32())
