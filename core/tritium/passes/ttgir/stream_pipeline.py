@@ -46,10 +46,14 @@ from .loop_slices import LOOP, arith, clone_ops, cmp_lt, dot_operand_loads, iter
 
 log = logging.getLogger(__name__)
 
-# ops in a body that write memory but are pure to is_pure's op table would be none; these are the writers
+# ops that write memory (a body with one of them is not pipelined)
 _WRITES = ("tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_store", "ttg.async_copy_global_to_local",
            "ttg.async_tma_copy_global_to_local", "tt.print", "tt.assert")
 
+# ops that read (shared or global) memory or only move values, none writing global memory
+_READS = ("tt.load", "ttg.local_alloc", "ttg.local_load", "ttg.local_store", "ttg.convert_layout", "tt.dot",
+          "ttg.warp_group_dot", "ttg.warp_group_dot_wait", "scf.if", "ttg.barrier", "tt.reduce",
+          "tt.reduce.return", "tt.scan", "tt.scan.return")
 
 class _Load:
     def __init__(self, load, alloc):
@@ -71,11 +75,6 @@ def _writes_memory(loop) -> bool:
         if op.name in _WRITES or not (is_pure(op) or op.name in _READS):
             return True
     return False
-
-
-# ops that read (shared or global) memory or only move values, none writing global memory
-_READS = ("tt.load", "ttg.local_alloc", "ttg.local_load", "ttg.local_store", "ttg.convert_layout", "tt.dot",
-          "scf.if", "ttg.barrier", "tt.reduce", "tt.reduce.return", "tt.scan", "tt.scan.return")
 
 
 def _zeros(ty):
