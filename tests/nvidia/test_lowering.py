@@ -17,9 +17,12 @@ def test_cuda_table_is_the_generic_one_with_its_own_rules():
         assert op in CUDA_RULES and op not in GENERIC_RULES, op
     for op in ("arith.addi", "tt.elementwise_inline_asm"):  # target-independent (the asm text is the user's)
         assert CUDA_RULES[op] is GENERIC_RULES[op], op
-    # the backend's rule wins over the generic one (float arithmetic: fp8 operands computed in f32)
-    for op in ("arith.divf", "arith.extf", "tt.fp_to_fp", "arith.addf", "arith.cmpf"):
+    # the backend's rule wins over the generic one (conversions: cvt; f32 division: div.full)
+    for op in ("arith.divf", "arith.extf", "tt.fp_to_fp"):
         assert CUDA_RULES[op] is not GENERIC_RULES[op], op
+    # fp8 arithmetic is the generic rule's (in f32, through the target's fp8 conversions)
+    for op in ("arith.addf", "arith.cmpf"):
+        assert CUDA_RULES[op] is GENERIC_RULES[op], op
 
 
 def test_cuda_target_info_is_complete():

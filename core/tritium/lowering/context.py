@@ -32,6 +32,21 @@ class TargetInfo(abc.ABC):
         passes a TMA tensor map by value); none by default."""
         return {}
 
+    def to_fp8(self, ctx: "LoweringContext", vals: list, dst) -> list:
+        """Float scalars (fp8 too) -> fp8 type ``dst``, rounded to nearest even and saturated (the contract of
+        :mod:`tritium.lowering.fp8`); by default in software."""
+        from .fp8 import software_from_fp8, software_to_fp8
+
+        f32 = ir.F32Type.get()
+        return [software_to_fp8(ctx, software_from_fp8(ctx, v, f32) if tt.is_fp8(v.type) else v, dst)
+                for v in vals]
+
+    def from_fp8(self, ctx: "LoweringContext", vals: list, dst) -> list:
+        """fp8 scalars -> float type ``dst`` (fp8 too); by default in software."""
+        from .fp8 import software_from_fp8
+
+        return [software_from_fp8(ctx, v, dst) for v in vals]
+
     @abc.abstractmethod
     def thread_id(self, ctx: "LoweringContext"):
         """The thread's index in the CTA (i32)."""

@@ -70,7 +70,8 @@ def _operand_word(ctx, vals):
     return vec
 
 
-def _call(ctx, name: str, args, result_type):
+def call_intrinsic(ctx, name: str, args, result_type):
+    """A call of the LLVM intrinsic ``name`` (immediate operands as ``llvm.mlir.constant`` values)."""
     return ctx.emit("llvm.call_intrinsic", list(args), result_type, {
         "intrin": ir.StringAttr.get(name),
         "fastmathFlags": ir.Attribute.parse("#llvm.fastmath<none>"),
@@ -140,7 +141,7 @@ def mfma_dot(ctx, a, b, c) -> list:
             x, y = word(a, ra), word(b, rb)
             if lay.is_transposed:
                 x, y = y, x
-            acc = _call(ctx, name, [x, y, acc] + zero, vec_ty)
+            acc = call_intrinsic(ctx, name, [x, y, acc] + zero, vec_ty)
         out[r0:r0 + n_acc] = [ctx.emit("llvm.extractelement", [acc, ctx.c32(i)], acc_ty) for i in range(n_acc)]
     return out
 

@@ -9,7 +9,9 @@ Triton does:
 * from fp8: ``cvt.rn.f16x2.{e4m3x2,e5m2x2} d, a`` to f16, then ``cvt.f32.f16`` (and on) for wider types;
 * fp8 -> fp8 goes through f16.
 
-``tt.fp_to_fp`` with ``rounding = rtz`` from f32 to f16 / bf16 uses ``cvt.rz``.
+``tt.fp_to_fp`` with ``rounding = rtz`` from f32 to f16 / bf16 uses ``cvt.rz``.  :class:`CUDATargetInfo`'s
+``to_fp8`` / ``from_fp8`` are these, which the shared fp8 rules (:mod:`tritium.lowering.fp8`: casts, fp8 arithmetic
+in f32) convert through.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.enums import RoundingMode
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.utils import elementwise, inline_asm, per_register, scalar_type
+from tritium.lowering.fp8 import fp8_convert
+from tritium.lowering.utils import elementwise, inline_asm, scalar_type
 
 RULES = Rules()
 
@@ -107,23 +110,10 @@ def from_fp8(ctx, vals, dst) -> list:
     return out
 
 
-def _fp8_convert(ctx, vals, rtz: bool = False):
-    """``ctx.op``'s conversion when either side is fp8 (``[values]``), else None."""
-    s, d = scalar_type(ctx.op.operands[0].type), scalar_type(ctx.op.results[0].type)
-    if tt.is_fp8(s) or tt.is_fp8(d):
-        if tt.is_fp8(d) and s != d and rtz:
-            raise LoweringError(f"conversion {s} -> {d} with rounding rtz is not supported (fp8 casts round to "
-                                "nearest even)")
-        if s == d:
-            return [list(vals)]
-        return [from_fp8(ctx, vals, d) if tt.is_fp8(s) else to_fp8(ctx, vals, d)]
-    return None
-
-
 @RULES.register("tt.fp_to_fp")
 def _fp_to_fp(ctx, src, *, rounding=RoundingMode.RTNE):
     rtz = rounding == RoundingMode.RTZ
-    r = _fp8_convert(ctx, src, rtz=rtz)
+    r = fp8_convert(ctx, src, rtz=rtz)
     if r is not None:
         return r
     s, d = scalar_type(ctx.op.operands[0].type), scalar_type(ctx.op.results[0].type)
@@ -143,38 +133,7 @@ def _fp_to_fp(ctx, src, *, rounding=RoundingMode.RTNE):
 
 @RULES.register("arith.extf", "arith.truncf")
 def _ext_trunc(ctx, src, **params):
-    r = _fp8_convert(ctx, src)
+    r = fp8_convert(ctx, src)
     if r is not None:
         return r
     return elementwise(ctx, ctx.op.name, [src], {n: ctx.op.attributes[n] for n in ctx.op.attributes})
-
-
-# float arithmetic on fp8 values: PTX has no fp8 arithmetic, so each op runs in f32 on the converted operands and
-# its result is rounded back (cvt.rn.satfinite), as the interpreter computes it; other types take the generic rule
-# (arith.divf: math.py's rule, which asks fp8_arith first)
-_FP8_ARITH = ("arith.addf", "arith.subf", "arith.mulf", "arith.remf", "arith.negf", "arith.maximumf",
-              "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.cmpf", "math.absf", "math.fma",
-              "math.copysign", "math.floor", "math.ceil", "math.sqrt", "math.round", "math.roundeven", "math.trunc")
-
-
-def fp8_arith(ctx, operands):
-    """``ctx.op`` (a float op) computed in f32 when its operands are fp8 (``[values]``), else None."""
-    op = ctx.op
-    elem = tt.elem_of(op.operands[0].type)
-    if not tt.is_fp8(elem):
-        return None
-    f32 = ir.F32Type.get()
-    n = ctx.nregs(op.results[0].type)
-    wide = [from_fp8(ctx, per_register(list(v), n), f32) for v in operands]
-    attrs = {name: op.attributes[name] for name in op.attributes}
-    is_cmp = op.name == "arith.cmpf"
-    out = [ctx.emit(op.name, [w[i] for w in wide], ctx.int_ty(1) if is_cmp else f32, attrs) for i in range(n)]
-    return [out if is_cmp else to_fp8(ctx, out, elem)]
-
-
-@RULES.register(*_FP8_ARITH)
-def _fp8_or_generic(ctx, *operands, **params):
-    from tritium.lowering.rules.elementwise import _arith_math
-
-    r = fp8_arith(ctx, operands)
-    return r if r is not None else _arith_math(ctx, *operands, **params)

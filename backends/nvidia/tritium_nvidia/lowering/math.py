@@ -62,7 +62,7 @@ def _extern(ctx, srcs, *, symbol, **_):
 def _divf(ctx, x, y, **params):
     """Triton's default f32 division is the full-range approximate one (``div.full.f32``); ``precise_divf`` is
     the exact one.  fp8 operands: divided in f32 (IEEE) and rounded back."""
-    from .conversions import fp8_arith
+    from tritium.lowering.fp8 import fp8_arith
 
     r = fp8_arith(ctx, [x, y])
     if r is not None:

@@ -27,6 +27,18 @@ class CUDATargetInfo(TargetInfo):
                 "llvm.align": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64),
                 "nvvm.grid_constant": ir.UnitAttr.get()}
 
+    def to_fp8(self, ctx, vals, dst):
+        """sm_89's ``cvt.rn.satfinite`` in pairs (:func:`.conversions.to_fp8`)."""
+        from .conversions import to_fp8
+
+        return to_fp8(ctx, vals, dst)
+
+    def from_fp8(self, ctx, vals, dst):
+        """sm_89's ``cvt.rn.f16x2`` in pairs (:func:`.conversions.from_fp8`)."""
+        from .conversions import from_fp8
+
+        return from_fp8(ctx, vals, dst)
+
     def _sreg(self, ctx, name):
         return ctx.emit(f"nvvm.read.ptx.sreg.{name}", [], ctx.i32())
 

@@ -8,6 +8,7 @@ from ...dialects import tt
 from ...dialects.enums import PropagateNan
 from ...errors import LoweringError
 from ..table import Rules
+from ..fp8 import fp8_arith, fp8_convert
 from ..utils import DYNAMIC_INDEX, elementwise, memory_type, per_register, scalar_type
 
 RULES = Rules()
@@ -24,6 +25,7 @@ ARITH_MATH_ELEMENTWISE = (
     "math.ctpop", "math.floor", "math.ceil", "math.sqrt", "math.round", "math.roundeven", "math.trunc",
 )
 
+_CASTS = frozenset({"arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui"})
 _CONTRACTIBLE = frozenset({"arith.addf", "arith.subf", "arith.mulf"})
 _NO_FASTMATH = "#arith.fastmath<none>"
 
@@ -31,7 +33,11 @@ _NO_FASTMATH = "#arith.fastmath<none>"
 @RULES.register(*ARITH_MATH_ELEMENTWISE)
 def _arith_math(ctx, *operands, **params):
     """The op itself on each register, with its attributes.  With ``enable_fp_fusion`` (Triton's default) an
-    add / sub / mul without fast-math flags gets ``contract``, so ``a * b + c`` may become one fma."""
+    add / sub / mul without fast-math flags gets ``contract``, so ``a * b + c`` may become one fma.  Float ops on
+    fp8 operands are computed in f32 and rounded back (:func:`tritium.lowering.fp8.fp8_arith`)."""
+    r = fp8_convert(ctx, operands[0]) if ctx.op.name in _CASTS else fp8_arith(ctx, operands)
+    if r is not None:
+        return r
     op = ctx.op
     attrs = {name: op.attributes[name] for name in op.attributes}
     if op.name in _CONTRACTIBLE and ctx.enable_fp_fusion and str(attrs.get("fastmath", _NO_FASTMATH)) == _NO_FASTMATH:
@@ -106,7 +112,11 @@ def _mulhiui(ctx, x, y):
 
 @RULES.register("tt.fp_to_fp")
 def _fp_to_fp(ctx, src, **_):
-    """Between float types of different widths (the rounding mode is the backend's business)."""
+    """Between float types of different widths (the rounding mode is the backend's business); fp8 through the
+    target's conversions."""
+    r = fp8_convert(ctx, src)
+    if r is not None:
+        return r
     s, d = tt.elem_of(ctx.op.operands[0].type), tt.elem_of(ctx.op.results[0].type)
     sw, dw = ir.FloatType(s).width, ir.FloatType(d).width
     if sw == dw:
