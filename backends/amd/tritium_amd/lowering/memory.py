@@ -15,6 +15,18 @@ selects (``global_load_dwordx4``, ``global_store_dword``, ``global_atomic_*``): 
   max), the total order ``-NaN < -inf < .. < -0 < +0 < .. < +inf < +NaN`` the interpreter and the cuda backend
   follow.  Masked-off lanes return 0.
 
+* Buffer loads / stores (CDNA: gfx90a / gfx942 / gfx950, as Triton's AMD ``ConvertToBufferOps``): a masked access
+  through ``tt.addptr(tt.splat(base), offsets)`` whose i32 ``offsets`` are provably in ``[0, 2^31)`` bytes
+  (:func:`offset_range`, an interval evaluation of their definition: ``make_range``, constants, ``+ - * / %``,
+  shifts, ``and``, min / max, views) becomes ``llvm.amdgcn.raw.ptr.buffer.load`` / ``.store`` on a buffer resource
+  made from the scalar base (``llvm.amdgcn.make.buffer.rsrc``: stride 0, ``num_records`` 0x7FFFFFFE) and the
+  lane's byte offset: no branch.  A masked-off lane gets the offset 0x80000000, past ``num_records``, so the
+  hardware returns 0 (``other`` is then selected in) or drops the store.  The vector width is the global path's
+  (``buffer_load_dwordx4`` for 128 bits).  Cache modifiers become the instruction's aux bits as Triton sets them
+  on gfx942 / gfx950 (loads ``.cg`` sc0 nt, ``.cv`` sc0 sc1; stores ``.cs`` sc0 nt, ``.wt`` sc0 sc1, ``.cg`` /
+  ``.wb`` none); a volatile access, another modifier (or any on gfx90a), pointers, or offsets that may be
+  negative or too large keep the branch form.
+
 i1 values are moved as i8, fp8 values as i8 (LLVM has no fp8 types).
 """
 from __future__ import annotations
@@ -94,6 +106,168 @@ def _reject_block_pointer(ctx, ptr_ty) -> None:
 # Loads and stores
 # ------------------------------------------------------------------------------------------------
 
+# ------------------------------------------------------------------------------------------------
+# Buffer loads and stores
+# ------------------------------------------------------------------------------------------------
+
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
+_NUM_RECORDS = 0x7FFFFFFE  # the resource's size in bytes: every offset below 2^31 - 1 is in range
+_OFF_LANE = -(1 << 31)  # 0x80000000: past num_records, the hardware reads 0 and drops stores
+_RSRC_FLAGS = {"gfx90a": 0x27000, "gfx942": 0x27000, "gfx950": 0x27000}  # dword 3 (DST_SEL_XYZW, 32-bit format)
+# cache modifier -> aux bits (sc0 = 1, nt = 2, sc1 = 16 on gfx94x / gfx950), as Triton's AMD backend sets them
+_LOAD_AUX = {CacheModifier.NONE: 0, CacheModifier.CA: 0, CacheModifier.CG: 3, CacheModifier.CV: 17}
+_STORE_AUX = {CacheModifier.NONE: 0, CacheModifier.WB: 0, CacheModifier.CG: 0, CacheModifier.CS: 3,
+              CacheModifier.WT: 17}
+_VIEWS = frozenset({"tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", "tt.reshape"})
+
+
+def _int_const_range(attr):
+    if isinstance(attr, ir.IntegerAttr):
+        return attr.value, attr.value
+    try:
+        dense = ir.DenseIntElementsAttr(attr)
+    except (ValueError, TypeError):
+        return None
+    vals = [dense[0]] if dense.is_splat else list(dense)
+    return (min(vals), max(vals)) if vals else None
+
+
+def offset_range(value, _depth: int = 0):
+    """``(lo, hi)`` bounds every element of the i32 ``value`` provably lies in (computed exactly, no step of the
+    computation leaving the i32 range, so nothing wraps), or None when unknown (arguments, loads, loop-carried
+    values, ops this evaluation does not know)."""
+    if _depth > 32:
+        return None
+    owner = value.owner
+    if not isinstance(owner, ir.Operation) and not isinstance(owner, ir.OpView):
+        return None  # a block argument
+    op = owner.operation if hasattr(owner, "operation") else owner
+    name = op.name
+
+    def rng(i):
+        return offset_range(op.operands[i], _depth + 1)
+
+    if name == "arith.constant":
+        out = _int_const_range(op.attributes["value"])
+    elif name == "tt.make_range":
+        out = (int(op.attributes["start"].value), int(op.attributes["end"].value) - 1)
+    elif name in _VIEWS:
+        out = rng(0)
+    elif name in ("arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi"):
+        a, b = rng(0), rng(1)
+        if a is None or b is None:
+            return None
+        if name == "arith.addi":
+            out = (a[0] + b[0], a[1] + b[1])
+        elif name == "arith.subi":
+            out = (a[0] - b[1], a[1] - b[0])
+        elif name == "arith.muli":
+            corners = [x * y for x in a for y in b]
+            out = (min(corners), max(corners))
+        elif name == "arith.minsi":
+            out = (min(a[0], b[0]), min(a[1], b[1]))
+        else:
+            out = (max(a[0], b[0]), max(a[1], b[1]))
+    elif name in ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.shli", "arith.shrsi",
+                  "arith.shrui", "arith.andi"):
+        a, b = rng(0), rng(1)
+        if a is None or b is None or a[0] < 0 or b[0] < 0:
+            return None  # non-negative operands only
+        if name == "arith.andi":
+            out = (0, min(a[1], b[1]))
+        elif name in ("arith.shli", "arith.shrsi", "arith.shrui"):
+            if b[1] > 31:
+                return None
+            out = (a[0] << b[0], a[1] << b[1]) if name == "arith.shli" else (a[0] >> b[1], a[1] >> b[0])
+        elif b[0] == 0:
+            return None  # a divisor that may be 0
+        elif name in ("arith.divsi", "arith.divui"):
+            out = (a[0] // b[1], a[1] // b[0])
+        else:
+            out = (0, min(a[1], b[1] - 1))
+    else:
+        return None
+    if out is None or out[0] < _I32_MIN or out[1] > _I32_MAX:
+        return None
+    return out
+
+
+def _buffer_base(ctx, ptr_v, mty, vec: int):
+    """``(scalar base, offsets)`` (TTGIR values) when an access through the tensor of pointers ``ptr_v`` of
+    ``vec``-element vectors of ``mty`` can be a buffer access (see the module's docstring), else None."""
+    arch = getattr(ctx.target, "arch", "")
+    if arch not in _RSRC_FLAGS or not tt.is_tensor(ptr_v.type) or is_llvm_ptr(mty):
+        return None
+    d = ptr_v.owner
+    if not isinstance(d, (ir.Operation, ir.OpView)) or d.name != "tt.addptr":
+        return None
+    base, offs = d.operands[0], d.operands[1]
+    b = base.owner
+    if not isinstance(b, (ir.Operation, ir.OpView)) or b.name != "tt.splat":
+        return None
+    if not isinstance(scalar_type(offs.type), ir.IntegerType) or scalar_type(offs.type).width != 32 or \
+            ctx.layout(offs.type) != ctx.layout(ptr_v.type):
+        return None
+    r = offset_range(offs)
+    nbytes = max(1, bit_width(mty) // 8)
+    if r is None or r[0] < 0 or r[1] * nbytes + vec * nbytes > _NUM_RECORDS:
+        return None
+    return b.operands[0], offs
+
+
+def _buffer_type(ctx, nbits: int):
+    """The type a buffer intrinsic moves ``nbits`` as: i8 / i16 / i32, <2 x i32>, <4 x i32>."""
+    return ctx.int_ty(nbits) if nbits <= 32 else ir.VectorType.get([nbits // 32], ctx.int_ty(32))
+
+
+def _intrinsic(ctx, name: str, args, result_type=None):
+    """``llvm.call_intrinsic`` of ``name`` (overloads resolved from the types); None for a void one."""
+    attrs = {"intrin": ir.StringAttr.get(name), "fastmathFlags": ir.Attribute.parse("#llvm.fastmath<none>"),
+             "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+             "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(args), 0])}
+    if result_type is None:
+        ctx.emit_op("llvm.call_intrinsic", list(args), attrs=attrs)
+        return None
+    return ctx.emit("llvm.call_intrinsic", list(args), result_type, attrs)
+
+
+def _buffer_rsrc(ctx, base):
+    p8 = ir.Type.parse("!llvm.ptr<8>")
+    stride = ctx.emit("llvm.mlir.constant", [], ctx.int_ty(16), {"value": ir.IntegerAttr.get(ctx.int_ty(16), 0)})
+    size = ctx.emit("llvm.mlir.constant", [], ctx.int_ty(64),
+                    {"value": ir.IntegerAttr.get(ctx.int_ty(64), _NUM_RECORDS)})
+    flags = ctx.emit("llvm.mlir.constant", [], ctx.i32(),
+                     {"value": ir.IntegerAttr.get(ctx.i32(), _RSRC_FLAGS[ctx.target.arch])})
+    return _intrinsic(ctx, "llvm.amdgcn.make.buffer.rsrc", [base, stride, size, flags], p8)
+
+
+def _lane_offsets(ctx, offs, nbytes: int, preds: list, step: int):
+    """Per vector (every ``step`` registers): the byte offset, 0x80000000 where the lane's predicate is off."""
+    off_lane = ctx.c32(_OFF_LANE)
+    out = []
+    for c in range(0, len(offs), step):
+        o = offs[c] if nbytes == 1 else ctx.emit("arith.muli", [offs[c], ctx.c32(nbytes)], ctx.i32())
+        out.append(o if preds[c] is None else ctx.emit("arith.select", [preds[c], o, off_lane], ctx.i32()))
+    return out
+
+
+def _buffer_load(ctx, base_v, offs_v, masks, others, n, vec, mty, vty, aux):
+    nbytes = max(1, bit_width(mty) // 8)
+    rsrc = _buffer_rsrc(ctx, ctx.get(base_v)[0])
+    offs = _lane_offsets(ctx, per_register(ctx.get(offs_v), n), nbytes, masks, vec)
+    bty = _buffer_type(ctx, vec * nbytes * 8)
+    zero, aux_c = ctx.c32(0), ctx.c32(aux)
+    out = []
+    for k, c in enumerate(range(0, n, vec)):
+        raw = _intrinsic(ctx, "llvm.amdgcn.raw.ptr.buffer.load", [rsrc, offs[k], zero, aux_c], bty)
+        v = raw if bty == vty else ctx.emit("llvm.bitcast", [raw], vty)
+        if others is not None:
+            alt = others[c] if vec == 1 else vector_of(ctx, others[c:c + vec], mty)
+            v = ctx.emit("arith.select", [masks[c], v, alt], vty)
+        out.append(v)
+    return out
+
+
 @RULES.register("tt.load")
 def _load(ctx, ptr, mask, other, *, cache=CacheModifier.NONE, evict=EvictionPolicy.NORMAL, isVolatile=False,
           **_):
@@ -109,6 +283,18 @@ def _load(ctx, ptr, mask, other, *, cache=CacheModifier.NONE, evict=EvictionPoli
     others = [to_m(v) for v in per_register(other, n)] if other is not None else None
     vec = _width(ctx, ptr_v, mask_v, mty)
     vty = ir.VectorType.get([vec], mty) if vec > 1 else mty
+    buf = _buffer_base(ctx, ptr_v, mty, vec) if masks is not None and not isVolatile else None
+    aux = _LOAD_AUX.get(cache) if ctx.target.arch != "gfx90a" or cache in (CacheModifier.NONE, CacheModifier.CA) \
+        else None
+    if buf is not None and aux is not None:
+        loaded = _buffer_load(ctx, *buf, masks, others, n, vec, mty, vty, aux)
+        out = []
+        for v in loaded:
+            if vec == 1:
+                out.append(from_m(v))
+            else:
+                out.extend(from_m(ctx.emit("llvm.extractelement", [v, ctx.c32(i)], mty)) for i in range(vec))
+        return [out]
     attrs = _mem_attrs(ctx, vec * nbytes, volatile=isVolatile or cache in _VOLATILE_LOAD,
                        nontemporal=cache in _NONTEMPORAL_LOAD)
     out = []
@@ -151,6 +337,22 @@ def _store(ctx, ptr, value, mask, *, cache=CacheModifier.NONE, evict=EvictionPol
     else:
         own = thread_zero(ctx)
         uniq = {0}
+    buf = _buffer_base(ctx, ptr_v, mty, vec) if masks is not None else None
+    aux = _STORE_AUX.get(cache) if ctx.target.arch != "gfx90a" or cache in (CacheModifier.NONE, CacheModifier.WB) \
+        else None
+    if buf is not None and aux is not None:
+        preds = [and_masks(ctx, own, masks[c]) if c in uniq and c % vec == 0 else None for c in range(n)]
+        rsrc = _buffer_rsrc(ctx, ctx.get(buf[0])[0])
+        offs = _lane_offsets(ctx, per_register(ctx.get(buf[1]), n), nbytes, preds, vec)
+        bty = _buffer_type(ctx, vec * nbytes * 8)
+        zero, aux_c = ctx.c32(0), ctx.c32(aux)
+        for k, c in enumerate(range(0, n, vec)):
+            if c not in uniq:
+                continue
+            v = vals[c] if vec == 1 else vector_of(ctx, vals[c:c + vec], mty)
+            v = v if v.type == bty else ctx.emit("llvm.bitcast", [v], bty)
+            _intrinsic(ctx, "llvm.amdgcn.raw.ptr.buffer.store", [v, rsrc, offs[k], zero, aux_c])
+        return []
     for c in range(0, n, vec):
         if c not in uniq:
             continue
