@@ -11,15 +11,15 @@ Cross-lane moves of a 32-bit value (what Triton's AMD backend picks, written her
 * anything else (``lane ^ 32`` on wave64, any lane index): ``ds_bpermute`` (the source lane's byte address
   ``lane * 4``), which reads any lane of the wavefront.
 
-``printf`` and ``assert_fail`` need the ROCm device libraries (ockl's hostcall printf, ``__assert_fail``), which no
-pinned package provides: both are a :class:`~tritium.errors.CompilationError` at the op's source line.
+``printf``: the OpenCL-style buffered printf LLVM's AMDGPU backend lowers itself (no device library: see
+:meth:`AMDTargetInfo.printf`); ``assert_fail``: the message printed, then ``llvm.trap``.
 """
 from __future__ import annotations
 
 from mlir import ir
 
 from tritium.lowering import TargetInfo
-from tritium.lowering.utils import source_error
+from tritium.lowering.utils import address_of, constant_global
 
 from ..compiler import warp_size_of
 
@@ -128,11 +128,51 @@ class AMDTargetInfo(TargetInfo):
 
     # ------------------------------------------------------------------ debugging
     def printf(self, ctx, fmt, args):
-        raise source_error(ctx, f"device printing (tl.device_print / print) is not supported on hip targets yet: "
-                                f"it needs the ROCm device libraries (ockl's hostcall printf), which no pinned "
-                                f"package provides ({self.arch})")
+        """A call of C ``printf(fmt, args...)`` (``fmt`` a constant string in the constant address space), which
+        LLVM's AMDGPU printf lowering (AMDGPUPrintfRuntimeBinding, the OpenCL scheme, in llvmlite's pipeline)
+        turns into a record in the runtime's printf buffer: ``__printf_alloc(size)`` (defined by the ``amdgcn``
+        stage: :data:`tritium_amd.hsaco.PRINTF_ALLOC`), the format's id and the arguments stored, the format
+        in the code object's ``amdhsa.printf`` metadata and the ``hidden_printf_buffer`` kernel argument.  No
+        device library is needed; the ROCm runtime fills the buffer argument and prints the records after the
+        kernel."""
+        fmt_ptr = address_of(ctx, _string(ctx, fmt), ir.Type.parse("!llvm.ptr<4>"))
+        _declare_printf(ctx)
+        ctx.emit("llvm.call", [fmt_ptr, *args], ctx.i32(), {
+            "callee": ir.FlatSymbolRefAttr.get("printf"), "var_callee_type": ir.TypeAttr.get(_printf_type()),
+            "CConv": ir.Attribute.parse("#llvm.cconv<ccc>"),
+            "TailCallKind": ir.Attribute.parse("#llvm.tailcallkind<none>"),
+            "fastmathFlags": ir.Attribute.parse("#llvm.fastmath<none>"),
+            "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1 + len(args), 0])})
 
     def assert_fail(self, ctx, message, file, line, function):
-        raise source_error(ctx, f"device assertions (tl.device_assert / assert) are not supported on hip targets "
-                                f"yet: they need the ROCm device libraries (__assert_fail), which no pinned package "
-                                f"provides ({self.arch})")
+        """As Triton's AMD backend: the message printed (here with the program id, through :meth:`printf`), then
+        ``llvm.trap`` (``s_trap 2``: the wave stops and the runtime reports the kernel as aborted)."""
+        pids = [self.program_id(ctx, a) for a in range(3)]
+        text = f"device assertion failed: '{message}', in {function} at {file}:{line}".replace("%", "%%")
+        self.printf(ctx, "pid (%u, %u, %u) " + text + "\n", pids)
+        ctx.emit_op("llvm.intr.trap", [])
+
+
+def _printf_type():
+    return ir.Type.parse("!llvm.func<i32 (ptr<4>, ...)>")
+
+
+def _declare_printf(ctx) -> None:
+    """``llvm.func @printf(!llvm.ptr<4>, ...) -> i32``, once per module."""
+    key = ("decl", "printf")
+    if key in ctx.symbols:
+        return
+    with ir.InsertionPoint.at_block_begin(ctx.out_module.body):
+        ir.Operation.create("llvm.func", attributes={
+            "sym_name": ir.StringAttr.get("printf"), "function_type": ir.TypeAttr.get(_printf_type()),
+            "linkage": ir.Attribute.parse("#llvm.linkage<external>"),
+            "CConv": ir.Attribute.parse("#llvm.cconv<ccc>")}, regions=1)
+    ctx.symbols[key] = "printf"
+
+
+def _string(ctx, text: str) -> str:
+    """A constant global in the constant address space (4) holding ``text`` NUL-terminated; returns its symbol."""
+    data = text.encode() + b"\0"
+    return constant_global(ctx, "printf_fmt", ir.Type.parse(f"!llvm.array<{len(data)} x i8>"),
+                           ir.StringAttr.get(data.decode("latin-1")), 4)
