@@ -72,19 +72,60 @@ def check_pipelined(loop, n_loads):
     assert any(f"{cond} = arith.cmpi slt, {nxt_name}, {loop.ub}" in ln for ln in top)
     inside = [ln for ln in loop.lines if '"tt.load"' in ln]
     assert len(inside) == n_loads
-    # the loads of iteration i + 1 come before the LDS reads and the dot of iteration i
+    # the loads of iteration i + 1 are issued before the dot of iteration i
     first_read, first_dot = loop.index('"ttg.local_load"'), loop.index('"tt.dot"')
-    assert guard < first_read < first_dot
-    # one local_store per operand, after the last dot, each preceded by a barrier after the last read
-    stores = [k for k, ln in enumerate(top) if '"ttg.local_store"' in ln]
+    assert guard < first_dot
+    # one local_store per operand, after the last dot, under the same guard
+    stores = [ln for ln in loop.lines if '"ttg.local_store"' in ln]
     assert len(stores) == n_loads
-    last_dot, last_read = loop.index('"tt.dot"', last=True), loop.index('"ttg.local_load"', last=True)
-    assert min(stores) > last_dot
-    assert any('"ttg.barrier"' in top[k] for k in range(last_read, min(stores)))
-    # and a barrier before the reads (the previous iteration's, or the prologue's, stores)
-    assert any('"ttg.barrier"' in top[k] for k in range(guard, first_read))
+    last_dot = loop.index('"tt.dot"', last=True)
+    store_if = loop.index("scf.if", last=True)
+    assert store_if > last_dot and top[store_if].strip() == f"scf.if {cond} {{"
+    check_barriers(loop)
     # no local_alloc of a tensor is left in the loop (the buffer is allocated once, before it)
     assert not any(re.search(r'"ttg\.local_alloc"\(%', ln) for ln in loop.lines)
+
+
+def _events(lines):
+    """(kind, buffer) per shared-memory access or barrier of ``lines`` in order: 'r' local_load, 'w' local_store,
+    'b' barrier (the guards are uniform: every thread runs the same lines)."""
+    out = []
+    for ln in lines:
+        if '"ttg.barrier"' in ln:
+            out.append(("b", None))
+        elif '"ttg.local_load"' in ln:
+            out.append(("r", re.search(r'"ttg\.local_load"\((%\w+)', ln).group(1)))
+        elif '"ttg.local_store"' in ln:
+            out.append(("w", re.search(r'"ttg\.local_store"\(%[\w#]+, (%\w+)\)', ln).group(1)))
+    return out
+
+
+def check_barriers(loop):
+    """Around each buffer the loop stores into: a barrier between its reads and the store of the same iteration
+    (WAR), between the store and the next iteration's reads (RAW, across the back edge), and between the
+    prologue's store and the first iteration's reads."""
+    ev = _events(loop.lines)
+    stored = {b for k, b in ev if k == "w"}
+    assert stored
+    for buf in stored:
+        seq = [(k, b) for k, b in ev if k == "b" or b == buf]
+        n = len(seq)
+        for i, (k, _) in enumerate(seq):
+            if k == "b":
+                continue
+            # the next access of the buffer (wrapping around the back edge) of the other kind needs a barrier first
+            j, barrier = (i + 1) % n, False
+            while seq[j][0] == "b" or seq[j][0] == k:
+                barrier |= seq[j][0] == "b"
+                if j == i:
+                    break
+                j = (j + 1) % n
+            if seq[j][0] != k and seq[j][0] != "b":
+                assert barrier, f"no barrier between {k} and {seq[j][0]} of {buf}"
+        pro = _events(loop.before)
+        last_w = max(i for i, (k, b) in enumerate(pro) if k == "w" and b == buf)
+        first_r = next(i for i, (k, b) in enumerate(ev) if k == "r" and b == buf)
+        assert any(k == "b" for k, _ in pro[last_w + 1:] + ev[:first_r]), f"prologue store of {buf} unguarded"
 
 
 def check_prologue(loop, n_loads):
@@ -194,7 +235,10 @@ def test_load_depending_on_the_previous_iteration_stays(mode):
     k, loop = dot_loop(mode)
     top_loads = [ln for ln in loop.top if '"tt.load"' in ln]
     assert len(top_loads) == (2 if mode == 1 else 1)  # the index load (mode 1) and A stay in the body
-    assert sum('"ttg.local_store"' in ln for ln in loop.top) == 1
+    # ... and are issued before B's load ahead (waiting for them must not wait for it: the counter is in order)
+    guard = loop.index("scf.if")
+    assert all(k < guard for k, ln in enumerate(loop.top) if '"tt.load"' in ln)
+    assert sum('"ttg.local_store"' in ln for ln in loop.lines) == 1
     assert any(re.search(r'"ttg\.local_alloc"\(%', ln) for ln in loop.top)  # A's tile stored where loaded
     check_code_object(k, DL_SIG, "gfx942")
 

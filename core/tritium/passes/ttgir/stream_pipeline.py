@@ -8,9 +8,10 @@ iteration's dot reads LDS, and are stored to LDS at the end of the body; one LDS
     %x0 = scf.if (lb < ub) { tt.load(ptrs(lb), mask(lb)) } else { zeros }
     ttg.local_store %x0, %buf
     scf.for %iv ... iter_args(...) {
+      ... the body up to its first dot: the local_loads reading %buf (replaces the local_alloc), loads left alone ...
       %next = scf.if (iv + step < ub) { tt.load(ptrs(iv + step), mask(iv + step)) } else { zeros }
-      ... the body, its local_loads reading %buf (replaces the local_alloc), the dot ...
-      ttg.local_store %next, %buf
+      ... the dot, the rest of the body ...
+      scf.if (iv + step < ub) { ttg.local_store %next, %buf }
       yield ...
     }
 
@@ -23,11 +24,12 @@ times, the last iteration loads nothing past its end (a masked K tail keeps its 
 barrier before the ``local_store`` (this iteration's ``local_load``\\ s read the buffer) and one before the reads
 (the previous iteration's, or the prologue's, store), as for any single buffer rewritten in a loop.
 
-A load whose thread reads fewer than 4 contiguous bytes per access is not pipelined (as Triton: the registers held
-across the dot cost more than the latency hidden).  A loop is left alone when it has nested loops, a non-integer induction variable, or ops that write memory
-(a store in the body could feed the next iteration's load, which would then be issued before it); a load when its
-slice has side effects or regions (it depends on another load) or reads an iter_arg whose update depends on other
-loop-carried values.  ``TRITIUM_LOG=tritium.passes.ttgir.stream_pipeline`` says why.
+A load whose thread reads fewer than 4 contiguous bytes per access is not pipelined (as Triton: the registers
+held across the dot cost more than the latency hidden).  A loop is left alone when it has nested loops, a
+non-integer induction variable, or ops that write memory (a store in the body could feed the next iteration's
+load, which would then be issued before it); a load when its slice has side effects or regions (it depends on
+another load) or reads an iter_arg whose update depends on other loop-carried values.
+``TRITIUM_LOG=tritium.passes.ttgir.stream_pipeline`` says why.
 """
 from __future__ import annotations
 
@@ -110,6 +112,18 @@ def _guarded_loads(cands, pred, mapping, ip):
     return list(branch.results)
 
 
+def _first_dot(body):
+    """The first op of ``body`` that is or holds a dot (the terminator when none does)."""
+    ops = [as_op(o) for o in body.operations]
+    for op in ops:
+        if op.name in _DOTS or any(as_op(o).name in _DOTS for o in walk(op)):
+            return op
+    return ops[-1]
+
+
+_DOTS = (tt.DOT, "ttg.warp_group_dot")
+
+
 def _local_store(value, buf):
     ir.Operation.create(ttg.LOCAL_STORE, results=[], operands=[value, buf])
 
@@ -183,9 +197,10 @@ def stream_pipeline_loop(loop, info) -> bool:
             for c, t, buf in zip(cands, tiles, bufs):
                 with c.load.location:
                     _local_store(t, buf)
-        # top of the body: the iter_args' next values (their updates, merged by CSE with the originals), then the
-        # next iteration's tiles into registers, before this iteration's reads and dot
-        top = ir.InsertionPoint(as_op(list(body.operations)[0]))
+        # before the body's first dot (after this iteration's loads that stay: a wait for one of them would wait
+        # for the loads ahead too, the counter being in order): the iter_args' next values (their updates, merged by
+        # CSE with the originals), then the next iteration's tiles into registers
+        top = ir.InsertionPoint(_first_dot(body))
         at_next = {}
         with top:
             for a in args:
@@ -199,11 +214,19 @@ def stream_pipeline_loop(loop, info) -> bool:
         nexts = _guarded_loads(cands, more, at_next, top)
         for c, buf in zip(cands, bufs):
             c.alloc.results[0].replace_all_uses_with(buf)
-        # the end of the body: the next tiles into the buffers (membar: a barrier before, after this iteration's reads)
+        # the end of the body: the next tiles into the buffers (membar: a barrier before, after this iteration's
+        # reads), under the same guard: its own basic block, which LLVM's scheduler does not hoist above the dot
+        # (a store early in the block waits for the loads ahead right after they were issued)
         with ir.InsertionPoint(as_op(list(body.operations)[-1])):
+            branch = ir.Operation.create("scf.if", results=[], operands=[more], regions=2)
+        ir.Block.create_at_start(branch.regions[1], [])
+        with ir.InsertionPoint(ir.Block.create_at_start(branch.regions[0], [])):
             for c, t, buf in zip(cands, nexts, bufs):
                 with c.load.location:
                     _local_store(t, buf)
+            ir.Operation.create("scf.yield", operands=[])
+        with ir.InsertionPoint(branch.regions[1].blocks[0]):
+            ir.Operation.create("scf.yield", operands=[])
         for c in cands:
             c.alloc.erase()
             if not list(c.load.results[0].uses):
