@@ -52,6 +52,19 @@ WORKLOADS = {
                       {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "STAGE": 3}, {"num_warps": 4, "num_stages": 1},
                       "fused attention forward, fp16, causal, HEAD_DIM 64, 128x64 blocks, 4 warps"),
 }
+# as a launch with contiguous tensors specialises them (Triton's JIT: an integer argument equal to 1 becomes a
+# constant, one divisible by 16 gets tt.divisibility): unit strides constexpr, K a multiple of 16, 2 stages -- the
+# loops both pipeliners pipeline (the rows above leave every load 2 bytes wide: neither pipelines them)
+WORKLOADS["matmul_contig"] = (
+    "matmul_kernel",
+    {k: t for k, t in WORKLOADS["matmul"][1].items() if k not in ("stride_ak", "stride_bn", "stride_cn")},
+    {**WORKLOADS["matmul"][2], "stride_ak": 1, "stride_bn": 1, "stride_cn": 1}, {"num_warps": 4, "num_stages": 2},
+    "tutorial matmul as launched on contiguous tensors (unit strides, K % 16 == 0), 2 stages")
+WORKLOADS["attention_fwd_contig"] = (
+    "_attn_fwd", {k: t for k, t in WORKLOADS["attention_fwd"][1].items()
+                  if k not in ("stride_qk", "stride_kk", "stride_vn", "stride_on")},
+    {**WORKLOADS["attention_fwd"][2], "stride_qk": 1, "stride_kk": 1, "stride_vn": 1, "stride_on": 1},
+    {"num_warps": 4, "num_stages": 2}, "fused attention forward on contiguous tensors (unit strides), 2 stages")
 
 # instruction classes: (name, regex on the mnemonic or the whole line)
 CLASSES = [
@@ -116,7 +129,8 @@ def analyze(asm: str) -> dict:
 def divisible_args(sig: dict) -> list:
     """The arguments a launch with ordinary tensors specialises as multiples of 16: the pointers (16-byte aligned
     allocations), the strides (rows of a multiple of 16 elements) and the vector add's length (2^20 elements)."""
-    return [a for a, t in sig.items() if t.startswith("*") or "stride" in a or a == "n_elements"]
+    return [a for a, t in sig.items() if t.startswith("*") or "stride" in a or a == "n_elements"
+            or (a == "K" and "stride_ak" not in sig)]  # matmul_contig: K a multiple of 16
 
 
 def _worker(impl: str, arch: str, names: list, save: str | None) -> dict:
