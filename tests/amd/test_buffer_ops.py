@@ -245,3 +245,13 @@ def test_matmul_k_mask_is_computed_in_its_load_layout():
             src, res = re.search(r"\(tensor<\w+, (.*)>\) -> tensor<\w+, (.*)> loc", ln).groups()
             assert src == res, (target, ln)
         assert "ttg.convert_layout" not in body, target
+
+
+@pytest.mark.parametrize("kernel,ce", [(masked_copy, {"LC": ".cg", "SC": ".cs"}), (masked_copy_pid, {}),
+                                       (masked_copy_negative, {}), (masked_copy_rows, {})])
+def test_the_same_kernels_on_cuda_keep_predicated_global_accesses(kernel, ce):
+    sig = {**SIG, "stride": "i32"} if kernel is masked_copy_rows else SIG
+    ck = compile(ASTSource(kernel, sig, constexprs={"BLOCK": 128 if kernel is masked_copy_rows else 1024, **ce},
+                           attrs=PTRS), target="cuda:80", options={"num_warps": 4})
+    ptx = ck.asm["ptx"]
+    assert re.search(r"@%p\d+ ld\.global", ptx) and re.search(r"@%p\d+ st\.global", ptx)
