@@ -148,6 +148,29 @@ def test_libdevice_integer_function_has_no_ocml_equivalent():
     assert ocml_for("__nv_popc") is None and ocml_for("__nv_double2float_rn") is None
 
 
+@pytest.mark.parametrize("name,x,o,instr", [
+    ("popc", "*i32", "*i32", "v_bcnt_u32_b32"), ("clz", "*i32", "*i32", "v_ffbh_u32"),
+    ("brev", "*i32", "*i32", "v_bfrev_b32"), ("ffs", "*i32", "*i32", "v_ffbl_b32"),
+    ("abs", "*i32", "*i32", "v_max_i32"), ("floor", "*fp32", "*fp32", "v_floor_f32"),
+    ("floor", "*fp64", "*fp64", "v_floor_f64"), ("rint", "*fp32", "*fp32", "v_rndne_f32"),
+    ("sqrt", "*fp64", "*fp64", "v_rsq_f64"), ("isnan", "*fp32", "*i32", "v_cmp_u_f32"),
+    ("isinf", "*fp32", "*i32", "v_cmp_class_f32")])
+def test_libdevice_exact_and_integer_functions_are_native(name, x, o, instr, no_libs):
+    """What ocml has not (integer functions) or needs no library for (exact float functions, predicates): ops the
+    AMDGPU backend selects, with the libraries hidden."""
+    asm = build(XO.ld_unary, {"X": x, "O": o, "n": "i32"}, NAME=name, BLOCK=128).asm["amdgcn"]
+    assert instr in asm
+    _no_calls(asm)
+
+
+@pytest.mark.parametrize("x,instr", [("*i32", r"v_mul_hi_i32|v_mad_i64_i32"), ("*u32", r"v_mul_hi_u32|v_mad_u64_u32")])
+def test_libdevice_mulhi_is_native(x, instr, no_libs):
+    """The 64-bit product's high half: signed / unsigned by the arguments' type."""
+    asm = build(XO.ld_binary, {"X": x, "Y": x, "O": x, "n": "i32"}, NAME="mulhi", BLOCK=128).asm["amdgcn"]
+    assert re.search(instr, asm)
+    _no_calls(asm)
+
+
 # ------------------------------------------------------------------ the libdevice -> ocml names
 @pytest.mark.parametrize("nv,ocml", [
     ("__nv_sinf", "__ocml_sin_f32"), ("__nv_sin", "__ocml_sin_f64"), ("__nv_erfinvf", "__ocml_erfinv_f32"),

@@ -18,7 +18,11 @@ f16 / bf16 are computed in f32.  LLVM has no AMDGPU lowering of f64 ``exp`` / ``
 without the device libraries they are a :class:`~tritium.errors.CompilationError` at the call's line naming the
 ocml symbol and how to provide the libraries.  ``tt.extern_elementwise`` (``tl.extra.libdevice``, whose symbols are
 libdevice's ``__nv_*`` names) calls the ocml function of the same meaning (:func:`ocml_for`); an ``__ocml_*`` /
-``__ockl_*`` symbol is called as it is.
+``__ockl_*`` symbol is called as it is; libdevice's exact functions (``floor``, ``ceil``, ``trunc``, ``rint``,
+``round``, ``fabs``, ``sqrt``, ``fmin`` / ``fmax``, ``copysign``, ``fma``, ``isnan``, ``isinf``, ``isfinite``) and
+its integer functions (``popc``,
+``clz``, ``brev``, ``ffs``, ``mulhi``, ``abs``, ``min`` / ``max``), which ocml has not, are ops the backend selects
+itself (``v_floor``, ``v_bcnt``, ``v_ffbh``, ``v_bfrev``, ``v_mul_hi``, ...), with or without the libraries.
 """
 from __future__ import annotations
 
@@ -141,14 +145,98 @@ def ocml_for(symbol: str):
     return f"__ocml_{_OCML_NAME.get(name, name)}_{bits}"
 
 
+def _fit(ctx, v, ty):
+    """An integer ``v`` truncated or zero-extended to ``ty``."""
+    w, tw = ir.IntegerType(v.type).width, ir.IntegerType(ty).width
+    return v if w == tw else ctx.emit("arith.trunci" if w > tw else "arith.extui", [v], ty)
+
+
+def _mulhi(ctx, a, b, ty, signed):
+    w = ir.IntegerType(a.type).width
+    wide = ctx.int_ty(2 * w)
+    ext = "arith.extsi" if signed else "arith.extui"
+    p = ctx.emit("arith.muli", [ctx.emit(ext, [a], wide), ctx.emit(ext, [b], wide)], wide)
+    return ctx.emit("arith.trunci", [ctx.emit("arith.shrui", [p, ctx.const(wide, w)], wide)], ty)
+
+
+def _ffs(ctx, a, ty):
+    """1 + the index of the lowest set bit, 0 for 0."""
+    t = ctx.emit("math.cttz", [a], a.type)
+    one = ctx.emit("arith.addi", [t, ctx.const(a.type, 1)], a.type)
+    zero = ctx.emit("arith.cmpi", [a, ctx.const(a.type, 0)], ctx.int_ty(1),
+                    {"predicate": ir.IntegerAttr.get(ctx.int_ty(64), 0)})  # eq
+    return _fit(ctx, ctx.emit("arith.select", [zero, ctx.const(a.type, 0), one], a.type), ty)
+
+
+#: libdevice's float predicates -> the arith.cmpf predicate on (|x| or x, the comparand): 0/1 as i32
+_CLASS = {"isnan": ("uno", None), "isinf": ("oeq", "inf"), "finitef": ("olt", "inf"), "isfinited": ("olt", "inf")}
+_CMPF = {"oeq": 1, "olt": 4, "uno": 14}
+
+
+def _classify(ctx, x, ty, name):
+    pred, other = _CLASS[name]
+    lhs = x if other is None else ctx.emit("math.absf", [x], x.type)
+    rhs = x if other is None else ctx.const(x.type, float(other))
+    b = ctx.emit("arith.cmpf", [lhs, rhs], ctx.int_ty(1), {"predicate": ir.IntegerAttr.get(ctx.int_ty(64),
+                                                                                         _CMPF[pred])})
+    return ctx.emit("arith.extui", [b], ty)
+
+
+#: libdevice's integer functions (not in ocml) as integer ops LLVM's AMDGPU backend selects itself:
+#: function name -> (args, result type) -> value
+_INTEGER = {
+    "popc": lambda ctx, a, ty: _fit(ctx, ctx.emit("math.ctpop", [a[0]], a[0].type), ty),
+    "clz": lambda ctx, a, ty: _fit(ctx, ctx.emit("math.ctlz", [a[0]], a[0].type), ty),
+    "brev": lambda ctx, a, ty: ctx.emit("llvm.intr.bitreverse", [a[0]], ty),
+    "ffs": lambda ctx, a, ty: _ffs(ctx, a[0], ty),
+    "abs": lambda ctx, a, ty: ctx.emit("math.absi", [a[0]], ty),
+}
+
+
+#: libdevice's exact float functions: the op LLVM's AMDGPU backend selects itself (v_floor, v_rndne, v_fma, ...;
+#: f32 sqrt correctly rounded, as libdevice's)
+_EXACT = {"floor": "math.floor", "ceil": "math.ceil", "trunc": "math.trunc", "rint": "math.roundeven",
+          "nearbyint": "math.roundeven", "round": "math.round", "fabs": "math.absf", "sqrt": "math.sqrt",
+          "fmin": "arith.minnumf", "fmax": "arith.maxnumf", "copysign": "math.copysign", "fma": "math.fma"}
+
+
+def _native(symbol: str):
+    """The native lowering of libdevice's function ``symbol`` where it is exact (``floor``, ``fmax``, ...) or an
+    integer function ocml has not (``__nv_popc``, ``__nv_umulhi``, ...), or None."""
+    from tritium.language.extra.cuda.libdevice import SYMBOLS
+
+    if symbol not in SYMBOLS:
+        return None
+    name, args, ret = SYMBOLS[symbol]
+    if any(a.startswith("fp") for a in args):
+        if name in _EXACT and all(a == ret for a in args):
+            return lambda ctx, a, ty: ctx.emit(_EXACT[name], list(a), ty)
+        if name in _CLASS:
+            return lambda ctx, a, ty: _classify(ctx, a[0], ty, name)
+        return None
+    unsigned = args[0].startswith("uint")
+    if name in _INTEGER:
+        return _INTEGER[name]
+    if name == "mulhi":
+        return lambda ctx, a, ty: _mulhi(ctx, a[0], a[1], ty, not unsigned)
+    if name in ("min", "max"):
+        op = f"arith.{name}{'ui' if unsigned else 'si'}"
+        return lambda ctx, a, ty: ctx.emit(op, list(a), ty)
+    return None
+
+
 @RULES.register("tt.extern_elementwise")
 def _extern(ctx, srcs, *, symbol, libname="", **_):
     ty = scalar_type(ctx.op.results[0].type)
+    n = ctx.nregs(ctx.op.results[0].type)
+    ops = [per_register(s, n) for s in srcs]
+    native = _native(symbol)
+    if native is not None:
+        return [[native(ctx, [o[i] for o in ops], ty) for i in range(n)]]
     ocml = ocml_for(symbol)
     what = f"the external function {symbol} ({libname or 'extern_elementwise'})"
     if ocml is None:
         raise source_error(ctx, f"{what} has no ROCm device-library equivalent on hip targets (libdevice is "
-                                f"CUDA's; its integer functions and conversions are not in ocml)")
-    n = ctx.nregs(ctx.op.results[0].type)
-    ops = [per_register(s, n) for s in srcs]
+                                f"CUDA's; of its integer functions popc, clz, brev, ffs, mulhi, abs, min and max "
+                                f"are lowered natively, conversions are not supported)")
     return [[ocml_call(ctx, ocml, [o[i] for o in ops], ty, what) for i in range(n)]]
