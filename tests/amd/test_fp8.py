@@ -21,6 +21,7 @@ pytest.importorskip("mlir")
 pytest.importorskip("llvmlite")
 
 from tests.amd.test_compile import build  # noqa: E402
+from tritium.errors import CompilationError  # noqa: E402
 from tritium_interpreter.runtime import fp8 as model  # noqa: E402
 
 import tritium as triton  # noqa: E402
@@ -159,3 +160,122 @@ def test_software_16bit_to_fp8_is_bit_exact(name, src):
     want = model.f32_to_fp8_bits(x, name)
     bad = np.flatnonzero(got != want)
     assert not len(bad), [(float(x[i]), hex(got[i]), hex(want[i])) for i in bad[:8]]
+
+
+# ------------------------------------------------------------------------------------------- kernels, compiled
+DT = {"fp8e4nv": tl.float8e4nv, "fp8e5": tl.float8e5, "fp8e4b8": tl.float8e4b8, "fp8e5b16": tl.float8e5b16,
+      "fp32": tl.float32, "fp16": tl.float16, "bf16": tl.bfloat16, "fp64": tl.float64, "i32": tl.int32}
+
+
+@triton.jit
+def cast_k(x_ptr, y_ptr, DST: tl.constexpr):
+    offs = tl.arange(0, 64)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(DST))
+
+
+@triton.jit
+def rtz_k(x_ptr, y_ptr):
+    offs = tl.arange(0, 64)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(tl.float8e4nv, fp_downcast_rounding="rtz"))
+
+
+@triton.jit
+def arith_k(x_ptr, y_ptr, z_ptr, m_ptr):
+    offs = tl.arange(0, 64)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    r = tl.where(x < y, x * y + x - y, tl.maximum(x, -y) / y)
+    r = tl.minimum(tl.fma(r, x, y), r)
+    tl.store(z_ptr + offs, r)
+    tl.store(m_ptr + offs, x >= y)
+
+
+@triton.jit
+def dot_k(a_ptr, b_ptr, c_ptr, OUT: tl.constexpr):
+    r = tl.arange(0, 64)
+    a = tl.load(a_ptr + r[:, None] * 64 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 64 + r[None, :])
+    tl.store(c_ptr + r[:, None] * 64 + r[None, :], tl.dot(a, b, out_dtype=OUT))
+
+
+def _cvts(asm: str) -> set:
+    return set(re.findall(r"^\s*(v_cvt\w*(?:fp8|bf8)\w*)", asm, re.M))
+
+
+def _mfmas(asm: str) -> list:
+    return re.findall(r"^\s*(v_mfma\w+)", asm, re.M)
+
+
+#: (source, destination, arch, the fp8 conversion instructions expected: none for the software conversion)
+CASTS = [
+    ("fp32", "fp8e4b8", "gfx942", {"v_cvt_pk_fp8_f32"}), ("fp32", "fp8e5b16", "gfx942", {"v_cvt_pk_bf8_f32"}),
+    ("fp16", "fp8e4b8", "gfx942", {"v_cvt_pk_fp8_f32"}), ("fp8e4b8", "fp32", "gfx942", {"v_cvt_pk_f32_fp8_e32"}),
+    ("fp8e5b16", "bf16", "gfx942", {"v_cvt_pk_f32_bf8_e32"}),
+    ("fp32", "fp8e4nv", "gfx942", set()), ("fp8e4nv", "fp32", "gfx942", set()), ("fp16", "fp8e5", "gfx942", set()),
+    ("fp8e5", "fp16", "gfx942", set()), ("bf16", "fp8e4nv", "gfx942", set()), ("fp8e4nv", "fp8e5", "gfx942", set()),
+    ("fp64", "fp8e4nv", "gfx942", set()), ("i32", "fp8e5", "gfx942", set()), ("fp8e4nv", "i32", "gfx942", set()),
+    ("fp32", "fp8e4nv", "gfx950", {"v_cvt_scalef32_pk_fp8_f32"}), ("fp8e5", "fp32", "gfx950",
+                                                                    {"v_cvt_scalef32_pk_f32_bf8"}),
+    ("fp32", "fp8e4b8", "gfx950", set()), ("fp32", "fp8e4nv", "gfx90a", set()),
+]
+
+
+@pytest.mark.parametrize("src, dst, arch, want", CASTS)
+def test_cast_compiles_with_the_arch_instructions(src, dst, arch, want):
+    k = build(cast_k, {"x_ptr": f"*{src}", "y_ptr": f"*{dst}", "DST": "constexpr"}, arch, num_warps=1,
+              DST=DT[dst])
+    asm = k.asm["amdgcn"]
+    assert _cvts(asm) == want
+    if not want:  # the software conversion: integer operations, no fp8 intrinsic
+        assert "llvm.amdgcn.cvt" not in k.asm["llir"]
+        assert re.search(r"^\s*v_(lshrrev|lshlrev|and|or|bfe|cndmask|perm)_b(16|32)", asm, re.M)
+
+
+def test_rtz_to_fp8_is_a_compilation_error():
+    with pytest.raises(CompilationError) as e:
+        build(rtz_k, {"x_ptr": "*fp32", "y_ptr": "*fp8e4nv"}, "gfx942", num_warps=1)
+    assert "rtz" in str(e.value) and "test_fp8.py" in str(e.value)
+
+
+@pytest.mark.parametrize("dt", ["fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16"])
+def test_fp8_arithmetic_runs_in_f32(dt):
+    k = build(arith_k, {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "z_ptr": f"*{dt}", "m_ptr": "*i1"}, "gfx942",
+              num_warps=1)
+    llir = k.asm["llir"]
+    for op in ("fadd float", "fmul float", "fdiv float", "fcmp olt float", "fcmp oge float"):
+        assert op in llir, op
+    assert re.search(r"call float @llvm\.(fma|fmuladd)\.f32", llir)
+    assert re.search(r"call float @llvm\.(maximum|maxnum)\.f32", llir)
+    assert re.search(r"call float @llvm\.(minimum|minnum)\.f32", llir)
+    fnuz = dt.endswith(("b8", "b16"))
+    assert ("v_cvt_pk_fp8_f32" in k.asm["amdgcn"] or "v_cvt_pk_bf8_f32" in k.asm["amdgcn"]) == fnuz
+
+
+#: (A, B, out, arch, the v_mfma, how many)
+DOTS = [
+    ("fp8e4nv", "fp8e4nv", "fp32", "gfx942", "v_mfma_f32_32x32x8_f16", 8),  # OCP on gfx942: upcast to f16
+    ("fp8e5", "fp8e5", "fp32", "gfx942", "v_mfma_f32_32x32x8_f16", 8),
+    ("fp8e4nv", "fp8e5", "fp32", "gfx942", "v_mfma_f32_32x32x8_f16", 8),
+    ("fp8e5", "fp8e5", "fp16", "gfx942", "v_mfma_f32_32x32x8_f16", 8),
+    ("fp8e4b8", "fp8e4b8", "fp32", "gfx942", "v_mfma_f32_32x32x16_fp8_fp8", 4),
+    ("fp8e4b8", "fp8e5b16", "fp32", "gfx942", "v_mfma_f32_32x32x16_fp8_bf8", 4),
+    ("fp8e4nv", "fp8e4nv", "fp32", "gfx950", "v_mfma_f32_32x32x16_fp8_fp8", 4),
+    ("fp8e4nv", "fp8e5", "fp32", "gfx950", "v_mfma_f32_32x32x16_fp8_bf8", 4),
+    ("fp16", "fp16", "fp16", "gfx942", "v_mfma_f32_32x32x8_f16", 8),  # f16 accumulator: f32 MFMA, rounded after
+    ("fp16", "fp16", "fp16", "gfx90a", "v_mfma_f32_32x32x8f16", 8),
+]
+
+
+@pytest.mark.parametrize("a, b, out, arch, instr, n", DOTS)
+def test_dot_on_mfma(a, b, out, arch, instr, n):
+    k = build(dot_k, {"a_ptr": f"*{a}", "b_ptr": f"*{b}", "c_ptr": f"*{out}", "OUT": "constexpr"}, arch,
+              num_warps=4, OUT=DT[out])
+    got = _mfmas(k.asm["amdgcn"])
+    # 64x64 on 4 waves (2 x 2): one 32x32 tile per wave, K 64 / the instruction's K steps
+    assert set(got) == {instr} and len(got) == n
+    ttgir = k.asm["ttgir"]
+    assert re.search(r'"tt\.dot"[^\n]*-> tensor<64x64xf32, #ttg\.amd_mfma', ttgir)
+    if out == "fp16":  # the accumulator rounded to f16 after the f32 instruction
+        assert re.search(r"arith\.truncf %\w+ : tensor<64x64xf32, #ttg\.amd_mfma[^\n]* to tensor<64x64xf16", ttgir)
+    if "_f16" in instr and a.startswith("fp8"):
+        assert len(re.findall(r'"tt\.fp_to_fp"\(%\w+\) : \(tensor<64x64xf8\w+[^\n]*-> tensor<64x64xf16', ttgir)) == 2

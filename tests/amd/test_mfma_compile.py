@@ -2,7 +2,7 @@
 one-shot dots with an accumulator and ``out_dtype``, batched 2-D and 3-D dots, the fused-attention forward) go to
 hsaco for gfx942 (CDNA3) and gfx90a (CDNA2) (gfx950 where its instructions differ) with ``v_mfma`` in the AMDGCN:
 the instruction of the dtype and arch, as many per tile as the tile needs, no spills; what MFMA cannot do keeps
-the FMA path (fp64, RDNA), an fp8 format the arch does not have is a CompilationError at the dot's line."""
+the FMA path (fp64, RDNA), an fp8 format the arch does not have is upcast to f16 for the f16 instruction."""
 import re
 
 import pytest
@@ -12,7 +12,6 @@ pytest.importorskip("llvmlite")
 
 from tests.amd.test_compile import build, check_code_object  # noqa: E402
 from tests.e2e import kernels as K  # noqa: E402
-from tritium.errors import CompilationError, CompilationFailed  # noqa: E402
 
 D16 = {"tt.divisibility": 16}
 MM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
@@ -82,11 +81,19 @@ def test_rdna_takes_fma():
     assert not mfmas(k.asm["amdgcn"]) and "amd_mfma" not in k.asm["ttgir"]
 
 
-@pytest.mark.parametrize("dt, arch", [("fp8e4nv", "gfx942"), ("fp8e4b8", "gfx90a"), ("fp8e4b8", "gfx950")])
-def test_fp8_format_the_arch_lacks_is_a_compilation_error(dt, arch):
-    with pytest.raises((CompilationError, CompilationFailed)) as e:
-        matmul(dt, "fp32", arch)
-    assert "kernels.py" in str(e.value) and "tl.dot" in str(e.value)
+@pytest.mark.parametrize("dt, arch, instr", [("fp8e4nv", "gfx942", "v_mfma_f32_32x32x8_f16"),
+                                             ("fp8e5", "gfx942", "v_mfma_f32_32x32x8_f16"),
+                                             ("fp8e4b8", "gfx90a", "v_mfma_f32_32x32x8f16"),
+                                             ("fp8e4b8", "gfx950", "v_mfma_f32_32x32x16_f16")])
+def test_fp8_format_the_arch_lacks_is_upcast_to_f16(dt, arch, instr):
+    """As Triton's AMD backend: fp8 operands without a v_mfma of their own on the arch are converted to f16 (exact)
+    and multiplied by the f16 instruction."""
+    k, _ = matmul(dt, "fp32", arch)
+    got = mfmas(k.asm["amdgcn"])
+    assert set(got) == {instr} and len(got) == 4 * 32 // (16 if arch == "gfx950" else 8)
+    ttgir = k.asm["ttgir"]
+    assert len(re.findall(r'"tt\.fp_to_fp"\(%\w+\) : \(tensor<\w+xf8\w+, [^\n]*-> tensor<\w+xf16', ttgir)) == 2
+    assert re.search(r'"tt\.dot"\(%\w+, %\w+, %\w+\)[^\n]*: \(tensor<128x32xf16', ttgir)
 
 
 DOT_SIG = {"X": "*fp16", "Y": "*fp16", "C": "*fp32", "Z": "*fp32", "M": "i32", "N": "i32", "K": "i32",

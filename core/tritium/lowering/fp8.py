@@ -36,7 +36,7 @@ from mlir import ir
 
 from ..dialects import tt
 from ..errors import LoweringError
-from .utils import per_register, scalar_type, select
+from .utils import per_register, scalar_type, select, source_error
 
 #: MLIR type name -> (exponent bits, mantissa bits, bias, special values: "fn" / "ieee" / "fnuz")
 FORMATS = {"f8E4M3FN": (4, 3, 7, "fn"), "f8E5M2": (5, 2, 15, "ieee"), "f8E4M3FNUZ": (4, 3, 8, "fnuz"),
@@ -185,8 +185,8 @@ def fp8_convert(ctx, vals, rtz: bool = False):
     if not (tt.is_fp8(s) or tt.is_fp8(d)):
         return None
     if tt.is_fp8(d) and s != d and rtz:
-        raise LoweringError(f"conversion {s} -> {d} with rounding rtz is not supported (fp8 casts round to "
-                            "nearest even)")
+        raise source_error(ctx, f"conversion {s} -> {d} with rounding rtz is not supported (fp8 casts round to "
+                                "nearest even)")
     if s == d:
         return [list(vals)]
     f32 = ir.F32Type.get()

@@ -33,12 +33,13 @@ the batch dim of a 3-D dot (or stays replicated).
 
 * **MFMA** on hip CDNA targets (gfx90a: version 2, gfx942: 3, gfx950: 4; :func:`choose_amd`): fp16 / bf16 (fp32
   accumulator), fp32 (at full precision whatever the input precision asks: ``ieee`` is hip's default; no xf32), int8 (int32), fp8 (fp32; the fnuz formats on gfx942, OCP e4m3 / e5m2 on
-  gfx950); M and N multiples of the instruction's 32 (else 16; the hip option ``matrix_instr_nonkdim``, as the
+  gfx950; other fp8 operands are upcast to f16 for the f16 instruction, and an f16 accumulator of f16 operands is
+  computed in f32 and rounded after the dot, as Triton: :func:`amd_compute_types`); M and N multiples of the instruction's 32 (else 16; the hip option ``matrix_instr_nonkdim``, as the
   module attribute :data:`MFMA_NONKDIM`, forces one) and K of its K.  The result becomes
   ``#ttg.amd_mfma<version, warpsPerCTA, [32, 32] | [16, 16], 1>`` (transposed, as Triton: each lane holds a row's
   consecutive columns, so row reductions (attention's softmax) stay in registers and the epilogue writes vectors), A and B ``#ttg.dot_op<0|1, #mfma, kWidth>``
   (``kWidth``: K elements per lane per instruction, :func:`tritium.dialects.layouts.mfma_k_base`); warps by
-  :func:`warps_per_tile_mfma`.  Everything else (fp64, f16 accumulators, tiny shapes, RDNA) keeps FMA.
+  :func:`warps_per_tile_mfma`.  Everything else (fp64, tiny shapes, RDNA) keeps FMA.
 
 ``tritium-accelerate-matmul`` reads the target from the module's ``ttg.target`` (``"cuda:80"``, ``"hip:gfx942"``);
 other targets keep the FMA path.
@@ -52,7 +53,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.dialects.enums import InputPrecision
 
-from .coalesce import as_op, create_convert, layout_of, module_int, retype_results, walk
+from .coalesce import as_op, create_convert, layout_of, module_int, retype_results, walk, with_layout
 
 log = logging.getLogger(__name__)
 
@@ -330,16 +331,33 @@ def warps_per_tile_mfma(shape, num_warps: int, mdim: int, chained: bool = False)
     return (wm * rest, wn)
 
 
-def choose_amd(op, arch, num_warps: int):
+def amd_compute_types(version: int, a_ty, b_ty, c_ty, precision) -> tuple:
+    """The element types ``(A, B, accumulator)`` a hip dot computes in on CDNA ``version`` (Triton's AMD
+    AccelerateMatmul): fp8 operands without a ``v_mfma`` of their own (the OCP formats on gfx942, the fnuz ones on
+    gfx950, any on gfx90a) are upcast to f16 (exact) for the f16 instruction; an f16 accumulator with f16 operands
+    becomes f32 (the instructions accumulate in f32; the result is rounded back after the dot)."""
+    a, b, c = tt.elem_of(a_ty), tt.elem_of(b_ty), tt.elem_of(c_ty)
+    f16, f32 = ir.F16Type.get(), ir.F32Type.get()
+    if version and tt.is_fp8(a) and tt.is_fp8(b) and _kind(c_ty) in ("f32", "f16") and \
+            mfma_reason(version, a, b, f32, precision):
+        a = b = f16
+    if version and _kind(c_ty) == "f16" and isinstance(a, ir.F16Type) and isinstance(b, ir.F16Type):
+        c = f32
+    return a, b, c
+
+
+def choose_amd(op, arch, num_warps: int, types=None):
     """``(result layout, A layout, B layout)`` for ``tt.dot`` ``op`` on an AMD ``arch``: ``amd_mfma`` with
-    ``dot_op`` operands of ``k_width`` = the instruction's K elements per lane, or the FMA path."""
+    ``dot_op`` operands of ``k_width`` = the instruction's K elements per lane, or the FMA path; ``types``: the
+    element types the dot computes in (:func:`amd_compute_types`), by default its own."""
     a, b, c = op.operands[0], op.operands[1], op.operands[2]
     shape = tt.shape_of(c.type)
     precision = tt.decode_attributes(op).get("inputPrecision", InputPrecision.IEEE)
     version = mfma_version(arch)
-    why = mfma_reason(version, a.type, b.type, c.type, precision)
+    a_ty, b_ty, c_ty = types or (a.type, b.type, c.type)
+    why = mfma_reason(version, a_ty, b_ty, c_ty, precision)
     k = tt.shape_of(a.type)[-1]
-    bits = _bits(a.type)
+    bits = _bits(a_ty)
     mdim = 0
     if not why:
         mdim = mfma_instr_m(shape, k, lambda d: layouts.mfma_k_base(d, bits, version),
@@ -365,6 +383,65 @@ def _fp8_to_f32(value, op):
         return ir.Operation.create(tt.FP_TO_FP, results=[f32], operands=[value]).results[0]
 
 
+def _with_elem(ty, elem):
+    t = ir.RankedTensorType(ty)
+    return ir.RankedTensorType.get(list(t.shape), elem, t.encoding)
+
+
+def _retype_elem(value, elem, op, name):
+    """``name`` (``tt.fp_to_fp`` / ``arith.extf`` / ``arith.truncf``) of tensor ``value`` to element type ``elem``,
+    same layout, before ``op``."""
+    with op.location, ir.InsertionPoint(op):
+        return ir.Operation.create(name, results=[_with_elem(value.type, elem)], operands=[value]).results[0]
+
+
+def _amd_dot(op, arch, num_warps: int):
+    """Rewrite hip ``tt.dot`` ``op`` for the types it computes in (:func:`amd_compute_types`) and its layouts;
+    returns whether it got ``v_mfma``.  Upcast fp8 operands are converted to their ``dot_op`` layout first and to
+    f16 there, as Triton's (remove_layout_conversions then moves the ``tt.fp_to_fp`` ahead of the layout change, so
+    the LDS holds f16 where Triton's keeps the fp8 bytes); an f16 accumulator is extended before and the result
+    rounded back after (``arith.truncf``, where the users take it)."""
+    a, b, c = op.operands[0], op.operands[1], op.operands[2]
+    precision = tt.decode_attributes(op).get("inputPrecision", InputPrecision.IEEE)
+    types = amd_compute_types(mfma_version(arch), a.type, b.type, c.type, precision)
+    res_layout, a_layout, b_layout = choose_amd(op, arch, num_warps, types)
+    mfma = isinstance(res_layout, layouts.AmdMfmaLayout)
+    if not mfma:
+        if tt.is_fp8(tt.elem_of(a.type)):
+            a, b = _fp8_to_f32(a, op), _fp8_to_f32(b, op)
+        types = (tt.elem_of(a.type), tt.elem_of(b.type), tt.elem_of(c.type))
+    with op.location:
+        for i, (v, lay) in enumerate(((a, a_layout), (b, b_layout))):
+            v = create_convert(v, lay, before=op)
+            if tt.elem_of(v.type) != types[i]:
+                v = _retype_elem(v, types[i], op, tt.FP_TO_FP)
+            op.operands[i] = v
+        old = layout_of(c.type)
+        acc16 = tt.elem_of(c.type) != types[2]
+        if acc16:
+            c = _retype_elem(c, types[2], op, "arith.extf")
+        if res_layout != old:
+            c = create_convert(c, res_layout, before=op)
+        op.operands[2] = c
+        if not acc16:
+            if res_layout != old:
+                retype_results(op, res_layout)
+            return mfma
+        r = op.results[0]
+        uses = list(r.uses)
+        r.set_type(with_layout(_with_elem(r.type, types[2]), res_layout))
+        with ir.InsertionPoint(op):
+            trunc = ir.Operation.create("arith.truncf", results=[_with_elem(r.type, ir.F16Type.get())],
+                                        operands=[r], loc=op.location)
+        trunc.move_after(op)
+        back = trunc.results[0]
+        if res_layout != old:
+            back = create_convert(back, old, after=trunc)
+        for u in uses:
+            u.owner.operands[u.operand_number] = back
+    return mfma
+
+
 def accelerate_matmul(root) -> int:
     """Rewrite every ``tt.dot`` under ``root`` (a module); returns how many got tensor-core layouts."""
     mod = as_op(root)
@@ -378,9 +455,9 @@ def accelerate_matmul(root) -> int:
         a, b, c = op.operands[0], op.operands[1], op.operands[2]
         old = layout_of(c.type)
         if backend == "hip":
-            res_layout, a_layout, b_layout = choose_amd(op, amd_arch, num_warps)
-        else:
-            res_layout, a_layout, b_layout = choose(op, backend, arch, num_warps)
+            count += _amd_dot(op, amd_arch, num_warps)
+            continue
+        res_layout, a_layout, b_layout = choose(op, backend, arch, num_warps)
         if isinstance(res_layout, (layouts.NvidiaMmaLayout, layouts.AmdMfmaLayout)):
             count += 1
         elif tt.is_fp8(tt.elem_of(a.type)):
