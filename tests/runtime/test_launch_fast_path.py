@@ -464,3 +464,26 @@ def test_c_heuristics_launch(direct_fake, monkeypatch):
     h2[(2,)](x, y, 32, 7)
     h2[(6,)](x, y, 32, 7)
     assert direct_fake.direct[-1] == (6, (x.data_ptr(), y.data_ptr(), 32, 7, 32, 33))
+
+
+def test_c_compiled_kernel_not_bound_where_the_driver_refuses_a_direct_launch(direct_fake, monkeypatch):
+    """A kernel whose driver cannot make the direct launch for its signature (hand-written TTIR compiled without
+    one: the cuda driver raises) is launched by CompiledKernel.launch, as before -- never an error."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("tritium._speedups", reason="the C helper was not built here")
+    from tests.runtime import fakebackend
+
+    jit_direct = fakebackend.FakeDriver.direct_launcher
+
+    def refuse(self, kernel, device, positions, n_values):
+        if n_values == len(positions):  # CompiledKernel's request (the JIT's has its constexprs among the values)
+            raise KernelRuntimeError("no direct launch for runtime argument positions ()")
+        return jit_direct(self, kernel, device, positions, n_values)
+
+    monkeypatch.setattr(fakebackend.FakeDriver, "direct_launcher", refuse)
+    x = torch.zeros(64)
+    ck = kern_c[(2,)](x, x, 32, 7, BLOCK=16)
+    n = len(direct_fake.launches)
+    ck[(3,)](x, x, 32, 7)
+    ck[(3,)](x, x, 32, 7)
+    assert ck._c_grid_state is None and len(direct_fake.launches) == n + 2

@@ -13,6 +13,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from .. import plugins as _plugins
+from ..errors import KernelRuntimeError
 from . import registry as _registry
 from .backend import BaseDriver
 from .registry import launch_driver
@@ -89,7 +90,10 @@ def _bind_c(kernel: Any, d: BaseDriver, dev: Any, getter: Callable[[], Any]) -> 
     if not _HAVE_C or torch is None or not backend:
         return
     n = len(kernel.signature)
-    direct = d.direct_launcher(kernel, dev, tuple(range(n)), n)
+    try:
+        direct = d.direct_launcher(kernel, dev, tuple(range(n)), n)
+    except KernelRuntimeError:  # the driver's arguments are not the signature's (metadata without one): Python
+        return
     if direct is None:
         return
     state = kernel.__dict__.get("_c_grid_state")
