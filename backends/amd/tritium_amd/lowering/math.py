@@ -13,6 +13,11 @@ Native (no device library; each checked to select for f16 / f32 / f64 on gfx942 
   range of 256 revolutions), with no range reduction, so less accurate than Triton's ``__ocml_sin_f32`` (which
   tritium calls whenever ocml is found).
 
+Triton 3.6 on gfx942 (its LLIR): f32 ``exp`` / ``log`` the same; f32 ``exp2`` / ``sqrt`` / ``rsqrt`` the raw
+``llvm.amdgcn.exp2`` / ``.sqrt`` / ``.rsq`` (one approximate instruction each, where tritium's ``llvm.exp2`` scales
+denormals and ``llvm.sqrt`` is correctly rounded); ``sin`` / ``cos`` / ``erf`` and all f64 transcendentals ocml's,
+as tritium's with the device libraries.
+
 f16 / bf16 are computed in f32.  LLVM has no AMDGPU lowering of f64 ``exp`` / ``log`` / ``sin`` / ``pow``, nor of
 ``tan``, ``tanh``, ``erf``, ...: it stops with "no libcall available" -- those calls go to ocml (``_OCML``), and
 without the device libraries they are a :class:`~tritium.errors.CompilationError` at the call's line naming the
