@@ -41,7 +41,7 @@ class HIPOptions(BaseOptions):
     matrix_instr_nonkdim: int = 0
     kpack: int = 1
     arch: Optional[str] = None
-    supported_fp8_dtypes: tuple = ("fp8e4b8", "fp8e5b16")
+    supported_fp8_dtypes: tuple = ("fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16")  # as Triton 3.6 (software or native)
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple = ("ieee",)
     extern_libs: Optional[tuple] = None
