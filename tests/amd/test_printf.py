@@ -48,6 +48,9 @@ def test_device_print_records_and_metadata():
     # pid x, y, z, the element's index, the value (f32: printf's double argument stored as float, OpenCL's rule)
     assert ident == 1 and sizes == [4, 4, 4, 4, 4]
     assert fmt == "pid (%u, %u, %u) idx (%u) x=%f\\n"
+    if "hsaco" in k.asm:  # the code object's metadata note (msgpack) holds the format and the buffer argument
+        assert b"1:5:4:4:4:4:4:pid (%u, %u, %u) idx (%u) x=%f\\n" in k.asm["hsaco"]
+        assert b"amdhsa.printf" in k.asm["hsaco"] and b"hidden_printf_buffer" in k.asm["hsaco"]
     arg = _buffer_kernarg(k)
     assert arg["size"] == 8 and arg["offset"] - k.metadata["hidden_kernargs"][0]["offset"] == PRINTF_BUFFER_OFFSET
     asm = k.asm["amdgcn"].split(".amdgpu_metadata")[0]
