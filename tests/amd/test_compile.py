@@ -238,13 +238,14 @@ def test_num_programs_reads_the_implicit_kernel_arguments():
 
 
 def test_dot_takes_the_fma_path_on_rdna():
-    # (CDNA dots on v_mfma: tests/amd/test_mfma_compile.py)
-    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+    # fp32 operands: RDNA3 has no v_wmma for them (CDNA dots on v_mfma: tests/amd/test_mfma_compile.py; RDNA3
+    # fp16 / bf16 dots on v_wmma: tests/amd/test_wmma.py)
+    sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32", "stride_bn": "i32", "stride_cm": "i32",
            "stride_cn": "i32"}
     k = build(K.matmul_kernel, sig, "gfx1100", BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=8)
     asm = k.asm["amdgcn"]
-    assert "v_mfma" not in asm and ("v_pk_fma_f32" in asm or "v_fma" in asm)
+    assert "v_mfma" not in asm and "v_wmma" not in asm and ("v_pk_fma_f32" in asm or "v_fma" in asm)
     assert k.metadata["kernargs"][-1] == {"offset": 56, "size": 4, "kind": "by_value"}
 
 

@@ -2,7 +2,7 @@
 one-shot dots with an accumulator and ``out_dtype``, batched 2-D and 3-D dots, the fused-attention forward) go to
 hsaco for gfx942 (CDNA3) and gfx90a (CDNA2) (gfx950 where its instructions differ) with ``v_mfma`` in the AMDGCN:
 the instruction of the dtype and arch, as many per tile as the tile needs, no spills; what MFMA cannot do keeps
-the FMA path (fp64, RDNA), an fp8 format the arch does not have is upcast to f16 for the f16 instruction."""
+the FMA path (fp64; RDNA's dots: tests/amd/test_wmma.py), an fp8 format the arch does not have is upcast to f16 for the f16 instruction."""
 import re
 
 import pytest
@@ -76,7 +76,8 @@ def test_what_mfma_cannot_do_takes_fma(arch):
     assert not mfmas(asm) and re.search(r"v_(pk_)?fmac?_f(32|64)", asm) and "amd_mfma" not in k.asm["ttgir"]
 
 
-def test_rdna_takes_fma():
+def test_rdna_has_no_mfma():
+    # (RDNA3 fp16 dots go to v_wmma: tests/amd/test_wmma.py)
     k, _ = matmul("fp16", "fp32", "gfx1100", bm=32, bn=32, bk=32)
     assert not mfmas(k.asm["amdgcn"]) and "amd_mfma" not in k.asm["ttgir"]
 

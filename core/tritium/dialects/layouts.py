@@ -520,6 +520,88 @@ def _mfma_linear(lay: AmdMfmaLayout, shape: tuple) -> LinearLayout:
     return LinearLayout(shape, tuple(reg), tuple(lane), tuple(lay.warp_bases(shape, warp)))
 
 
+@dataclass(frozen=True)
+class AmdWmmaLayout(_Distributed):
+    """The accumulator layout of AMD RDNA3 matrix instructions, ``v_wmma_*_16x16x16_*`` (Triton's
+    ``#ttg.amd_wmma``), wave32.
+
+    ``version``: 1 (RDNA3, gfx11); ``is_transposed``: the result's roles of M and N swapped (the instruction
+    computes ``B^T A^T``).  Within one 16x16 tile (the ISA's D matrix of a 32-bit result, not transposed): lane
+    ``l`` holds column ``l % 16`` and its 8 registers rows ``2 * r + l // 16`` (lanes 0-15 the even rows, 16-31
+    the odd ones).  Transposed: the same with rows and columns exchanged.  Warp ids run along N first, then M,
+    then the batch dim.  Register order: the instruction's D vector, then tile repetitions along N, then M, then
+    the batch dim.
+    """
+
+    version: int
+    warps_per_cta: tuple
+    is_transposed: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "warps_per_cta", tuple(int(x) for x in self.warps_per_cta))
+        object.__setattr__(self, "is_transposed", int(bool(self.is_transposed)))
+        if self.version != 1:
+            raise ValueError(f"amd_wmma version must be 1 (RDNA3), got {self.version}")
+        if len(self.warps_per_cta) not in (2, 3):
+            raise ValueError(f"amd_wmma: warpsPerCTA {self.warps_per_cta} of rank 2 (or 3 for a batched dot)")
+
+    #: M = N = K of one instruction; 32-bit accumulator registers per lane of one tile
+    m_dim = 16
+    tile_regs = 8
+
+    @property
+    def rank(self) -> int:
+        return len(self.warps_per_cta)
+
+    @property
+    def num_warps(self) -> int:
+        return _prod(self.warps_per_cta)
+
+    @property
+    def order(self) -> tuple:
+        return tuple(range(self.rank - 1, -1, -1))
+
+    def shape_per_cta_tile(self) -> tuple:
+        wm, wn = self.warps_per_cta[-2:]
+        return ((self.warps_per_cta[0],) if self.rank == 3 else ()) + (16 * wm, 16 * wn)
+
+    def warp_bases(self, shape, dims_bits) -> list:
+        """The warp bases in this layout's bit order (N, M, batch) from ``dims_bits`` (dim -> bases)."""
+        r = self.rank
+        return [b for d in ((r - 1, r - 2) + ((0,) if r == 3 else ())) for b in dims_bits[d]]
+
+    def linear(self, shape) -> LinearLayout:
+        return _wmma_linear(self, tuple(shape))
+
+    def to_str(self) -> str:
+        return f"#ttg.amd_wmma<{self.version} : i32, {_arr(self.warps_per_cta)}, {self.is_transposed} : i32>"
+
+
+#: the AMD matrix-core accumulator layouts (``v_mfma``, ``v_wmma``)
+AMD_MMA = (AmdMfmaLayout, AmdWmmaLayout)
+
+
+@lru_cache(maxsize=4096)
+def _wmma_linear(lay: AmdWmmaLayout, shape: tuple) -> LinearLayout:
+    r = len(shape)
+    if r != lay.rank:
+        raise ValueError(f"layout of rank {lay.rank} for a tensor of shape {shape}")
+    m, n = r - 2, r - 1
+    wc = _warp_counts(lay)
+    col, row = (m, n) if lay.is_transposed else (n, m)
+    # col: four lane bits (l % 16); row: one lane bit (l // 16: +1), registers +2, +4, +8
+    c_lane, c_warp, c_rep = _dim_bases(r, col, shape[col], (4, wc[col]))
+    r_lane, r_reg, r_warp, r_rep = _dim_bases(r, row, shape[row], (1, 3, wc[row]))
+    warp = {col: c_warp, row: r_warp}
+    b_rep = []
+    if r == 3:
+        b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
+        warp[0] = b_warp
+    reps = {col: c_rep, row: r_rep}
+    reg = r_reg + reps[n] + reps[m] + b_rep
+    return LinearLayout(shape, tuple(reg), tuple(c_lane + r_lane), tuple(lay.warp_bases(shape, warp)))
+
+
 #: K elements one lane holds per ``v_mfma`` operand (kBase) by (instruction M, operand bits, CDNA version);
 #: the instruction's K is kBase * 64 / M
 def mfma_k_base(m_dim: int, bits: int, version: int) -> int:
@@ -591,6 +673,8 @@ def _dot_operand_linear(lay: DotOperandLayout, shape: tuple) -> LinearLayout:
         return LinearLayout(shape, tuple(reg), pl.lane, pl.warp)
     if isinstance(p, AmdMfmaLayout):
         return _mfma_operand_linear(lay, shape, k, other)
+    if isinstance(p, AmdWmmaLayout):
+        return _wmma_operand_linear(lay, shape, k, other)
     if not isinstance(p, NvidiaMmaLayout):
         raise ValueError(f"dot_op of a {type(p).__name__} parent is not supported")
     kw = lay.k_width
@@ -640,6 +724,27 @@ def _mfma_operand_linear(lay: DotOperandLayout, shape: tuple, k: int, other: int
         warp[0] = b_warp
     reg = k_reg + k_rep + o_rep + b_rep
     return LinearLayout(shape, tuple(reg), tuple(o_lane + k_lane), tuple(p.warp_bases(shape, warp)))
+
+
+def _wmma_operand_linear(lay: DotOperandLayout, shape: tuple, k: int, other: int) -> LinearLayout:
+    """A ``v_wmma`` operand (wave32): lane ``l`` holds row (A) / column (B) ``l % 16`` of the instruction tile and
+    all 16 K elements of one instruction (``k_width`` 16); lanes 16-31 hold the same as lanes 0-15 (the RDNA3
+    ISA wants both half-waves to give the sources).  Registers: the 16 K elements, then repetitions along K, then
+    along M (A) / N (B), then the batch dim.  Warps along the other operand's dim hold copies."""
+    p, r = lay.parent, len(shape)
+    if lay.k_width != 16:
+        raise ValueError(f"dot_op of an amd_wmma parent needs k_width 16, got {lay.k_width}")
+    wc = _warp_counts(p)
+    k_reg, k_rep = _dim_bases(r, k, shape[k], (4,))
+    o_lane, o_warp, o_rep = _dim_bases(r, other, shape[other], (4, wc[other]))
+    bcast = r - 1 if lay.op_idx == 0 else r - 2
+    warp = {other: o_warp, bcast: [_zero(r)] * wc[bcast]}
+    b_rep = []
+    if r == 3:
+        b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
+        warp[0] = b_warp
+    reg = k_reg + k_rep + o_rep + b_rep
+    return LinearLayout(shape, tuple(reg), tuple(o_lane + [_zero(r)]), tuple(p.warp_bases(shape, warp)))
 
 
 @dataclass(frozen=True)
@@ -853,6 +958,9 @@ def _parse(s: str):
         elif kind == "amd_mfma":
             v = number(); expect(","); w = array(); expect(","); ins = array(); expect(","); tr = number()
             out = AmdMfmaLayout(v, w, ins, tr)
+        elif kind == "amd_wmma":
+            v = number(); expect(","); w = array(); expect(","); tr = number()
+            out = AmdWmmaLayout(v, w, tr)
         elif kind == "dot_op":
             i = number(); expect(","); parent = value(); expect(","); kw = number()
             out = DotOperandLayout(i, parent, kw)
@@ -936,6 +1044,6 @@ def picture(layout, shape, path) -> str:
 
 
 __all__ = ["LinearLayout", "BlockedLayout", "SliceLayout", "SharedLayout", "NvidiaMmaLayout", "AmdMfmaLayout",
-           "DotOperandLayout", "mfma_k_base",
+           "AmdWmmaLayout", "DotOperandLayout", "mfma_k_base",
            "NVMMASharedLayout", "default_blocked", "from_attr",
            "parse_layout", "picture", "ownership_grid"]

@@ -11,6 +11,7 @@ sit on tensor types; their Python mirror (the math) is :mod:`tritium.dialects.la
     #ttg.nvidia_mma<version : i32, array<i32: warpsPerCTA..>, array<i32: instrShape..>>   (tensor-core results)
     #ttg.amd_mfma<version : i32, array<i32: warpsPerCTA..>, array<i32: instrShape..>, isTransposed : i32>
                                                                                      (AMD v_mfma results)
+    #ttg.amd_wmma<version : i32, array<i32: warpsPerCTA..>, isTransposed : i32>      (AMD RDNA3 v_wmma results)
     #ttg.dot_op<opIdx : i32, #parent, kWidth : i32>                                  (tt.dot operands)
     #ttg.nvmma_shared<swizzleBytes : i32, transposed : i32, elementBits : i32>       (tensor-core shared memory)
     !ttg.memdesc<array<i64: shape..>, elementType, #ttg.shared<...>>
@@ -60,6 +61,7 @@ ATTRIBUTES = (
     ("shared", ("vec", "per_phase", "max_phase", "order")),
     ("nvidia_mma", ("version", "warps_per_cta", "instr_shape")),
     ("amd_mfma", ("version", "warps_per_cta", "instr_shape", "is_transposed")),
+    ("amd_wmma", ("version", "warps_per_cta", "is_transposed")),
     ("dot_op", ("op_idx", "parent", "k_width")),
     ("nvmma_shared", ("swizzle_bytes", "transposed", "element_bits")),
 )

@@ -1,4 +1,4 @@
-"""``tt.dot`` on AMD CDNA matrix cores (``v_mfma``).
+"""``tt.dot`` on AMD matrix cores (CDNA ``v_mfma``, RDNA3 ``v_wmma``).
 
 Result layout ``#ttg.amd_mfma<version, warpsPerCTA, [d, d], transposed>`` (d = 32 or 16): one
 ``llvm.amdgcn.mfma.*`` per ``d x d`` accumulator tile and K step, the accumulator an LLVM vector of the tile's 16
@@ -17,8 +17,13 @@ fp8 / bf8          3 (fnuz), 4 (OCP)           ``f32.32x32x16.fp8.bf8`` ...     
 =================  ==========================  ===============================================  ===========
 
 The three trailing immediates (``cbsz``, ``abid``, ``blgp``: broadcast controls) are 0.  A transposed layout calls
-the instruction with B and A exchanged (``D^T = B^T A^T``).  AGPR allocation is LLVM's.  Any other result layout
-takes the FMA lowering (:func:`tritium.lowering.rules.dot.fma_dot`)."""
+the instruction with B and A exchanged (``D^T = B^T A^T``).  AGPR allocation is LLVM's.
+
+On RDNA3 (gfx11, wave32) a result ``#ttg.amd_wmma<1, warpsPerCTA, transposed>`` takes ``v_wmma`` (:func:`wmma_dot`):
+``llvm.amdgcn.wmma.f32.16x16x16.f16`` / ``.bf16`` per 16x16 tile and K step of 16, each lane giving its 16 K
+elements of one row (A) / column (B) (both half-waves the same) and holding 8 f32 results.
+
+Any other result layout takes the FMA lowering (:func:`tritium.lowering.rules.dot.fma_dot`)."""
 from __future__ import annotations
 
 from mlir import ir
@@ -88,9 +93,19 @@ def mfma_schedule(c_ll, a_ll, b_ll, d: int, kw: int, K: int) -> list:
     ``(acc_r0, steps)`` per accumulator tile, ``acc_r0`` the tile's first result register (its ``d * d / 64``
     registers follow), ``steps`` the ``(a_r0, b_r0)`` first operand registers (``kw`` each) of each K step in order;
     a replicated tile is ``(acc_r0, src_r0)`` with an int ``src_r0`` (the same values)."""
+    return mma_schedule(c_ll, a_ll, b_ll, d * d // 64, kw * 64 // d, kw, K)
+
+
+def wmma_schedule(c_ll, a_ll, b_ll, K: int) -> list:
+    """:func:`mfma_schedule` of a ``v_wmma_*_16x16x16_*`` dot (wave32): 8 accumulator registers per tile, 16 K
+    elements per lane and instruction."""
+    return mma_schedule(c_ll, a_ll, b_ll, 8, 16, 16, K)
+
+
+def mma_schedule(c_ll, a_ll, b_ll, n_acc: int, ik: int, kw: int, K: int) -> list:
+    """The schedule of :func:`mfma_schedule` for an instruction of ``n_acc`` accumulator registers per lane, K
+    ``ik`` and ``kw`` operand registers per lane."""
     a_map, b_map = a_ll.register_of(), b_ll.register_of()
-    n_acc = d * d // 64
-    ik = kw * 64 // d
     out, seen = [], {}
     for r0 in range(0, c_ll.num_regs, n_acc):
         idx = c_ll.index(r0)
@@ -103,7 +118,7 @@ def mfma_schedule(c_ll, a_ll, b_ll, d: int, kw: int, K: int) -> list:
         for k0 in range(0, K, ik):
             ra, rb = a_map.get((*lead, m, k0)), b_map.get((*lead, k0, n))
             if ra is None or rb is None or ra % kw or rb % kw:
-                raise LoweringError(f"tt.dot: no v_mfma operand registers for the tile at {idx}, K {k0}")
+                raise LoweringError(f"tt.dot: no matrix-core operand registers for the tile at {idx}, K {k0}")
             steps.append((ra, rb))
         out.append((r0, steps))
     return out
@@ -146,8 +161,54 @@ def mfma_dot(ctx, a, b, c) -> list:
     return out
 
 
+def wmma_intrinsic(a_elem: str, b_elem: str) -> str:
+    """The ``llvm.amdgcn.wmma.*`` name (RDNA3, f32 accumulator) for operand element types ``a_elem`` / ``b_elem``."""
+    if a_elem in ("f16", "bf16") and b_elem == a_elem:
+        return f"llvm.amdgcn.wmma.f32.16x16x16.{a_elem}"
+    raise LoweringError(f"tt.dot: no v_wmma for {a_elem} x {b_elem} -> f32")
+
+
+def wmma_dot(ctx, a, b, c) -> list:
+    """The ``v_wmma`` lowering of ``ctx.op`` (a ``tt.dot`` with an ``amd_wmma`` result, wave32): one
+    ``llvm.amdgcn.wmma.f32.16x16x16.{f16,bf16}(<16 x A>, <16 x B>, <8 x float>)`` per 16x16 tile and K step (bf16
+    sources as ``<16 x i16>``, as LLVM's gfx11 intrinsic takes them), operands exchanged for a transposed layout."""
+    a_ty, b_ty, c_ty = (ctx.op.operands[i].type for i in range(3))
+    lay = ctx.layout(c_ty)
+    a_elem, b_elem = str(tt.elem_of(a_ty)), str(tt.elem_of(b_ty))
+    name = wmma_intrinsic(a_elem, b_elem)
+    acc_ty = scalar_type(c_ty)
+    vec_ty = ir.VectorType.get([8], acc_ty)
+    schedule = wmma_schedule(ctx.linear(c_ty), ctx.linear(a_ty), ctx.linear(b_ty), tt.shape_of(a_ty)[-1])
+    words = {}
+
+    def word(vals, r):
+        key = (id(vals), r)
+        if key not in words:
+            vec = vector_of(ctx, vals[r:r + 16], vals[r].type)
+            if str(vals[r].type) == "bf16":
+                vec = ctx.emit("llvm.bitcast", [vec], ir.VectorType.get([16], ctx.int_ty(16)))
+            words[key] = vec
+        return words[key]
+
+    out = list(c)
+    for r0, steps in schedule:
+        if isinstance(steps, int):  # a replicated tile
+            out[r0:r0 + 8] = out[steps:steps + 8]
+            continue
+        acc = vector_of(ctx, out[r0:r0 + 8], acc_ty)
+        for ra, rb in steps:
+            x, y = word(a, ra), word(b, rb)
+            if lay.is_transposed:
+                x, y = y, x
+            acc = call_intrinsic(ctx, name, [x, y, acc], vec_ty)
+        out[r0:r0 + 8] = [ctx.emit("llvm.extractelement", [acc, ctx.c32(i)], acc_ty) for i in range(8)]
+    return out
+
+
 @RULES.register("tt.dot")
 def _dot(ctx, a, b, c, *, inputPrecision=None, maxNumImpreciseAcc=0):
     if isinstance(ctx.layout(ctx.op.results[0].type), layouts.AmdMfmaLayout):
         return [mfma_dot(ctx, a, b, c)]
+    if isinstance(ctx.layout(ctx.op.results[0].type), layouts.AmdWmmaLayout):
+        return [wmma_dot(ctx, a, b, c)]
     return [fma_dot(ctx, a, b, c)]

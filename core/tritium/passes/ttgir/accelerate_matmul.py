@@ -39,7 +39,11 @@ the batch dim of a 3-D dot (or stays replicated).
   ``#ttg.amd_mfma<version, warpsPerCTA, [32, 32] | [16, 16], 1>`` (transposed, as Triton: each lane holds a row's
   consecutive columns, so row reductions (attention's softmax) stay in registers and the epilogue writes vectors), A and B ``#ttg.dot_op<0|1, #mfma, kWidth>``
   (``kWidth``: K elements per lane per instruction, :func:`tritium.dialects.layouts.mfma_k_base`); warps by
-  :func:`warps_per_tile_mfma`.  Everything else (fp64, tiny shapes, RDNA) keeps FMA.
+  :func:`warps_per_tile_mfma`.
+* **WMMA** on hip RDNA3 (gfx11, wave32; :func:`choose_amd`): fp16 / bf16 operands with an fp32 accumulator, M, N
+  and K multiples of 16: ``#ttg.amd_wmma<1, warpsPerCTA, 1>`` (transposed, as Triton's gfx1100 output), A and B
+  ``#ttg.dot_op<0|1, #wmma, 16>`` (one lane's 16 K elements of ``v_wmma_f32_16x16x16_*``); warps as for MFMA.
+  Everything else (fp64, tiny shapes, other RDNA dtypes, gfx10 / gfx12) keeps FMA.
 
 ``tritium-accelerate-matmul`` reads the target from the module's ``ttg.target`` (``"cuda:80"``, ``"hip:gfx942"``);
 other targets keep the FMA path.
@@ -346,6 +350,31 @@ def amd_compute_types(version: int, a_ty, b_ty, c_ty, precision) -> tuple:
     return a, b, c
 
 
+#: RDNA generation (the ``amd_wmma`` version) of an AMD arch; 0: no WMMA this pass uses
+def wmma_version(arch) -> int:
+    return 1 if str(arch or "").lower().startswith("gfx11") else 0
+
+
+def wmma_reason(a_ty, b_ty, c_ty, shape, k: int) -> str:
+    """Why this dot cannot use ``v_wmma`` on RDNA3 ("" when it can)."""
+    ka, kb, kc = _kind(a_ty), _kind(b_ty), _kind(c_ty)
+    if not (ka in ("f16", "bf16") and kb == ka and kc == "f32"):
+        return f"no v_wmma for {ka} x {kb} -> {kc}"
+    if shape[-2] % 16 or shape[-1] % 16 or k % 16:
+        return f"shape {tuple(shape)}, K {k}: not a multiple of the 16x16x16 v_wmma tile"
+    return ""
+
+
+def _choose_wmma(op, num_warps: int, a_ty, b_ty, c_ty):
+    shape = tt.shape_of(op.operands[2].type)
+    why = wmma_reason(a_ty, b_ty, c_ty, shape, tt.shape_of(op.operands[0].type)[-1])
+    if why:
+        log.debug("tt.dot at %s: FMA (%s)", tt.loc_str(op), why)
+        return None
+    wmma = layouts.AmdWmmaLayout(1, warps_per_tile_mfma(shape, num_warps, 16, _feeds_dot(op)), 1)
+    return wmma, layouts.DotOperandLayout(0, wmma, 16), layouts.DotOperandLayout(1, wmma, 16)
+
+
 def choose_amd(op, arch, num_warps: int, types=None):
     """``(result layout, A layout, B layout)`` for ``tt.dot`` ``op`` on an AMD ``arch``: ``amd_mfma`` with
     ``dot_op`` operands of ``k_width`` = the instruction's K elements per lane, or the FMA path; ``types``: the
@@ -355,6 +384,10 @@ def choose_amd(op, arch, num_warps: int, types=None):
     precision = tt.decode_attributes(op).get("inputPrecision", InputPrecision.IEEE)
     version = mfma_version(arch)
     a_ty, b_ty, c_ty = types or (a.type, b.type, c.type)
+    if wmma_version(arch):
+        got = _choose_wmma(op, num_warps, a_ty, b_ty, c_ty)
+        if got:
+            return got
     why = mfma_reason(version, a_ty, b_ty, c_ty, precision)
     k = tt.shape_of(a.type)[-1]
     bits = _bits(a_ty)
@@ -405,7 +438,7 @@ def _amd_dot(op, arch, num_warps: int):
     precision = tt.decode_attributes(op).get("inputPrecision", InputPrecision.IEEE)
     types = amd_compute_types(mfma_version(arch), a.type, b.type, c.type, precision)
     res_layout, a_layout, b_layout = choose_amd(op, arch, num_warps, types)
-    mfma = isinstance(res_layout, layouts.AmdMfmaLayout)
+    mfma = isinstance(res_layout, layouts.AMD_MMA)
     if not mfma:
         if tt.is_fp8(tt.elem_of(a.type)):
             a, b = _fp8_to_f32(a, op), _fp8_to_f32(b, op)

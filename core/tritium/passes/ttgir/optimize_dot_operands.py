@@ -163,7 +163,7 @@ def dots_to_warp_group_dots(root) -> int:
 
 def _is_mma_operand(layout) -> bool:
     return isinstance(layout, layouts.DotOperandLayout) and isinstance(layout.parent, (layouts.NvidiaMmaLayout,
-                                                                                        layouts.AmdMfmaLayout))
+                                                                                        *layouts.AMD_MMA))
 
 
 def dot_operands_through_shared(root) -> int:
@@ -180,7 +180,7 @@ def dot_operands_through_shared(root) -> int:
         if _register_only(layout_of(src), layout_of(op.results[0]), shape):
             continue  # an MMA result feeding the next dot (attention's p): the registers are already right
         want = layout_of(op.results[0])
-        if isinstance(want.parent, layouts.AmdMfmaLayout):
+        if isinstance(want.parent, layouts.AMD_MMA):
             lay = mfma_shared_layout(shape, layout_of(src), elem_bytes(ty), want.op_idx)
         else:
             lay = operand_shared_layout(shape, layout_of(src), elem_bytes(ty))

@@ -328,7 +328,7 @@ class _Rewriter:
         """How user ``u`` of ``%y`` would compute in ``a``'s family: (result layout, plan) or None."""
         if u.name == CONVERT:
             return (None, {})
-        if u.name == "tt.store" and (_cheap_store(u) or isinstance(a, layouts.AmdMfmaLayout)) and \
+        if u.name == "tt.store" and (_cheap_store(u) or isinstance(a, layouts.AMD_MMA)) and \
                 u.block == defining_op(y).block:
             res_lay = a
         elif u.name in MEMORY_OPS or len(u.regions) or u.block != defining_op(y).block:
@@ -434,7 +434,7 @@ class _Rewriter:
 def _mma_family(lay) -> bool:
     while isinstance(lay, layouts.SliceLayout):
         lay = lay.parent
-    return isinstance(lay, (layouts.NvidiaMmaLayout, layouts.AmdMfmaLayout))
+    return isinstance(lay, (layouts.NvidiaMmaLayout, *layouts.AMD_MMA))
 
 
 class _Restart(Exception):
