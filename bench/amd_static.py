@@ -198,8 +198,8 @@ def _fmt(v) -> str:
 
 
 ROWS = ["instructions", "vgpr", "agpr", "sgpr", "vgpr_spill", "sgpr_spill", "scratch", "lds", "occupancy", "widest_global_load_bits",
-        "global_load", "global_store", "lds_read", "lds_write", "ds_bpermute", "dpp", "readlane", "mfma", "barrier",
-        "waitcnt", "transcendental", "atomic"]
+        "global_load", "global_store", "lds_read", "lds_write", "ds_bpermute", "dpp", "readlane", "mfma", "wmma",
+        "barrier", "waitcnt", "transcendental", "atomic"]
 
 
 def report(arch: str, res: dict) -> str:
