@@ -2,8 +2,8 @@
 :class:`HIPCompiler` (the shape of Triton's ``third_party/amd/backend/compiler.py``).
 
 * ``ttgir``: the core's TTIR -> TTGIR conversion and TTGIR pipeline with ``threads_per_warp`` = the wavefront
-  (64 on CDNA / GCN, 32 on RDNA) and ``ttg.target = "hip:<arch>"``; tt.dot gets ``#ttg.amd_mfma`` on CDNA
-  (accelerate_matmul), the cp.async pipeliner leaves a hip module alone;
+  (64 on CDNA / GCN, 32 on RDNA) and ``ttg.target = "hip:<arch>"``; tt.dot gets ``#ttg.amd_mfma`` on CDNA,
+  ``#ttg.amd_wmma`` on RDNA3 (accelerate_matmul), the cp.async pipeliner leaves a hip module alone;
 * ``llir``: ``lower_module(module, AMDTargetInfo(arch), AMD_RULES)``, translated to LLVM IR with the
   ``amdgpu_kernel`` calling convention, ``amdgpu-flat-work-group-size`` / ``amdgpu-waves-per-eu``, the
   ``amdgcn-amd-amdhsa`` triple and code object v5 (module flag ``amdhsa_code_object_version`` = 500);
