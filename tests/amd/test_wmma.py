@@ -151,23 +151,85 @@ def test_schedule_on_isa_model_computes_the_product(lay, sa, sb):
 
 # ------------------------------------------------------------------------------------------ compiled for gfx1100
 
-@pytest.mark.parametrize("dt, instr", [("fp16", "v_wmma_f32_16x16x16_f16"), ("bf16", "v_wmma_f32_16x16x16_bf16")])
-def test_tutorial_matmul_on_wmma(dt, instr):
+def wmmas(asm: str) -> list:
+    return re.findall(r"^\s*(v_wmma_\w+)", asm, re.M)
+
+
+@pytest.mark.parametrize("dt, out, instr, intrinsic", [
+    ("fp16", "fp32", "v_wmma_f32_16x16x16_f16", "wmma.f32.16x16x16.f16"),
+    ("bf16", "fp32", "v_wmma_f32_16x16x16_bf16", "wmma.f32.16x16x16.bf16"),
+    ("i8", "i32", "v_wmma_i32_16x16x16_iu8", "wmma.i32.16x16x16.iu8"),
+])
+def test_tutorial_matmul_on_wmma(dt, out, instr, intrinsic):
     pytest.importorskip("mlir")
     pytest.importorskip("llvmlite")
     from tests.amd.test_compile import check_code_object
     from tests.amd.test_mfma_compile import matmul
 
-    k, sig = matmul(dt, "fp32", "gfx1100", bm=64, bn=64, bk=32)
+    k, sig = matmul(dt, out, "gfx1100", bm=64, bn=64, bk=32)
     asm = k.asm["amdgcn"]
-    got = re.findall(r"^\s*(v_wmma_\w+)", asm, re.M)
+    got = wmmas(asm)
     # a 64x64 tile on 4 waves (2 x 2): four 16x16 tiles per wave, BLOCK_K / 16 = 2 K steps each
     assert set(got) == {instr} and len(got) == 4 * 32 // 16
     assert not re.search(r"^\s*v_mfma", asm, re.M)
     assert "#ttg.amd_wmma<1 : i32, array<i32: 2, 2>, 1 : i32>" in k.asm["ttgir"]
-    assert f"llvm.amdgcn.wmma.f32.16x16x16.{dt.replace('fp', 'f')}" in k.asm["llir"]
+    assert f"llvm.amdgcn.{intrinsic}" in k.asm["llir"]
+    if dt == "i8":  # signed A and B (tl.int8): the iu8 instruction's neg_lo bits 0 and 1, no clamp
+        assert all(re.search(r"neg_lo:\[1,1,0\]", ln) and "clamp" not in ln for ln in asm.splitlines()
+                   if "v_wmma" in ln)
     check_code_object(k, sig, "gfx1100")  # wave32, kernargs, no spills, ELF
     assert k.metadata["wavefront_size"] == 32 and k.metadata["max_flat_workgroup_size"] == 128
+
+
+def test_f16_accumulator_is_computed_in_f32():
+    pytest.importorskip("mlir")
+    pytest.importorskip("llvmlite")
+    import tritium.language as tl
+    from tests.amd.test_compile import build, check_code_object
+    from tests.amd.test_mfma_compile import DOT_SIG
+    from tests.e2e import kernels as K
+
+    sig = {**DOT_SIG, "C": "*fp16", "Z": "*fp16"}
+    k = build(K.dot_kernel, sig, "gfx1100", BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, ADD_ACC=True, INPUT_PRECISION=None,
+              OUT_DTYPE=tl.float16)
+    assert set(wmmas(k.asm["amdgcn"])) == {"v_wmma_f32_16x16x16_f16"}
+    assert re.search(r"arith\.truncf %\w+ : tensor<64x64xf32, #ttg\.amd_wmma", k.asm["ttgir"])
+    check_code_object(k, sig, "gfx1100")
+
+
+def test_batched_and_3d_dots():
+    pytest.importorskip("mlir")
+    pytest.importorskip("llvmlite")
+    from tests.amd.test_compile import build, check_code_object
+    from tests.amd.test_mfma_compile import BMM_SIG, D16
+    from tests.e2e import kernels as K
+
+    k = build(K.batched_matmul_kernel, BMM_SIG, "gfx1100", BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
+    assert len(wmmas(k.asm["amdgcn"])) == 4 * 2  # 64x64 on 4 waves: four 16x16 tiles each, 2 K steps
+    check_code_object(k, BMM_SIG, "gfx1100")
+    sig = {"A": "*fp16", "B": "*fp16", "C": "*fp32", "BATCH": "i32", "M": "i32", "N": "i32", "K": "i32",
+           **{f"stride_{n}": "i32" for n in ("az", "am", "ak", "bz", "bk", "bn", "cz", "cm", "cn")}}
+    k = build(K.dot3d_kernel, sig, "gfx1100", attrs={"A": D16, "B": D16, "C": D16}, BLOCK_B=4, BLOCK_M=32,
+              BLOCK_N=32, BLOCK_K=16)
+    assert re.search(r"#ttg\.amd_wmma<1 : i32, array<i32: \d, \d, \d>, 1 : i32>", k.asm["ttgir"])
+    assert wmmas(k.asm["amdgcn"])
+    check_code_object(k, sig, "gfx1100")
+
+
+def test_fused_attention_forward():
+    pytest.importorskip("mlir")
+    pytest.importorskip("llvmlite")
+    from tests.amd.test_compile import build
+    from tests.amd.test_mfma_compile import ATTN_SIG
+    from tests.e2e import kernels as K
+
+    k = build(K._attn_fwd, ATTN_SIG, "gfx1100", options={"num_stages": 1}, HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64,
+              STAGE=3)
+    got = wmmas(k.asm["amdgcn"])
+    # q @ k^T and p @ v (128x64, K 64) on 4 waves of 32 rows: 2 x 4 tiles x 4 K steps x 2 dots x 2 stages
+    assert len(got) == 128 and set(got) == {"v_wmma_f32_16x16x16_f16"}
+    assert "#ttg.amd_wmma<1 : i32, array<i32: 4, 1>, 1 : i32>" in k.asm["ttgir"]  # chained: waves along M
+    assert k.metadata["wavefront_size"] == 32  # (spills: 128x64 blocks are too big for wave32 VGPRs, as Triton's)
 
 
 def test_fp32_and_small_dots_keep_fma_on_gfx1100():

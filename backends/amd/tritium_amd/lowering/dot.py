@@ -20,8 +20,9 @@ The three trailing immediates (``cbsz``, ``abid``, ``blgp``: broadcast controls)
 the instruction with B and A exchanged (``D^T = B^T A^T``).  AGPR allocation is LLVM's.
 
 On RDNA3 (gfx11, wave32) a result ``#ttg.amd_wmma<1, warpsPerCTA, transposed>`` takes ``v_wmma`` (:func:`wmma_dot`):
-``llvm.amdgcn.wmma.f32.16x16x16.f16`` / ``.bf16`` per 16x16 tile and K step of 16, each lane giving its 16 K
-elements of one row (A) / column (B) (both half-waves the same) and holding 8 f32 results.
+``llvm.amdgcn.wmma.f32.16x16x16.f16`` / ``.bf16`` (``i32.16x16x16.iu8`` for int8) per 16x16 tile and K step of
+16, each lane giving its 16 K elements of one row (A) / column (B) (both half-waves the same) and holding 8
+32-bit results.
 
 Any other result layout takes the FMA lowering (:func:`tritium.lowering.rules.dot.fma_dot`)."""
 from __future__ import annotations
@@ -162,16 +163,19 @@ def mfma_dot(ctx, a, b, c) -> list:
 
 
 def wmma_intrinsic(a_elem: str, b_elem: str) -> str:
-    """The ``llvm.amdgcn.wmma.*`` name (RDNA3, f32 accumulator) for operand element types ``a_elem`` / ``b_elem``."""
+    """The ``llvm.amdgcn.wmma.*`` name (RDNA3) for operand element types ``a_elem`` / ``b_elem``."""
     if a_elem in ("f16", "bf16") and b_elem == a_elem:
         return f"llvm.amdgcn.wmma.f32.16x16x16.{a_elem}"
-    raise LoweringError(f"tt.dot: no v_wmma for {a_elem} x {b_elem} -> f32")
+    if a_elem == b_elem == "i8":
+        return "llvm.amdgcn.wmma.i32.16x16x16.iu8"
+    raise LoweringError(f"tt.dot: no v_wmma for {a_elem} x {b_elem}")
 
 
 def wmma_dot(ctx, a, b, c) -> list:
     """The ``v_wmma`` lowering of ``ctx.op`` (a ``tt.dot`` with an ``amd_wmma`` result, wave32): one
     ``llvm.amdgcn.wmma.f32.16x16x16.{f16,bf16}(<16 x A>, <16 x B>, <8 x float>)`` per 16x16 tile and K step (bf16
-    sources as ``<16 x i16>``, as LLVM's gfx11 intrinsic takes them), operands exchanged for a transposed layout."""
+    sources as ``<16 x i16>``, as LLVM's gfx11 intrinsic takes them; int8: ``wmma.i32.16x16x16.iu8`` on ``<4 x i32>``
+    sources, signed), operands exchanged for a transposed layout."""
     a_ty, b_ty, c_ty = (ctx.op.operands[i].type for i in range(3))
     lay = ctx.layout(c_ty)
     a_elem, b_elem = str(tt.elem_of(a_ty)), str(tt.elem_of(b_ty))
@@ -179,6 +183,10 @@ def wmma_dot(ctx, a, b, c) -> list:
     acc_ty = scalar_type(c_ty)
     vec_ty = ir.VectorType.get([8], acc_ty)
     schedule = wmma_schedule(ctx.linear(c_ty), ctx.linear(a_ty), ctx.linear(b_ty), tt.shape_of(a_ty)[-1])
+    iu8 = a_elem == "i8"
+    if iu8:
+        i1 = ctx.int_ty(1)
+        true, false = (ctx.emit("llvm.mlir.constant", [], i1, {"value": ir.IntegerAttr.get(i1, v)}) for v in (1, 0))
     words = {}
 
     def word(vals, r):
@@ -187,6 +195,8 @@ def wmma_dot(ctx, a, b, c) -> list:
             vec = vector_of(ctx, vals[r:r + 16], vals[r].type)
             if str(vals[r].type) == "bf16":
                 vec = ctx.emit("llvm.bitcast", [vec], ir.VectorType.get([16], ctx.int_ty(16)))
+            elif str(vals[r].type) == "i8":
+                vec = ctx.emit("llvm.bitcast", [vec], ir.VectorType.get([4], ctx.i32()))
             words[key] = vec
         return words[key]
 
@@ -200,7 +210,9 @@ def wmma_dot(ctx, a, b, c) -> list:
             x, y = word(a, ra), word(b, rb)
             if lay.is_transposed:
                 x, y = y, x
-            acc = call_intrinsic(ctx, name, [x, y, acc], vec_ty)
+            # iu8: (signed A, A, signed B, B, C, clamp): tl.int8 is signed, no saturation (wraps as Triton's)
+            args = [true, x, true, y, acc, false] if iu8 else [x, y, acc]
+            acc = call_intrinsic(ctx, name, args, vec_ty)
         out[r0:r0 + 8] = [ctx.emit("llvm.extractelement", [acc, ctx.c32(i)], acc_ty) for i in range(8)]
     return out
 

@@ -40,8 +40,9 @@ the batch dim of a 3-D dot (or stays replicated).
   consecutive columns, so row reductions (attention's softmax) stay in registers and the epilogue writes vectors), A and B ``#ttg.dot_op<0|1, #mfma, kWidth>``
   (``kWidth``: K elements per lane per instruction, :func:`tritium.dialects.layouts.mfma_k_base`); warps by
   :func:`warps_per_tile_mfma`.
-* **WMMA** on hip RDNA3 (gfx11, wave32; :func:`choose_amd`): fp16 / bf16 operands with an fp32 accumulator, M, N
-  and K multiples of 16: ``#ttg.amd_wmma<1, warpsPerCTA, 1>`` (transposed, as Triton's gfx1100 output), A and B
+* **WMMA** on hip RDNA3 (gfx11, wave32; :func:`choose_amd`): fp16 / bf16 operands with an fp32 accumulator (an
+  fp16 one of fp16 operands computed in fp32 and rounded after, as for MFMA), int8 with int32, M, N and K multiples
+  of 16: ``#ttg.amd_wmma<1, warpsPerCTA, 1>`` (transposed, as Triton's gfx1100 output), A and B
   ``#ttg.dot_op<0|1, #wmma, 16>`` (one lane's 16 K elements of ``v_wmma_f32_16x16x16_*``); warps as for MFMA.
   Everything else (fp64, tiny shapes, other RDNA dtypes, gfx10 / gfx12) keeps FMA.
 
@@ -335,17 +336,18 @@ def warps_per_tile_mfma(shape, num_warps: int, mdim: int, chained: bool = False)
     return (wm * rest, wn)
 
 
-def amd_compute_types(version: int, a_ty, b_ty, c_ty, precision) -> tuple:
+def amd_compute_types(version: int, a_ty, b_ty, c_ty, precision, wmma: int = 0) -> tuple:
     """The element types ``(A, B, accumulator)`` a hip dot computes in on CDNA ``version`` (Triton's AMD
     AccelerateMatmul): fp8 operands without a ``v_mfma`` of their own (the OCP formats on gfx942, the fnuz ones on
     gfx950, any on gfx90a) are upcast to f16 (exact) for the f16 instruction; an f16 accumulator with f16 operands
-    becomes f32 (the instructions accumulate in f32; the result is rounded back after the dot)."""
+    becomes f32 (the instructions accumulate in f32; the result is rounded back after the dot), on RDNA3 (``wmma``
+    version 1) too."""
     a, b, c = tt.elem_of(a_ty), tt.elem_of(b_ty), tt.elem_of(c_ty)
     f16, f32 = ir.F16Type.get(), ir.F32Type.get()
     if version and tt.is_fp8(a) and tt.is_fp8(b) and _kind(c_ty) in ("f32", "f16") and \
             mfma_reason(version, a, b, f32, precision):
         a = b = f16
-    if version and _kind(c_ty) == "f16" and isinstance(a, ir.F16Type) and isinstance(b, ir.F16Type):
+    if (version or wmma) and _kind(c_ty) == "f16" and isinstance(a, ir.F16Type) and isinstance(b, ir.F16Type):
         c = f32
     return a, b, c
 
@@ -358,7 +360,7 @@ def wmma_version(arch) -> int:
 def wmma_reason(a_ty, b_ty, c_ty, shape, k: int) -> str:
     """Why this dot cannot use ``v_wmma`` on RDNA3 ("" when it can)."""
     ka, kb, kc = _kind(a_ty), _kind(b_ty), _kind(c_ty)
-    if not (ka in ("f16", "bf16") and kb == ka and kc == "f32"):
+    if not (ka in ("f16", "bf16") and kb == ka and kc == "f32" or ka == kb == "i8" and kc == "i32"):
         return f"no v_wmma for {ka} x {kb} -> {kc}"
     if shape[-2] % 16 or shape[-1] % 16 or k % 16:
         return f"shape {tuple(shape)}, K {k}: not a multiple of the 16x16x16 v_wmma tile"
@@ -436,7 +438,7 @@ def _amd_dot(op, arch, num_warps: int):
     rounded back after (``arith.truncf``, where the users take it)."""
     a, b, c = op.operands[0], op.operands[1], op.operands[2]
     precision = tt.decode_attributes(op).get("inputPrecision", InputPrecision.IEEE)
-    types = amd_compute_types(mfma_version(arch), a.type, b.type, c.type, precision)
+    types = amd_compute_types(mfma_version(arch), a.type, b.type, c.type, precision, wmma_version(arch))
     res_layout, a_layout, b_layout = choose_amd(op, arch, num_warps, types)
     mfma = isinstance(res_layout, layouts.AMD_MMA)
     if not mfma:
