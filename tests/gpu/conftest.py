@@ -8,6 +8,11 @@ Two ways to run them:
   machine (scripts/gpu_prepare.sh does this): the same tests run with CPU tensors, every kernel is compiled
   for sm_90 into the cache and nothing is launched (the tests end in ``pytest.skip`` after the launches).
 
+The same runs compile for AMD with ``TRITIUM_TARGET=hip:<arch>`` (tests/amd/test_gpu_suite_compiles.py).  A test
+of a CUDA-only feature (``tl.extra.cuda``, inline PTX, hand-written PTX) carries ``@pytest.mark.cuda_only("what")``
+and is skipped, with ``CUDA-only: what`` as the reason, whenever the selected backend is not cuda: this is the one
+place a GPU test is left out of a hip run.
+
 The test-wide fresh-cache fixture of tests/conftest.py is overridden here: when ``TRITIUM_CACHE_DIR`` is set
 for the session, the GPU tests use it (that is the carried cache); otherwise they get a fresh one too.
 """
@@ -40,8 +45,26 @@ def _device_reason():
     return None if ok else f"tritium's cuda backend is not usable: {why}"
 
 
+def _backend():
+    """The name of the backend the GPU tests compile for (``cuda``, ``hip``, ...), None where none is selected."""
+    from tritium.compiler import registry
+    from tritium.errors import BackendUnavailable
+
+    try:
+        return registry.select().name
+    except BackendUnavailable:
+        return None
+
+
 COMPILE_ONLY = _compile_only()
 DEVICE_REASON = None if COMPILE_ONLY else _device_reason()
+BACKEND = _backend()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cuda_only(what): the test needs a CUDA-only feature (what: which one); "
+                                       "skipped with 'CUDA-only: <what>' when the GPU tests compile for another "
+                                       "backend (TRITIUM_TARGET=hip:<arch>)")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -57,6 +80,13 @@ def pytest_make_collect_report(collector):
 
 
 def pytest_collection_modifyitems(config, items):
+    if DEVICE_REASON is None and BACKEND != "cuda":
+        for item in items:
+            for m in item.iter_markers("cuda_only"):
+                if not m.args:
+                    raise pytest.UsageError(f"{item.nodeid}: cuda_only(what) names the CUDA-only feature")
+                what = m.args[0]
+                item.add_marker(pytest.mark.skip(reason=f"CUDA-only: {what} (the tests compile for {BACKEND})"))
     if DEVICE_REASON is None:
         return
     skip = pytest.mark.skip(reason=f"GPU test: {DEVICE_REASON}")

@@ -9,6 +9,8 @@ import tritium.language as tl
 from tests.nvidia import cuda_utils_kernels as K
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.cuda_only("tl.extra.cuda (%smid, %globaltimer, griddepcontrol, the fp8e4b15 converters' "
+                                   "inline PTX)")
 
 
 def _np(t):

@@ -60,6 +60,7 @@ def test_gather_2d(gpu, m, n, other, axis):
     torch.testing.assert_close(o, torch.gather(s, ax, i.long()), rtol=0, atol=0)
 
 
+@pytest.mark.cuda_only("inline PTX in tl.inline_asm_elementwise")
 def test_inline_asm_shift(gpu):
     n = 1000
     x = gpu.randint(-2 ** 20, 2 ** 20, (n,))
@@ -69,6 +70,7 @@ def test_inline_asm_shift(gpu):
     torch.testing.assert_close(o, x * 8)
 
 
+@pytest.mark.cuda_only("inline PTX in tl.inline_asm_elementwise")
 @pytest.mark.parametrize("m,n,bm,bn", [(13, 29, 16, 32), (64, 64, 64, 64)])
 def test_inline_asm_two_results(gpu, m, n, bm, bn):
     x = gpu.randint(-1000, 1000, (m,))
@@ -81,6 +83,7 @@ def test_inline_asm_two_results(gpu, m, n, bm, bn):
     torch.testing.assert_close(o2, (x.float() * 0.5)[:, None].expand(m, n))
 
 
+@pytest.mark.cuda_only("inline PTX in tl.inline_asm_elementwise")
 def test_inline_asm_packed_u8(gpu):
     n = 1000
     x = gpu.randint(0, 256, (n,), dtype=torch.uint8)

@@ -16,8 +16,9 @@ from tritium.errors import KernelRuntimeError, OutOfResources
 
 from .conftest import COMPILE_ONLY, DEVICE_REASON
 
-pytestmark = pytest.mark.skipif(COMPILE_ONLY or DEVICE_REASON is not None,
-                                reason=f"needs a CUDA device ({'compile-only mode' if COMPILE_ONLY else DEVICE_REASON})")
+pytestmark = [pytest.mark.cuda_only("hand-written PTX launched through the cuda driver"),
+              pytest.mark.skipif(COMPILE_ONLY or DEVICE_REASON is not None,
+                                 reason=f"needs a CUDA device ({'compile-only mode' if COMPILE_ONLY else DEVICE_REASON})")]
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
