@@ -17,8 +17,9 @@ of launching it.  Then:
   dots listed in NO_MFMA);
 * no @jit kernel of the suite was compiled for another backend (a test that hard-codes cuda).
 
-gfx1100 runs only the tests without tl.dot: an FMA dot of the suite's matmul tiles for wave32 takes minutes to
-compile, and RDNA's WMMA is not lowered yet (tests/amd/test_mfma_compile.py checks that RDNA keeps FMA)."""
+gfx1100 runs only the tests without tl.dot: the dots RDNA3's v_wmma does not take (fp32, fp8, ...) are FMA loops
+over the suite's large matmul tiles, slow to compile for wave32 (the dot tests took over 400 s on 2 cores for
+gfx1100 against ~1 minute for the whole suite on gfx942); the WMMA dots have their own tests in tests/amd."""
 import importlib.util
 import json
 import os
