@@ -323,8 +323,25 @@ def _prod(xs) -> int:
     return n
 
 
+class _MmaWarps(_Distributed):
+    """What the tensor-core result layouts (nvidia_mma, amd_mfma, amd_wmma) share: a rank-2 (or batched rank-3)
+    grid of warps ``warps_per_cta``, rows-major order."""
+
+    @property
+    def rank(self) -> int:
+        return len(self.warps_per_cta)
+
+    @property
+    def num_warps(self) -> int:
+        return _prod(self.warps_per_cta)
+
+    @property
+    def order(self) -> tuple:
+        return tuple(range(self.rank - 1, -1, -1))
+
+
 @dataclass(frozen=True)
-class NvidiaMmaLayout(_Distributed):
+class NvidiaMmaLayout(_MmaWarps):
     """The accumulator layout of NVIDIA tensor-core instructions (Triton's ``#ttg.nvidia_mma``).
 
     ``version`` 2: ``mma.sync`` (Ampere+), ``instr_shape`` ``(16, 8)`` (m, n; a leading 1 for a batched dot);
@@ -354,17 +371,6 @@ class NvidiaMmaLayout(_Distributed):
             raise ValueError(f"nvidia_mma v3 needs 2-D warpsPerCTA with a multiple of 4 warps along M, got "
                              f"{self.warps_per_cta}")
 
-    @property
-    def rank(self) -> int:
-        return len(self.warps_per_cta)
-
-    @property
-    def num_warps(self) -> int:
-        return _prod(self.warps_per_cta)
-
-    @property
-    def order(self) -> tuple:
-        return tuple(range(self.rank - 1, -1, -1))
 
     @property
     def instr_n(self) -> int:
@@ -423,7 +429,7 @@ def _mma_linear(lay: NvidiaMmaLayout, shape: tuple) -> LinearLayout:
 
 
 @dataclass(frozen=True)
-class AmdMfmaLayout(_Distributed):
+class AmdMfmaLayout(_MmaWarps):
     """The accumulator layout of AMD CDNA matrix instructions, ``v_mfma`` (Triton's ``#ttg.amd_mfma``), wave64.
 
     ``version``: the CDNA generation (2: gfx90a, 3: gfx942, 4: gfx950); ``instr_shape``: ``(32, 32)`` or
@@ -453,17 +459,6 @@ class AmdMfmaLayout(_Distributed):
         if self.instr_shape[-2:] not in ((32, 32), (16, 16)):
             raise ValueError(f"amd_mfma instrShape must be [32, 32] or [16, 16], got {list(self.instr_shape)}")
 
-    @property
-    def rank(self) -> int:
-        return len(self.warps_per_cta)
-
-    @property
-    def num_warps(self) -> int:
-        return _prod(self.warps_per_cta)
-
-    @property
-    def order(self) -> tuple:
-        return tuple(range(self.rank - 1, -1, -1))
 
     @property
     def m_dim(self) -> int:
@@ -521,7 +516,7 @@ def _mfma_linear(lay: AmdMfmaLayout, shape: tuple) -> LinearLayout:
 
 
 @dataclass(frozen=True)
-class AmdWmmaLayout(_Distributed):
+class AmdWmmaLayout(_MmaWarps):
     """The accumulator layout of AMD RDNA3 matrix instructions, ``v_wmma_*_16x16x16_*`` (Triton's
     ``#ttg.amd_wmma``), wave32.
 
@@ -549,17 +544,6 @@ class AmdWmmaLayout(_Distributed):
     m_dim = 16
     tile_regs = 8
 
-    @property
-    def rank(self) -> int:
-        return len(self.warps_per_cta)
-
-    @property
-    def num_warps(self) -> int:
-        return _prod(self.warps_per_cta)
-
-    @property
-    def order(self) -> tuple:
-        return tuple(range(self.rank - 1, -1, -1))
 
     def shape_per_cta_tile(self) -> tuple:
         wm, wn = self.warps_per_cta[-2:]
