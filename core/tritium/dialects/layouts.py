@@ -325,7 +325,7 @@ def _prod(xs) -> int:
 
 class _MmaWarps(_Distributed):
     """What the tensor-core result layouts (nvidia_mma, amd_mfma, amd_wmma) share: a rank-2 (or batched rank-3)
-    grid of warps ``warps_per_cta``, rows-major order."""
+    grid of warps ``warps_per_cta``, rows-major order, warp bases along N first (nvidia_mma v3: M first)."""
 
     @property
     def rank(self) -> int:
@@ -338,6 +338,11 @@ class _MmaWarps(_Distributed):
     @property
     def order(self) -> tuple:
         return tuple(range(self.rank - 1, -1, -1))
+
+    def warp_bases(self, shape, dims_bits) -> list:
+        """The warp bases in this layout's bit order (N, M, batch) from ``dims_bits`` (dim -> bases)."""
+        r = self.rank
+        return [b for d in ((r - 1, r - 2) + ((0,) if r == 3 else ())) for b in dims_bits[d]]
 
 
 @dataclass(frozen=True)
@@ -473,11 +478,6 @@ class AmdMfmaLayout(_MmaWarps):
         wm, wn = self.warps_per_cta[-2:]
         return ((self.warps_per_cta[0],) if self.rank == 3 else ()) + (self.m_dim * wm, self.instr_shape[-1] * wn)
 
-    def warp_bases(self, shape, dims_bits) -> list:
-        """The warp bases in this layout's bit order (N, M, batch) from ``dims_bits`` (dim -> bases)."""
-        r = self.rank
-        return [b for d in ((r - 1, r - 2) + ((0,) if r == 3 else ())) for b in dims_bits[d]]
-
     def linear(self, shape) -> LinearLayout:
         return _mfma_linear(self, tuple(shape))
 
@@ -548,11 +548,6 @@ class AmdWmmaLayout(_MmaWarps):
     def shape_per_cta_tile(self) -> tuple:
         wm, wn = self.warps_per_cta[-2:]
         return ((self.warps_per_cta[0],) if self.rank == 3 else ()) + (16 * wm, 16 * wn)
-
-    def warp_bases(self, shape, dims_bits) -> list:
-        """The warp bases in this layout's bit order (N, M, batch) from ``dims_bits`` (dim -> bases)."""
-        r = self.rank
-        return [b for d in ((r - 1, r - 2) + ((0,) if r == 3 else ())) for b in dims_bits[d]]
 
     def linear(self, shape) -> LinearLayout:
         return _wmma_linear(self, tuple(shape))

@@ -201,24 +201,7 @@ def warps_per_tile_v3(shape, num_warps: int, instr_n: int, chained: bool = False
 
 def warps_per_tile(shape, num_warps: int) -> tuple:
     """warpsPerCTA of an ``mma.sync`` tile (16x8 per warp) for a dot result of ``shape`` (2-D or 3-D)."""
-    m, n = shape[-2], shape[-1]
-    wm = wn = 1
-    while wm * wn < num_warps:
-        room_m, room_n = m // (16 * wm) > 1, n // (8 * wn) > 1
-        if not room_m and not room_n:
-            break
-        if room_m and (m // 16 // wm >= n // 16 // wn or not room_n):
-            wm *= 2
-        else:
-            wn *= 2
-    rest = num_warps // (wm * wn)
-    if len(shape) == 3:
-        wb = 1
-        while wb < rest and wb * 2 <= shape[0]:
-            wb *= 2
-        wm *= rest // wb
-        return (wb, wm, wn)
-    return (wm * rest, wn)
+    return _spread_warps(shape, num_warps, 1, 16, 8, 16)
 
 
 def choose(op, backend: str, arch, num_warps: int):
@@ -313,16 +296,24 @@ def warps_per_tile_mfma(shape, num_warps: int, mdim: int, chained: bool = False)
     """warpsPerCTA of an ``amd_mfma`` tile: all along M when the result feeds another dot (attention), else
     doubled along M while the per-warp tile is taller (in instruction tiles) than wide and M has room, else along
     N (Triton's ``warpsPerTile`` with an mDim x nDim tile per warp); what neither can take goes to the batch dim."""
-    m, n = shape[-2], shape[-1]
-    wm = wn = 1
+    wm = 1
     if chained:
-        while wm < num_warps and m // (mdim * wm) > 1:
+        while wm < num_warps and shape[-2] // (mdim * wm) > 1:
             wm *= 2
+    return _spread_warps(shape, num_warps, wm, mdim, mdim, mdim)
+
+
+def _spread_warps(shape, num_warps: int, wm: int, tm: int, tn: int, cmp: int) -> tuple:
+    """warpsPerCTA from ``wm`` warps along M: doubled along M while M has room for another ``tm``-row tile per
+    warp and the per-warp tile (in ``cmp``-sized tiles) is taller than wide, else along N (``tn``-column tiles);
+    the warps neither can take go to the batch dim of a 3-D dot, else to M."""
+    m, n = shape[-2], shape[-1]
+    wn = 1
     while wm * wn < num_warps:
-        room_m, room_n = m // (mdim * wm) > 1, n // (mdim * wn) > 1
+        room_m, room_n = m // (tm * wm) > 1, n // (tn * wn) > 1
         if not room_m and not room_n:
             break
-        if room_m and (m // mdim // wm >= n // mdim // wn or not room_n):
+        if room_m and (m // cmp // wm >= n // cmp // wn or not room_n):
             wm *= 2
         else:
             wn *= 2
