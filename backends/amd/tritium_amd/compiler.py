@@ -16,7 +16,9 @@ allocation's ``ttg.shared``), ``arg_types``; after ``amdgcn``, from the kernel's
 ``kernarg_align``, ``kernargs`` (the explicit arguments: ``offset``, ``size``, ``kind``), ``lds`` (group segment
 bytes), ``vgprs``, ``sgprs``, ``agprs``, ``vgpr_spills``, ``sgpr_spills``, ``private_segment`` (scratch bytes per
 lane), ``wavefront_size``, ``max_flat_workgroup_size``, ``printf`` (the ``amdhsa.printf`` formats of the kernel's
-printf records).
+printf records), ``occupancy`` (waves per SIMD at launch: registers and the work-group's LDS, ``lds`` + ``shared``,
+by LLVM's rules for the arch, :mod:`tritium_amd.occupancy`; None for an arch without rules) and
+``occupancy_limits`` (the waves each of ``waves`` / ``vgprs`` / ``sgprs`` / ``lds`` allows).
 
 Importing this module imports neither MLIR nor llvmlite: the stages do, when they run.
 """
@@ -160,12 +162,21 @@ class HIPCompiler(BaseCompiler):
     @staticmethod
     def make_amdgcn(src: str, metadata: dict, options: HIPOptions, objects: "ObjectHandoff") -> str:
         """LLVM IR -> AMDGCN assembly (llvmlite: O3, the AMDGPU target for the arch); the kernel's code-object
-        metadata (registers, spills, LDS, kernarg layout) into ``metadata``."""
+        metadata (registers, spills, LDS, kernarg layout) into ``metadata``, and its occupancy at launch (waves per
+        SIMD for its registers and its work-group's LDS, static + dynamic: :mod:`tritium_amd.occupancy`)."""
         from .hsaco import kernel_metadata, llir_to_amdgcn
+        from .occupancy import occupancy_limits
 
-        text, obj = llir_to_amdgcn(src, metadata["name"], _arch(metadata))
+        arch = _arch(metadata)
+        text, obj = llir_to_amdgcn(src, metadata["name"], arch)
         objects.put(text, obj)
         metadata.update(kernel_metadata(text, metadata.get("name")))
+        warp = metadata.get("warp_size") or warp_size_of(arch)
+        limits = occupancy_limits(arch, metadata["vgprs"] or 0, metadata["sgprs"] or 0,
+                                  (metadata.get("lds") or 0) + (metadata.get("shared") or 0),
+                                  (metadata.get("num_warps") or options.num_warps) * warp, warp)
+        metadata["occupancy_limits"] = limits
+        metadata["occupancy"] = min(limits.values()) if limits else None
         return text
 
     @staticmethod
