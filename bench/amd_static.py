@@ -9,11 +9,21 @@ Triton, as bench/gpu.py does): tritium through ``tritium.compile(ASTSource(...),
 through ``triton.compile(ASTSource(...), target=GPUTarget("hip", arch, warp size))``.  ``--triton-python`` runs
 Triton's worker under another Python (a venv with triton; torch is not needed to compile).
 
-Per kernel and implementation: the registers and LDS from the code object's metadata note (VGPRs, SGPRs, AGPRs, spills, scratch, LDS bytes) and the asm printer's
-``; Kernel info`` comments where the listing has them (occupancy), the number of instructions, and the instructions by
-class: global / buffer loads and stores (with the widest load), LDS reads / writes, cross-lane (``ds_bpermute``,
-DPP, ``readlane``), ``v_mfma``, barriers, waits, transcendental ops.  ``--save DIR`` writes each amdgcn listing for
-a diff.  A kernel tritium cannot compile yet for the arch is reported with the reason (its stages so far).
+Per kernel and implementation: the registers from the code object's metadata note (VGPRs -- on gfx90a / gfx942 /
+gfx950 the unified count, AGPRs included --, SGPRs, AGPRs, spills, scratch); ``lds``: the work-group's LDS bytes, the
+static ``.group_segment_fixed_size`` plus the compiled kernel's metadata ``shared`` (both compilers allocate LDS
+dynamically, passed at launch); ``occupancy``: waves per SIMD at launch, registers and that LDS counted (tritium: its
+compiled kernel's metadata; Triton's metadata has none: the same rules, ``tritium_amd.occupancy``, over its figures);
+``occupancy_asm``: what LLVM's ``; Occupancy:`` comment counts, registers and static LDS only (Triton: the comment;
+tritium, whose llvmlite listing has no comment: the rules) -- a line says so where the rules disagree with the
+comment; the number of instructions and the instructions by class: global / buffer / flat loads and stores (in all
+and by bits per lane: ``global_load_b16``, ``global_store_b128``, ...; the widest load), LDS reads / writes,
+cross-lane (``ds_bpermute``, DPP, ``readlane``), ``v_mfma``, barriers, waits, transcendental ops; the loops
+(``loops``: natural loops of the listing's control-flow graph, a line says so where LLVM's own loop comments in
+Triton's listing name other headers) and the main loop's instructions and ``v_mfma`` (``main_loop_instructions``,
+``main_loop_mfma``): the loop with the most ``v_mfma`` / ``v_wmma`` (the first of equals), else the largest --
+:func:`main_loop` says which loop that is for each kernel.  ``--save DIR`` writes each amdgcn listing for a diff.
+A kernel tritium cannot compile yet for the arch is reported with the reason (its stages so far).
 """
 from __future__ import annotations
 
@@ -90,7 +100,7 @@ _INFO = {"vgpr": (r"\.vgpr_count:\s+(\d+)", r"; NumVgprs: (\d+)"),
          "vgpr_spill": (r"\.vgpr_spill_count:\s+(\d+)",), "sgpr_spill": (r"\.sgpr_spill_count:\s+(\d+)",),
          "scratch": (r"\.private_segment_fixed_size:\s+(\d+)", r"; ScratchSize: (\d+)"),
          "lds": (r"\.group_segment_fixed_size:\s+(\d+)", r"; LDSByteSize: (\d+)"),
-         "occupancy": (r"; Occupancy: (\d+)",)}
+         "occupancy_asm": (r"; Occupancy: (\d+)",)}
 
 
 def analyze(asm: str) -> dict:
@@ -101,29 +111,169 @@ def analyze(asm: str) -> dict:
         out[key] = int(ms[0].group(1)) if ms else None
     counts = {name: 0 for name, _ in CLASSES}
     counts["dpp"] = 0
+    widths = {}
     total = 0
     widest = 0
     for line in asm.splitlines():
+        if not _is_instruction(line):
+            continue
         s = line.strip()
-        if not s or s[0] in ".;" or s.endswith(":") or not line[:1].isspace():
-            continue
         mnemonic = s.split(None, 1)[0]
-        if not re.match(r"^[a-z][a-z0-9_]*$", mnemonic):
-            continue
         total += 1
         for name, rx in CLASSES:
             if rx.match(mnemonic):
                 counts[name] += 1
         if _DPP.search(s):
             counts["dpp"] += 1
-        m = re.match(r"^(?:global|buffer)_load_(dword|b)(x?)(\d*)", mnemonic)
+        m = _ACCESS.match(mnemonic)
         if m:
-            width = 32 * (int(m.group(3)) if m.group(3) else 1) if m.group(1) == "dword" else int(m.group(3) or 32)
-            widest = max(widest, width)
+            bits = access_bits(m.group(2))
+            key = f"global_{m.group(1)}_b{bits if bits else '?'}"
+            widths[key] = widths.get(key, 0) + 1
+            if m.group(1) == "load" and bits:
+                widest = max(widest, bits)
     out["instructions"] = total
     out["widest_global_load_bits"] = widest or None
     out.update(counts)
+    out.update(widths)
+    found = loops(asm)
+    out["loops"] = len(found)
+    heads = llvm_loop_headers(asm)
+    if heads is not None and heads != [lp["header"] for lp in found]:
+        out["loop_check"] = f"loops found at {[lp['header'] for lp in found]}, LLVM's comments name {heads}"
+    main = main_loop(found)
+    out["main_loop_instructions"] = main["instructions"] if main else None
+    out["main_loop_mfma"] = main["mfma"] if main else None
     return out
+
+
+#: a global / buffer / flat load or store: (load|store, the rest of the mnemonic)
+_ACCESS = re.compile(r"^(?:global|buffer|flat)_(load|store)_(\w+)$")
+_BITS = {"dword": 32, "short": 16, "ushort": 16, "sshort": 16, "byte": 8, "ubyte": 8, "sbyte": 8,
+         "u16": 16, "i16": 16, "u8": 8, "i8": 8}
+
+
+def access_bits(suffix: str):
+    """Bits per lane of a load / store from its mnemonic's suffix: ``dwordx4`` / ``b128`` -> 128, ``ushort`` /
+    ``short_d16_hi`` / ``d16_b16`` -> 16, ``ubyte`` / ``u8`` -> 8, ``lds_dwordx4`` -> 128 (None: a format access)."""
+    for tok in suffix.split("_"):
+        m = re.fullmatch(r"dwordx(\d)", tok) or re.fullmatch(r"b(\d+)", tok)
+        if m:
+            return int(m.group(1)) * (32 if tok.startswith("dword") else 1)
+        if tok in _BITS:
+            return _BITS[tok]
+    return None
+
+
+_LABEL = re.compile(r"^([.\w$]+):")
+_BRANCH = re.compile(r"^s_(?:cbranch_\w+|branch)$")
+_ENDS = ("s_branch", "s_endpgm", "s_setpc_b64")  # no fall-through after these
+
+
+def _is_instruction(line: str) -> bool:
+    s = line.strip()
+    if not s or s[0] in ".;" or s.endswith(":") or not line[:1].isspace():
+        return False
+    return bool(re.match(r"^[a-z][a-z0-9_]*$", s.split(None, 1)[0]))
+
+
+def blocks(asm: str) -> list:
+    """The listing's basic blocks in layout order: a block starts at a label or after a branch; each is
+    ``{"labels", "insts" (mnemonics), "succ" (block indices: branch targets, and the next block unless it ends in
+    s_branch / s_endpgm)}``."""
+    out = [{"labels": [], "insts": [], "targets": []}]
+    for line in asm.splitlines():
+        m = _LABEL.match(line)
+        if m:
+            if out[-1]["insts"] or out[-1]["labels"]:
+                out.append({"labels": [], "insts": [], "targets": []})
+            out[-1]["labels"].append(m.group(1))
+            continue
+        if not _is_instruction(line):
+            continue
+        parts = line.split()
+        out[-1]["insts"].append(parts[0])
+        if _BRANCH.match(parts[0]) or parts[0] in _ENDS:
+            if _BRANCH.match(parts[0]) and len(parts) > 1:
+                out[-1]["targets"].append(parts[1])
+            out.append({"labels": [], "insts": [], "targets": []})
+    where = {lab: i for i, b in enumerate(out) for lab in b["labels"]}
+    for i, b in enumerate(out):
+        b["succ"] = sorted({where[t] for t in b.pop("targets") if t in where} |
+                           ({i + 1} if i + 1 < len(out) and not (b["insts"] and b["insts"][-1] in _ENDS) else set()))
+    return out
+
+
+def loops(asm: str) -> list:
+    """The natural loops of a listing: an edge to a block that dominates its source is a back-edge (a branch up to a
+    label is not always one: LLVM lays out the cold side of a masked access below and branches back to the join),
+    the loop is its header and every block that reaches a back-edge without passing the header (back-edges to one
+    header: one loop).  Each: ``{"header"`` (label), ``"instructions"``, ``"mfma"`` (v_mfma / v_wmma)}``; for a loop
+    laid out in one piece, the instructions from its header label to its back-edge branch."""
+    bs = blocks(asm)
+    n = len(bs)
+    pred = [[] for _ in range(n)]
+    for i, b in enumerate(bs):
+        for j in b["succ"]:
+            pred[j].append(i)
+    # dominators (iterative; the listing's first block is the entry)
+    reach, stack = {0}, [0]
+    while stack:
+        for j in bs[stack.pop()]["succ"]:
+            if j not in reach:
+                reach.add(j)
+                stack.append(j)
+    dom = {i: set(reach) for i in reach}
+    dom[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(reach - {0}):
+            new = set.intersection(*(dom[p] for p in pred[i] if p in reach)) | {i}
+            if new != dom[i]:
+                dom[i], changed = new, True
+    bodies = {}
+    for i in sorted(reach):
+        for h in bs[i]["succ"]:
+            if h in dom[i]:  # i -> h is a back-edge
+                body, stack = bodies.setdefault(h, {h}), [i]
+                while stack:
+                    x = stack.pop()
+                    if x not in body:
+                        body.add(x)
+                        stack.extend(pred[x])
+    out = []
+    for h, body in sorted(bodies.items()):
+        insts = [m for x in body for m in bs[x]["insts"]]
+        out.append({"header": (bs[h]["labels"] or ["?"])[0], "instructions": len(insts),
+                    "mfma": sum(1 for m in insts if m.startswith(("v_mfma", "v_wmma")))})
+    return out
+
+
+def llvm_loop_headers(asm: str):
+    """The loop headers LLVM's asm printer names in its comments (``; =>This Inner Loop Header``, on the header's
+    label line or the next), in order; None when the listing has no such comments (llvmlite's)."""
+    heads, label = [], None
+    for line in asm.splitlines():
+        m = _LABEL.match(line)
+        if m:
+            label = m.group(1)
+        if "Loop Header:" in line and label and label not in heads:
+            heads.append(label)
+    return heads if "; %bb." in asm or heads else None  # "; %bb.N:": a listing with LLVM's block comments
+
+
+def main_loop(found: list):
+    """The kernel's main loop: the loop with the most v_mfma / v_wmma, the first in the listing of those with as
+    many, else (no matrix instruction in any loop) the loop of the most instructions; None without a loop.  Read
+    off the listings: the K loop of a matmul; of causal attention's two KV loops (as many MFMAs each), the first,
+    over the blocks left of the diagonal, which runs the most iterations (the diagonal one, with its masking, runs
+    BLOCK_M / BLOCK_N times: Triton's pipeliner unrolls it entirely when it pipelines, leaving one loop); the
+    largest of layer norm's three loops (mean, variance, then normalise and store: the last)."""
+    most = max((lp["mfma"] for lp in found), default=0)
+    if most:
+        return next(lp for lp in found if lp["mfma"] == most)
+    return max(found, key=lambda lp: lp["instructions"], default=None)
 
 
 def divisible_args(sig: dict) -> list:
@@ -168,6 +318,13 @@ def _worker(impl: str, arch: str, names: list, save: str | None) -> dict:
             results[name] = {"error": f"no amdgcn stage (stages: {list(ck.asm)})"}
             continue
         r = analyze(asm)
+        md = ck.metadata
+        meta = (lambda k: md.get(k)) if isinstance(md, dict) else (lambda k: getattr(md, k, None))
+        # the work-group's dynamic LDS (passed at launch), its size, and the occupancy the metadata holds (tritium)
+        r["shared"] = meta("shared") or 0
+        r["num_warps"] = meta("num_warps") or opts["num_warps"]
+        r["warp_size"] = meta("warp_size") or warp
+        r["occupancy_meta"] = meta("occupancy")
         r["hsaco_bytes"] = len(ck.asm["hsaco"]) if isinstance(ck.asm.get("hsaco"), (bytes, bytearray)) else None
         results[name] = r
         if save:
@@ -193,13 +350,52 @@ def _run_worker(impl: str, python: str, arch: str, names: list, save: str | None
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def finish(arch: str, r: dict) -> dict:
+    """One implementation's figures completed in this process (tritium's, which has the occupancy rules):
+    ``lds`` = the work-group's LDS (static ``.group_segment_fixed_size`` + the dynamic ``shared`` of the compiled
+    kernel's metadata, which both compilers pass at launch); ``occupancy`` = waves per SIMD at launch (tritium: its
+    metadata; Triton, whose metadata has none: the same rules over its registers and LDS); ``occupancy_asm`` = what
+    LLVM's ``; Occupancy:`` comment counts (registers and static LDS only: Triton's comment; tritium's listing has no
+    comment: the rules over its figures); ``occupancy_check`` names a disagreement of the rules with LLVM's comment."""
+    if "error" in r:
+        return r
+    from tritium_amd.occupancy import occupancy
+
+    static = r["lds"] or 0
+    r["lds_static"], r["lds"] = static, static + r["shared"]
+    regs = (r["vgpr"] or 0, r["sgpr"] or 0)
+    size = r["num_warps"] * r["warp_size"]
+    rules_asm = occupancy(arch, *regs, static, size, r["warp_size"])
+    if r.get("occupancy_asm") is None:
+        r["occupancy_asm"] = rules_asm
+    elif rules_asm != r["occupancy_asm"]:
+        r["occupancy_check"] = f"rules give {rules_asm}, LLVM's comment {r['occupancy_asm']}"
+    r["occupancy"] = r["occupancy_meta"] if r.get("occupancy_meta") is not None else \
+        occupancy(arch, *regs, r["lds"], size, r["warp_size"])
+    return r
+
+
 def _fmt(v) -> str:
     return "-" if v is None else str(v)
 
 
-ROWS = ["instructions", "vgpr", "agpr", "sgpr", "vgpr_spill", "sgpr_spill", "scratch", "lds", "occupancy", "widest_global_load_bits",
-        "global_load", "global_store", "lds_read", "lds_write", "ds_bpermute", "dpp", "readlane", "mfma", "wmma",
-        "barrier", "waitcnt", "transcendental", "atomic"]
+ROWS = ["instructions", "vgpr", "agpr", "sgpr", "vgpr_spill", "sgpr_spill", "scratch", "lds", "occupancy",
+        "occupancy_asm", "widest_global_load_bits", "global_load", "global_load_b*", "global_store", "global_store_b*",
+        "lds_read", "lds_write", "ds_bpermute", "dpp", "readlane", "mfma", "wmma", "barrier", "waitcnt",
+        "transcendental", "atomic", "loops", "main_loop_instructions", "main_loop_mfma"]
+
+
+def _rows(a: dict, b: dict) -> list:
+    """ROWS with each ``<class>_b*`` expanded into that class's widths present in either listing, narrowest first."""
+    out = []
+    for row in ROWS:
+        if row.endswith("_b*"):
+            keys = {k for k in (*a, *b) if k.startswith(row[:-1]) and k[len(row) - 1:].isdigit()}
+            out += sorted(keys, key=lambda k: int(k[len(row) - 1:])) + sorted(
+                k for k in (*a, *b) if k == row[:-1] + "?")
+        else:
+            out.append(row)
+    return out
 
 
 def report(arch: str, res: dict) -> str:
@@ -218,8 +414,12 @@ def report(arch: str, res: dict) -> str:
                 lines.append(f"  {impl}: not compiled: {r['error']}")
         if "error" in a or "error" in b or not a or not b:
             continue
+        for impl, r in (("tritium", a), ("triton", b)):
+            for check in ("occupancy_check", "loop_check"):
+                if check in r:
+                    lines.append(f"  {impl}: disagrees with LLVM: {r[check]}")
         lines.append(f"  {'':28s} {'tritium':>9s} {'triton':>9s} {'ratio':>7s}")
-        for row in ROWS:
+        for row in _rows(a, b):
             x, y = a.get(row), b.get(row)
             if not x and not y:
                 continue
@@ -247,6 +447,10 @@ def main(argv=None) -> int:
         ap.error(f"unknown workloads {unknown}: expected some of {list(WORKLOADS)}")
     res = {"tritium": _run_worker("tritium", sys.executable, args.arch, names, args.save),
            "triton": _run_worker("triton", args.triton_python, args.arch, names, args.save)}
+    for impl in res.values():
+        for name, r in impl.items():
+            if not name.startswith("_"):
+                finish(args.arch, r)
     print(report(args.arch, res))
     if args.json:
         Path(args.json).write_text(json.dumps({"arch": args.arch, "results": res}, indent=1, sort_keys=True))
