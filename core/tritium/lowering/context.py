@@ -26,6 +26,10 @@ class TargetInfo(abc.ABC):
     #: LLVM address spaces of shared memory (``@global_smem``) and of global memory (constant globals)
     shared_address_space: int = 3
     global_address_space: int = 1
+    #: how a reduction combines the partials its warps left in shared memory: ``"all"`` (every thread loads every
+    #: partial of its keys and combines them: no shuffle, one register per partial) or ``"shuffle"`` (lane ``l``
+    #: loads partial ``l % warps``, then a butterfly over those lanes: one load and one register per key)
+    reduce_partials: str = "all"
 
     def kernel_arg_attrs(self, ty) -> dict:
         """Argument attributes of a kernel parameter of TTGIR type ``ty`` on its ``llvm.func`` (the cuda target
@@ -66,6 +70,11 @@ class TargetInfo(abc.ABC):
     @abc.abstractmethod
     def shuffle_idx(self, ctx: "LoweringContext", value, src_lane):
         """The i32 ``value`` of lane ``src_lane`` (an i32 value; every lane of the warp takes part)."""
+
+    #: ``read_lane(ctx, value, lane: int)``: the i32 ``value`` of the constant ``lane``, uniform across the warp,
+    #: where the target reads one lane more cheaply than it shuffles (AMD: ``v_readlane`` into a scalar register,
+    #: no address register); ``None`` where it does not (a reduction then shuffles)
+    read_lane = None
 
     @abc.abstractmethod
     def barrier(self, ctx: "LoweringContext") -> None:

@@ -41,6 +41,9 @@ class AMDTargetInfo(TargetInfo):
     name = "hip"
     shared_address_space = 3  # LDS
     global_address_space = 1
+    # a reduction's warp partials: one LDS load per key and DPP steps (as many VGPRs as keys, where loading every
+    # partial held 8 for an 8-warp softmax row: 17 VGPRs against Triton's 10)
+    reduce_partials = "shuffle"
 
     def __init__(self, arch: str = "gfx942"):
         self.arch = str(arch)
@@ -116,6 +119,9 @@ class AMDTargetInfo(TargetInfo):
     def shuffle_idx(self, ctx, value, src_lane):
         return self._bpermute(ctx, value, src_lane)
 
+    def read_lane(self, ctx, value, lane):
+        return ctx.emit("rocdl.readlane", [value, ctx.c32(lane)], ctx.i32())
+
     def _bpermute(self, ctx, value, lane):
         addr = ctx.emit("arith.shli", [lane, ctx.c32(2)], ctx.i32())
         return ctx.emit("rocdl.ds_bpermute", [addr, value], ctx.i32())
@@ -123,8 +129,12 @@ class AMDTargetInfo(TargetInfo):
     # ------------------------------------------------------------------ synchronisation
     def barrier(self, ctx):
         """``s_barrier`` between workgroup-scope release / acquire fences: LDS writes before it are visible after
-        it (``rocdl.barrier``)."""
+        it (``rocdl.barrier``), then a scheduling barrier: LLVM's machine scheduler does not end a region at
+        ``s_barrier``, so a kernel without branches is one region in which it interleaves independent chains
+        across the barriers for latency (the softmax's two divisions side by side: 15 VGPRs where one region
+        per barrier interval gives 11, Triton 10)."""
         ctx.emit_op("rocdl.barrier", [])
+        ctx.emit_op("rocdl.sched.barrier", [], attrs={"mask": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0)})
 
     # ------------------------------------------------------------------ debugging
     def printf(self, ctx, fmt, args):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...dialects import tt
 from ...errors import LoweringError
 from ..table import Rules
-from ..utils import emit_offset, linear, shuffle_xor, smem_elem
+from ..utils import emit_offset, linear, shuffle, shuffle_xor, smem_elem
 from ..walker import inline_combine
 
 RULES = Rules()
@@ -36,18 +36,27 @@ def _reduce(ctx, srcs, *, axis, combine):
         for r in regs[1:]:
             a = inline_combine(ctx, combine, a, [srcs[j][r] for j in range(k)])
         acc[key] = a
-    # 2. across lanes
+    # 2. across lanes: a butterfly; its last step, where every lower lane bit is reduced (or a replica) so each
+    #    half of the warp holds one value, combines the two halves' values read from one lane each where the
+    #    target reads a lane cheaply (the result uniform, no shuffle address)
     for i, b in enumerate(ll.lane):
         if b[axis] == 0:
             continue
         if any(x for d, x in enumerate(b) if d != axis):
             raise LoweringError("reduce over a layout whose lanes mix dimensions is not supported")
+        halves = (2 << i) == ctx.threads_per_warp and all(c[axis] or not any(c) for c in ll.lane[:i])
         for key in acc:
+            if halves and ctx.target.read_lane is not None:
+                lo = [shuffle(ctx, v, lambda w: ctx.target.read_lane(ctx, w, 0)) for v in acc[key]]
+                hi = [shuffle(ctx, v, lambda w: ctx.target.read_lane(ctx, w, 1 << i)) for v in acc[key]]
+                acc[key] = inline_combine(ctx, combine, lo, hi)
+                continue
             other = [shuffle_xor(ctx, v, 1 << i) for v in acc[key]]
             acc[key] = inline_combine(ctx, combine, acc[key], other)
     # 3. across warps, through shared memory laid out as the allocation analysis sizes it: the operand's shape
     #    with shape[axis] = the warps along axis (row-major; operands one after the other, widest first).  Each
-    #    warp writes its partial at its position along axis, then every thread combines the partials of its keys.
+    #    warp writes its partial at its position along axis, then every thread combines the partials of its keys
+#    (all of them, or one per lane and a butterfly: the target's ``reduce_partials``).
     wbits = [i for i, b in enumerate(ll.warp) if b[axis] != 0]
     if wbits:
         keys = list(acc)
@@ -82,6 +91,21 @@ def _reduce(ctx, srcs, *, axis, combine):
                 sty, to_s, from_s, nbytes = elems[j]
                 ctx.emit_op("llvm.store", [to_s(acc[key][j]), ctx.smem_ptr(o, sty, buf.base + slots[j])])
         ctx.barrier()
+        if ctx.target.reduce_partials == "shuffle" and nw_axis <= ctx.threads_per_warp:
+            # lane l takes partial l % nw_axis, a butterfly over the low lane bits combines them in every lane
+            c = ctx.emit("arith.andi", [ctx.lane_id(), ctx.c32(nw_axis - 1)], ctx.i32())
+            for key in keys:
+                ix = list(where[key])
+                ix[axis] = c
+                o = emit_offset(ctx, linear(ix, sshape))
+                a = []
+                for j in range(k):
+                    sty, to_s, from_s, nbytes = elems[j]
+                    a.append(from_s(ctx.emit("llvm.load", [ctx.smem_ptr(o, sty, buf.base + slots[j])], sty)))
+                for i in range(len(wbits)):
+                    a = inline_combine(ctx, combine, a, [shuffle_xor(ctx, v, 1 << i) for v in a])
+                acc[key] = a
+            keys = []
         for key in keys:
             a = None
             for c in range(nw_axis):
