@@ -152,6 +152,11 @@ def test_fused_attention_forward(arch):
     assert len(got) == 64 and set(got) == {"v_mfma_f32_32x32x8_f16" if arch == "gfx942" else "v_mfma_f32_32x32x8f16"}
     assert "array<i32: 4, 1>" in k.asm["ttgir"]  # the chained dots put every wave along M
     check_code_object(k, ATTN_SIG, arch)
+    # q, used by the dots of both causal loops, is stored once: 16 KiB of q (+ 512 bytes of an exchange), so two
+    # work-groups fit a CU's 64 KiB (occupancy 2, as Triton)
+    allocs = re.findall(r'"ttg\.local_alloc"\((%\w+)\)', k.asm["ttgir"])
+    assert len(allocs) == 1 + 2 * 2, allocs  # q once, k and v in each loop
+    assert k.metadata["shared"] <= 32 * 1024 and k.metadata["occupancy"] == 2
 
 
 @pytest.mark.parametrize("nonkdim, instr, n", [(16, "v_mfma_f32_16x16x16_f16", 16 * 2),

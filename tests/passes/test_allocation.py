@@ -72,6 +72,29 @@ def test_reduce_scratch_and_warp_synchronous_reduce():
         assert alloc.total == 256
 
 
+def test_view_ops_moving_data_between_threads_get_scratch():
+    """A broadcast / expand_dims whose layouts put elements in other threads moves its source through shared memory:
+    the analysis places that buffer (live during the op only), as it does a convert_layout's; one within registers
+    needs none (an unplaced one went past every other buffer: 256 bytes that cost the gfx942 matmul half its
+    occupancy)."""
+    row = "#ttg.blocked<array<i32: 1, 1>, array<i32: 2, 16>, array<i32: 4, 1>, array<i32: 1, 0>>"
+    col = "#ttg.blocked<array<i32: 1, 1>, array<i32: 32, 1>, array<i32: 1, 4>, array<i32: 1, 0>>"
+    src = module(f"""
+  %v = "tt.expand_dims"(%x) {{axis = 0 : i32}} : (tensor<16xf32, #ttg.slice<0 : i32, {row}>>) -> tensor<1x16xf32, {row}>
+  %in = "tt.broadcast"(%v) : (tensor<1x16xf32, {row}>) -> tensor<32x16xf32, {row}>
+  %w = "tt.expand_dims"(%y) {{axis = 0 : i32}} : (tensor<16xf32, #ttg.slice<0 : i32, {col}>>) -> tensor<1x16xf32, {col}>
+  %out = "tt.broadcast"(%w) : (tensor<1x16xf32, {col}>) -> tensor<32x16xf32, {row}>""",
+                 args=f"%x: tensor<16xf32, #ttg.slice<0 : i32, {row}>>, %y: tensor<16xf32, #ttg.slice<0 : i32, {col}>>")
+    ctx, m = parse(src)
+    with ctx:
+        alloc = Allocation(m.operation)
+        e1, e2 = ops_named(m, "tt.expand_dims")
+        within, across = ops_named(m, "tt.broadcast")
+        assert alloc.size(e1) == alloc.size(e2) == 0 and alloc.size(within) == 0
+        assert alloc.size(across) == 16 * 4 and alloc.offset(across) == 0
+        assert alloc.total == 64
+
+
 def test_explicit_buffers_share_memory_only_when_their_lifetimes_do_not_overlap():
     src = module(f"""
   %m1 = "ttg.local_alloc"(%a) : ({T16}) -> {MD}

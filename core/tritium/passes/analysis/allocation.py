@@ -23,6 +23,9 @@ Buffers and their sizes (bytes; ``bytes(T)`` is the element size, pointers 8, ``
       size = num_warps * (distinct non-axis elements a warp holds) * (tile repetitions along axis)
              * sum(bytes(T_i))
 
+* **view ops that move data between threads** (scratch, :func:`view_scratch_size`): ``trans``, ``reshape``,
+  ``cat``, ``join``, and ``broadcast`` / ``expand_dims`` whose two layouts put an element in different threads:
+  ``sum(prod(operand shape)) * bytes(T)`` (``split`` keeps its rule's own bracketed buffer);
 * **atomic_rmw / atomic_cas on a scalar pointer** whose result is used (scratch): ``bytes(T)`` (one thread does
   the atomic and shares the result through shared memory);
 * **local_alloc** (explicit buffer): ``prod(memdesc shape) * bytes(T)``, live from the alloc to its last use
@@ -173,12 +176,53 @@ def scan_scratch_size(op, num_warps: int) -> int:
     return num_warps * len(non_axis) * reps * nbytes
 
 
+def _same_threads(src_ty, dst_ty, project) -> bool:
+    """True when every thread of ``dst_ty``'s layout holds, for each of its elements, the source element
+    ``project(index)`` in a register of its own (a broadcast / expand_dims within registers: the lowering's
+    :func:`tritium.lowering.utils.reg_lookup` finds them)."""
+    from tritium.lowering.utils import reg_lookup
+
+    src, dst = ttg.encoding_of(src_ty), ttg.encoding_of(dst_ty)
+    if src is None or dst is None:
+        return True
+    try:
+        a, b = src.linear(tt.shape_of(src_ty)), dst.linear(tt.shape_of(dst_ty))
+    except ValueError:
+        return False
+    return reg_lookup(a, b, project) is not None
+
+
+def view_scratch_size(op) -> int:
+    """Bytes a view op moves between threads through (the source tensors written once, then read in the result's
+    layout: :func:`tritium.lowering.utils.exchange`): ``tt.trans`` / ``tt.reshape`` / ``tt.cat`` / ``tt.join``
+    always, ``tt.broadcast`` / ``tt.expand_dims`` when the two layouts place an element in different threads
+    (``tt.split``, two exchanges in one op, keeps the rule's own bracketed scratch)."""
+    op = _as_op(op)
+    name = op.name
+    src_ty, dst_ty = op.operands[0].type, op.results[0].type
+    if not isinstance(src_ty, ir.RankedTensorType):
+        return 0
+    if name == "tt.broadcast":
+        sshape = tt.shape_of(src_ty)
+        if _same_threads(src_ty, dst_ty, lambda b: tuple(0 if sshape[d] == 1 else x for d, x in enumerate(b))):
+            return 0
+    elif name == "tt.expand_dims":
+        axis = int(op.attributes["axis"].value)
+        if _same_threads(src_ty, dst_ty, lambda b: b[:axis] + b[axis + 1:]):
+            return 0
+    elif name not in ("tt.trans", "tt.reshape", "tt.cat", "tt.join"):
+        return 0
+    return sum(tt.numel(tt.shape_of(v.type)) for v in op.operands) * elem_bytes(dst_ty)
+
+
 def scratch_size(op, num_warps: int = 4, callee_totals: Optional[dict] = None) -> int:
     """Bytes of scratch shared memory ``op`` needs while it runs (0 for none)."""
     op = _as_op(op)
     name = op.name
     if name == "ttg.convert_layout":
         return convert_scratch_size(op.operands[0].type, op.results[0].type)
+    if name in ("tt.broadcast", "tt.expand_dims", "tt.trans", "tt.reshape", "tt.cat", "tt.join"):
+        return view_scratch_size(op)
     if name == "tt.reduce":
         return reduce_scratch_size(op)
     if name == "tt.scan":

@@ -9,7 +9,7 @@ layout becomes a ``ttg.local_alloc`` into swizzled shared memory and a ``ttg.loc
 so the lowering stores the tile with the widest vector stores its blocked layout allows and reads the MMA
 fragments with ``ldmatrix`` (the software pipeliner later turns the ``local_alloc`` of a loaded tile into
 asynchronous copies).  A source defined outside the conversion's block (before its loop: attention's ``q``) is
-stored and read back there, once; a conversion every thread can do in its registers (an MMA result in f16 feeding
+stored and read back there, once (for every conversion of it: attention's two causal loops share it); a conversion every thread can do in its registers (an MMA result in f16 feeding
 the next dot as A, attention's ``p``) stays a conversion.  The buffer's layout (:func:`operand_shared_layout`): the contiguous dim is the one the
 source layout keeps contiguous per thread (``order[0]``; the second-to-last dim gives ``transposed = 1``), the
 swizzle the widest of 128 / 64 / 32 bytes that a row of that dim fills (0 below 32 bytes); an AMD ``v_mfma``
@@ -169,10 +169,17 @@ def _is_mma_operand(layout) -> bool:
 def dot_operands_through_shared(root) -> int:
     """Rewrite every conversion to an MMA dot operand under ``root``; returns how many."""
     n = 0
+    hoisted: dict = {}  # (value, operand type) -> the local_load made once before the loops
     for op in walk(as_op(root)):
         if op.name != CONVERT or not _is_mma_operand(layout_of(op.results[0])):
             continue
         src = op.operands[0]
+        key = (src, str(op.results[0].type))
+        if key in hoisted:  # attention's q in both causal loops: one buffer, one read
+            op.results[0].replace_all_uses_with(hoisted[key].results[0])
+            op.erase()
+            n += 1
+            continue
         if isinstance(layout_of(src), layouts.DotOperandLayout):
             continue
         ty = ir.RankedTensorType(src.type)
@@ -193,6 +200,8 @@ def dot_operands_through_shared(root) -> int:
         with op.location, ir.InsertionPoint(alloc):
             load = ir.Operation.create(ttg.LOCAL_LOAD, results=[op.results[0].type], operands=[alloc.results[0]])
         load.move_after(alloc)
+        if not _defined_in(src, op.operation.block):
+            hoisted[key] = load
         op.results[0].replace_all_uses_with(load.results[0])
         op.erase()
         n += 1
