@@ -91,9 +91,22 @@ def _reduce(ctx, srcs, *, axis, combine):
                 sty, to_s, from_s, nbytes = elems[j]
                 ctx.emit_op("llvm.store", [to_s(acc[key][j]), ctx.smem_ptr(o, sty, buf.base + slots[j])])
         ctx.barrier()
-        if ctx.target.reduce_partials == "shuffle" and nw_axis <= ctx.threads_per_warp:
-            # lane l takes partial l % nw_axis, a butterfly over the low lane bits combines them in every lane
-            c = ctx.emit("arith.andi", [ctx.lane_id(), ctx.c32(nw_axis - 1)], ctx.i32())
+        # lanes that hold the same key after step 2: those whose bit is reduced along axis, and replicas
+        free = [i for i, b in enumerate(ll.lane) if b[axis] or not any(b)][:len(wbits)]
+        if ctx.target.reduce_partials == "shuffle" and len(free) == len(wbits):
+            # lane l takes the partial its free lane bits number, a butterfly over those bits combines them in
+            # every lane (never over a lane bit along another dimension: that lane holds another key)
+            lane = ctx.lane_id()
+            if free == list(range(len(wbits))):
+                c = ctx.emit("arith.andi", [lane, ctx.c32(nw_axis - 1)], ctx.i32())
+            else:
+                c = None
+                for t, i in enumerate(free):
+                    bit = ctx.emit("arith.andi", [ctx.emit("arith.shrui", [lane, ctx.c32(i)], ctx.i32()),
+                                                  ctx.c32(1)], ctx.i32())
+                    if t:
+                        bit = ctx.emit("arith.shli", [bit, ctx.c32(t)], ctx.i32())
+                    c = bit if c is None else ctx.emit("arith.ori", [c, bit], ctx.i32())
             for key in keys:
                 ix = list(where[key])
                 ix[axis] = c
@@ -102,7 +115,7 @@ def _reduce(ctx, srcs, *, axis, combine):
                 for j in range(k):
                     sty, to_s, from_s, nbytes = elems[j]
                     a.append(from_s(ctx.emit("llvm.load", [ctx.smem_ptr(o, sty, buf.base + slots[j])], sty)))
-                for i in range(len(wbits)):
+                for i in free:
                     a = inline_combine(ctx, combine, a, [shuffle_xor(ctx, v, 1 << i) for v in a])
                 acc[key] = a
             keys = []
