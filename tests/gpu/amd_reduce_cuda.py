@@ -59,7 +59,9 @@ def _cases():
         out.append((f"rows_{op}_{dt}_w4_b256", "rows", dt, op, 4, (256,), (256, 201), True))
     # 2-D tiles along either axis
     tiles = [((64, 128), 8, (64, 128)), ((64, 128), 8, (53, 117)), ((16, 256), 8, (13, 250)),
-             ((256, 16), 8, (250, 13)), ((32, 1024), 16, (29, 1000)), ((128, 64), 4, (100, 60))]
+             ((256, 16), 8, (250, 13)), ((32, 1024), 16, (29, 1000)), ((128, 64), 4, (100, 60)),
+             # tall: lanes along axis 0 too (axis 0's partials butterfly over those lane bits, not the low ones)
+             ((512, 8), 16, (509, 7)), ((256, 32), 4, (255, 30))]
     tile_ops = [("sum", "fp32"), ("max", "fp16"), ("argmax", "int32"), ("argmin", "fp32"), ("sum", "int64"),
                 ("absmax", "fp32")]
     for (bm, bn), w, mn in tiles:
