@@ -167,10 +167,10 @@ def prepare(out: Path) -> None:
         if patched:
             CUDATargetInfo.reduce_partials, CUDATargetInfo.read_lane = "shuffle", read_lane
         try:
-            k = tritium.compile(ASTSource(fn, sig, cx, attrs), target="cuda:80", options={"num_warps": w}, use_cache=False)
+            return tritium.compile(ASTSource(fn, sig, cx, attrs), target="cuda:80", options={"num_warps": w},
+                                   use_cache=False)
         finally:
             CUDATargetInfo.reduce_partials, CUDATargetInfo.read_lane = "all", None
-        return k
 
     seen = {"partials": 0, "read_lane": 0}
     total = 0
@@ -199,7 +199,7 @@ def prepare(out: Path) -> None:
         assert mp["shfl_idx"] == 0, f"{name}: the plain compile reads lanes"
         seen["partials"] += partials
         seen["read_lane"] += lane
-        for tag, k, ptx in (("plain", plain, pp), ("patched", patched, pq)):
+        for tag, ptx in (("plain", pp), ("patched", pq)):
             data = gzip.compress(ptx.encode(), mtime=0)
             (out / f"{name}.{tag}.ptx.gz").write_bytes(data)
             total += len(data)
@@ -207,10 +207,11 @@ def prepare(out: Path) -> None:
                 "lengths": list(lengths), "types": list(sig.values()),
                 "name": {"plain": plain.metadata["name"], "patched": patched.metadata["name"]},
                 "shared": {"plain": plain.metadata["shared"], "patched": patched.metadata["shared"]},
-                "layout": layout, "paths": {"partials": partials, "read_lane": lane}, "plain_ptx": mp, "patched_ptx": mq}
+                "layout": layout, "paths": {"partials": partials, "read_lane": lane}, "plain_ptx": mp,
+                "patched_ptx": mq}
         (out / f"{name}.json").write_text(json.dumps(meta))
-        print(f"prepared {name} (layout {layout}): {'partials-shuffle ' if partials else ''}{'read-lane ' if lane else ''}"
-              f"ld.shared {mp['ld_shared']} -> {mq['ld_shared']}, shfl.idx {mp['shfl_idx']} -> {mq['shfl_idx']}, "
+        print(f"prepared {name} (layout {layout}): {'partials-shuffle ' if partials else ''}"
+              f"{'read-lane ' if lane else ''}ld.shared {mp['ld_shared']} -> {mq['ld_shared']}, shfl.idx {mp['shfl_idx']} -> {mq['shfl_idx']}, "
               f"shfl.bfly {mp['shfl_bfly']} -> {mq['shfl_bfly']}")
     assert seen["partials"] and seen["read_lane"], seen
     print(f"cases with the partials butterfly: {seen['partials']}, with the lane read: {seen['read_lane']}; "
