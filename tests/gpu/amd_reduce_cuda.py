@@ -211,7 +211,8 @@ def prepare(out: Path) -> None:
                 "patched_ptx": mq}
         (out / f"{name}.json").write_text(json.dumps(meta))
         print(f"prepared {name} (layout {layout}): {'partials-shuffle ' if partials else ''}"
-              f"{'read-lane ' if lane else ''}ld.shared {mp['ld_shared']} -> {mq['ld_shared']}, shfl.idx {mp['shfl_idx']} -> {mq['shfl_idx']}, "
+              f"{'read-lane ' if lane else ''}ld.shared {mp['ld_shared']} -> {mq['ld_shared']}, "
+              f"shfl.idx {mp['shfl_idx']} -> {mq['shfl_idx']}, "
               f"shfl.bfly {mp['shfl_bfly']} -> {mq['shfl_bfly']}")
     assert seen["partials"] and seen["read_lane"], seen
     print(f"cases with the partials butterfly: {seen['partials']}, with the lane read: {seen['read_lane']}; "
