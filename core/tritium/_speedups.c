@@ -182,7 +182,7 @@ static int select_context(PyObject *const *st, PyObject **ctx_out, PyObject **de
 
 /* relaunch's work: ``values`` are the n parameters' values (``NOT_HANDLED`` where not given) */
 static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *const *values, Py_ssize_t nargs_values,
-                             PyObject *options, PyObject *ctx_in, PyObject *dev_in) {
+                             PyObject *options, PyObject *ctx_in, PyObject *dev_in, PyObject *const *dtypes_in) {
     PyObject *nh = st[ST_NOT_HANDLED];
     PyObject *spec = st[ST_SPEC], *defaults = st[ST_DEFAULTS], *int_desc = st[ST_INT_DESC];
     Py_ssize_t n = PyTuple_GET_SIZE(spec);
@@ -263,7 +263,9 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
             PyObject *ptr = PyObject_CallMethodNoArgs(v, s_data_ptr);
             if (ptr == NULL) goto not_handled_clear;
             PyObject *tdev = PyObject_CallMethodNoArgs(v, s_get_device);
-            PyObject *dtype = tdev ? PyObject_GetAttr(v, s_dtype) : NULL;
+            PyObject *dtype = tdev == NULL ? NULL
+                              : dtypes_in != NULL && dtypes_in[k] != NULL ? Py_NewRef(dtypes_in[k]) /* the caller's */
+                                                                          : PyObject_GetAttr(v, s_dtype);
             unsigned long long p = PyLong_AsUnsignedLongLongMask(ptr);
             if (tdev == NULL || dtype == NULL || (p == (unsigned long long)-1 && PyErr_Occurred())) {
                 Py_DECREF(ptr);
@@ -397,7 +399,7 @@ static int state_ok(PyObject *state) {
 
 static PyObject *relaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 2 || !state_ok(args[0])) return NULL;
-    return do_relaunch(&PyTuple_GET_ITEM(args[0], 0), args[1], args + 2, nargs - 2, NULL, NULL, NULL);
+    return do_relaunch(&PyTuple_GET_ITEM(args[0], 0), args[1], args + 2, nargs - 2, NULL, NULL, NULL, NULL);
 }
 
 /* fn(grid, *args, **kwargs): the Python path's call, as fn[grid](*args, **kwargs) was given */
@@ -461,7 +463,7 @@ static PyObject *launch_impl(PyObject *state, PyObject *grid, PyObject *const *a
                 PyTuple_SET_ITEM(options, j, item);
             }
         }
-        PyObject *r = do_relaunch(st, grid, values, n, options, NULL, NULL);
+        PyObject *r = do_relaunch(st, grid, values, n, options, NULL, NULL, NULL);
         Py_XDECREF(options);
         if (r != nh) return r; /* the kernel, or the launch's error */
         Py_DECREF(r);
@@ -538,7 +540,7 @@ static PyObject *tuned_fast(PyObject *const *tu, PyObject *grid, PyObject *const
     Py_INCREF(plans); /* held: a Python device getter below could rebind the tuner's attributes */
     Py_INCREF(cache);
     PyObject *result = NULL, *key = NULL, *ctx = NULL, *dev = NULL, *plan = NULL;
-    PyObject *parts[2 * MAX_PARAMS + 1];
+    PyObject *parts[2 * MAX_PARAMS + 1], *dtypes[MAX_PARAMS] = {NULL}; /* dtypes: the tensors', for the relaunch */
     Py_ssize_t np = 0;
     PyObject *keypos = tu[TU_KEYPOS];
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(keypos) && PyTuple_GET_SIZE(keypos) <= MAX_PARAMS; j++) {
@@ -551,9 +553,8 @@ static PyObject *tuned_fast(PyObject *const *tu, PyObject *grid, PyObject *const
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *v = args[i];
         if ((PyObject *)Py_TYPE(v) == tu[TU_TENSOR]) {
-            PyObject *dtype = PyObject_GetAttr(v, s_dtype);
+            PyObject *dtype = dtypes[i] = PyObject_GetAttr(v, s_dtype);
             PyObject *name = dtype ? PyDict_GetItemWithError(tu[TU_DTYPES], dtype) : NULL;
-            Py_XDECREF(dtype);
             if (name == NULL) goto out;
             parts[np++] = Py_NewRef(name);
         } else if (!plain_key_value(v)) {
@@ -588,8 +589,9 @@ static PyObject *tuned_fast(PyObject *const *tu, PyObject *grid, PyObject *const
         if (at < -1 || at >= n || (at >= 0 && values[at] != nh)) goto out; /* given twice: Python explains */
         if (at >= 0) values[at] = PyTuple_GET_ITEM(vals, j);
     }
-    if (PyObject_SetAttr(tu[TU_TUNER], s_best_config, cfg) < 0) goto out;
-    result = do_relaunch(st, grid, values, n, PyTuple_GET_SIZE(options) ? options : NULL, ctx, dev);
+    if (PyDict_GetItemWithError(d, s_best_config) != cfg && PyObject_SetAttr(tu[TU_TUNER], s_best_config, cfg) < 0)
+        goto out;
+    result = do_relaunch(st, grid, values, n, PyTuple_GET_SIZE(options) ? options : NULL, ctx, dev, dtypes);
     if (result == nh) { /* not the plain case after all: the launcher with the plan's keywords */
         Py_CLEAR(result);
         PyObject *names = PyTuple_GET_ITEM(plan, PL_NAMES);
@@ -608,6 +610,7 @@ out:
     if (result == NULL) PyErr_Clear();
 done:
     for (Py_ssize_t j = 0; j < np; j++) Py_DECREF(parts[j]);
+    for (Py_ssize_t i = 0; i < nargs; i++) Py_XDECREF(dtypes[i]);
     Py_XDECREF(plan);
     Py_XDECREF(key);
     Py_XDECREF(ctx);
@@ -672,7 +675,8 @@ static PyObject *heuristics_launch(PyObject *const *he, PyObject *grid, PyObject
         if (PyDict_SetItem(seen, PyTuple_GET_ITEM(kwnames, j), args[nargs + j]) < 0) goto done;
     for (Py_ssize_t j = 0; j < nh; j++) {
         PyObject *item = PyTuple_GET_ITEM(values, j);
-        PyObject *copy = PyDict_Copy(seen);
+        /* each heuristic its own dict (one may change it); the last one the dict itself: nothing reads it after */
+        PyObject *copy = j + 1 < nh ? PyDict_Copy(seen) : Py_NewRef(seen);
         if (copy == NULL) goto done;
         PyObject *v = PyObject_CallOneArg(PyTuple_GET_ITEM(item, 1), copy); /* a user's heuristic: its error */
         Py_DECREF(copy);
