@@ -56,7 +56,7 @@ def _reduce(ctx, srcs, *, axis, combine):
     # 3. across warps, through shared memory laid out as the allocation analysis sizes it: the operand's shape
     #    with shape[axis] = the warps along axis (row-major; operands one after the other, widest first).  Each
     #    warp writes its partial at its position along axis, then every thread combines the partials of its keys
-#    (all of them, or one per lane and a butterfly: the target's ``reduce_partials``).
+    #    (all of them, or one per lane and a butterfly: the target's ``reduce_partials``).
     wbits = [i for i, b in enumerate(ll.warp) if b[axis] != 0]
     if wbits:
         keys = list(acc)
@@ -71,22 +71,35 @@ def _reduce(ctx, srcs, *, axis, combine):
             slots[j] = off
             off += numel * elems[j][3]
         buf = ctx.scratch(op, off)
-        warp = ctx.warp_id()
-        wpos = None  # this warp's position along axis
-        for t, i in enumerate(wbits):
-            bit = ctx.emit("arith.andi", [ctx.emit("arith.shrui", [warp, ctx.c32(i)], ctx.i32()) if i else warp,
-                                          ctx.c32(1)], ctx.i32())
-            if t:
-                bit = ctx.emit("arith.shli", [bit, ctx.c32(t)], ctx.i32())
-            wpos = bit if wpos is None else ctx.emit("arith.ori", [wpos, bit], ctx.i32())
-        idx = ctx.indices(src_types[0])
-        where = {}
-        for key, regs in groups.items():
-            where[key] = idx[regs[0]]
-        for key in keys:
+
+        def gather_bits(v, bits):
+            """the i32 whose bit t is bit ``bits[t]`` of ``v``"""
+            if bits == list(range(len(bits))):
+                return ctx.emit("arith.andi", [v, ctx.c32((1 << len(bits)) - 1)], ctx.i32())
+            out = None
+            for t, i in enumerate(bits):
+                bit = ctx.emit("arith.andi", [ctx.emit("arith.shrui", [v, ctx.c32(i)], ctx.i32()) if i else v,
+                                              ctx.c32(1)], ctx.i32())
+                if t:
+                    bit = ctx.emit("arith.shli", [bit, ctx.c32(t)], ctx.i32())
+                out = bit if out is None else ctx.emit("arith.ori", [out, bit], ctx.i32())
+            return out
+
+        def slot(key, c):
             ix = list(where[key])
-            ix[axis] = wpos
-            o = emit_offset(ctx, linear(ix, sshape))
+            ix[axis] = c
+            return emit_offset(ctx, linear(ix, sshape))
+
+        def load_partial(key, c):
+            o = slot(key, c)
+            return [from_s(ctx.emit("llvm.load", [ctx.smem_ptr(o, sty, buf.base + slots[j])], sty))
+                    for j, (sty, to_s, from_s, nbytes) in enumerate(elems)]
+
+        wpos = gather_bits(ctx.warp_id(), wbits)  # this warp's position along axis
+        idx = ctx.indices(src_types[0])
+        where = {key: idx[regs[0]] for key, regs in groups.items()}
+        for key in keys:
+            o = slot(key, wpos)
             for j in range(k):
                 sty, to_s, from_s, nbytes = elems[j]
                 ctx.emit_op("llvm.store", [to_s(acc[key][j]), ctx.smem_ptr(o, sty, buf.base + slots[j])])
@@ -96,41 +109,18 @@ def _reduce(ctx, srcs, *, axis, combine):
         if ctx.target.reduce_partials == "shuffle" and len(free) == len(wbits):
             # lane l takes the partial its free lane bits number, a butterfly over those bits combines them in
             # every lane (never over a lane bit along another dimension: that lane holds another key)
-            lane = ctx.lane_id()
-            if free == list(range(len(wbits))):
-                c = ctx.emit("arith.andi", [lane, ctx.c32(nw_axis - 1)], ctx.i32())
-            else:
-                c = None
-                for t, i in enumerate(free):
-                    bit = ctx.emit("arith.andi", [ctx.emit("arith.shrui", [lane, ctx.c32(i)], ctx.i32()),
-                                                  ctx.c32(1)], ctx.i32())
-                    if t:
-                        bit = ctx.emit("arith.shli", [bit, ctx.c32(t)], ctx.i32())
-                    c = bit if c is None else ctx.emit("arith.ori", [c, bit], ctx.i32())
+            c = gather_bits(ctx.lane_id(), free)
             for key in keys:
-                ix = list(where[key])
-                ix[axis] = c
-                o = emit_offset(ctx, linear(ix, sshape))
-                a = []
-                for j in range(k):
-                    sty, to_s, from_s, nbytes = elems[j]
-                    a.append(from_s(ctx.emit("llvm.load", [ctx.smem_ptr(o, sty, buf.base + slots[j])], sty)))
+                a = load_partial(key, c)
                 for i in free:
                     a = inline_combine(ctx, combine, a, [shuffle_xor(ctx, v, 1 << i) for v in a])
                 acc[key] = a
-            keys = []
-        for key in keys:
-            a = None
-            for c in range(nw_axis):
-                ix = list(where[key])
-                ix[axis] = c
-                o = emit_offset(ctx, linear(ix, sshape))
-                got = []
-                for j in range(k):
-                    sty, to_s, from_s, nbytes = elems[j]
-                    got.append(from_s(ctx.emit("llvm.load", [ctx.smem_ptr(o, sty, buf.base + slots[j])], sty)))
-                a = got if a is None else inline_combine(ctx, combine, a, got)
-            acc[key] = a
+        else:
+            for key in keys:
+                a = load_partial(key, 0)
+                for c in range(1, nw_axis):
+                    a = inline_combine(ctx, combine, a, load_partial(key, c))
+                acc[key] = a
         ctx.release(buf)
     # 4. results in the slice layout's register order
     res_ty = op.results[0].type
