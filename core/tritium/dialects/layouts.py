@@ -504,14 +504,22 @@ def _mfma_linear(lay: AmdMfmaLayout, shape: tuple) -> LinearLayout:
     else:
         # row: registers +1, +2, two lane bits (+4, +8)
         r_reg, r_lane, r_warp, r_rep = _dim_bases(r, row, shape[row], (2, 2, wc[row]))
-    warp = {col: c_warp, row: r_warp}
+    return _amd_mma_tail(lay, shape, wc, (col, c_warp, c_rep), (row, r_warp, r_rep), r_reg, c_lane + r_lane)
+
+
+def _amd_mma_tail(lay, shape: tuple, wc, col: tuple, row: tuple, reg: list, lane: list) -> LinearLayout:
+    """An AMD accumulator layout from its tile's register and lane bases: the warps along the column and row dims
+    (``(dim, warp bases, repetition bases)`` each) and the batch dim of a 3-D tile, the repetitions after the
+    tile's registers (N's, then M's, then the batch's)."""
+    r = len(shape)
+    (cd, c_warp, c_rep), (rd, r_warp, r_rep) = col, row
+    warp = {cd: c_warp, rd: r_warp}
     b_rep = []
     if r == 3:
         b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
         warp[0] = b_warp
-    reps = {col: c_rep, row: r_rep}
-    reg = r_reg + reps[n] + reps[m] + b_rep
-    lane = c_lane + r_lane
+    reps = {cd: c_rep, rd: r_rep}
+    reg = reg + reps[r - 1] + reps[r - 2] + b_rep
     return LinearLayout(shape, tuple(reg), tuple(lane), tuple(lay.warp_bases(shape, warp)))
 
 
@@ -571,14 +579,7 @@ def _wmma_linear(lay: AmdWmmaLayout, shape: tuple) -> LinearLayout:
     # col: four lane bits (l % 16); row: one lane bit (l // 16: +1), registers +2, +4, +8
     c_lane, c_warp, c_rep = _dim_bases(r, col, shape[col], (4, wc[col]))
     r_lane, r_reg, r_warp, r_rep = _dim_bases(r, row, shape[row], (1, 3, wc[row]))
-    warp = {col: c_warp, row: r_warp}
-    b_rep = []
-    if r == 3:
-        b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
-        warp[0] = b_warp
-    reps = {col: c_rep, row: r_rep}
-    reg = r_reg + reps[n] + reps[m] + b_rep
-    return LinearLayout(shape, tuple(reg), tuple(c_lane + r_lane), tuple(lay.warp_bases(shape, warp)))
+    return _amd_mma_tail(lay, shape, wc, (col, c_warp, c_rep), (row, r_warp, r_rep), r_reg, c_lane + r_lane)
 
 
 #: K elements one lane holds per ``v_mfma`` operand (kBase) by (instruction M, operand bits, CDNA version);
