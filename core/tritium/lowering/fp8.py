@@ -4,16 +4,8 @@ instructions), and the rules every target shares, which convert through the targ
 the GPU has them, this module's software otherwise).
 
 fp8 values keep their MLIR float type in the lowering; the upstream LLVM type conversion turns them into ``i8``.
-The formats (Triton's names and the MLIR types) are the interpreter's (``tritium_interpreter.runtime.fp8``):
-
-==========  ================  ====  ========  =================================================
-Triton      MLIR              bias  largest   special values
-==========  ================  ====  ========  =================================================
-fp8e4nv     ``f8E4M3FN``      7     448       no infinities; NaN = S.1111.111
-fp8e5       ``f8E5M2``        15    57344     IEEE: infinities S.11111.00, NaNs S.11111.xx
-fp8e4b8     ``f8E4M3FNUZ``    8     240       no infinities, no -0; NaN = 0x80
-fp8e5b16    ``f8E5M2FNUZ``    16    57344     no infinities, no -0; NaN = 0x80
-==========  ================  ====  ========  =================================================
+The formats (Triton's names, the MLIR types, biases, largest values and special values) are the interpreter's:
+see the table in ``tritium_interpreter.runtime.fp8``.
 
 :func:`software_to_fp8` (a float -> fp8; f64 is first rounded to f32, f16 / bf16 widened exactly) rounds to
 nearest, ties to even, saturates magnitudes beyond the largest finite value (infinities included) to it with their
