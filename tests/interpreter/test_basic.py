@@ -59,20 +59,16 @@ def test_vadd_chunked(monkeypatch, rng):
     np.testing.assert_array_equal(out, x + y)
 
 
-def test_vadd_perf(rng):
-    import time
+def test_vadd_large_grid_relaunch(rng):
+    # A million elements over 1024 programs, launched twice on new inputs: the cached
+    # program's second run must see the new buffers (speed is bench/interpreter.py's job).
     n = 1 << 20
-    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
-    out = np.zeros(n, np.float32)
     k = vadd("f32", 1024, "arith.addf")
-    launch(k, (n // 1024,), x, y, out, n)
-    best = 1e9
-    for _ in range(5):
-        t = time.perf_counter()
+    for _ in range(2):
+        x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        out = np.zeros(n, np.float32)
         launch(k, (n // 1024,), x, y, out, n)
-        best = min(best, time.perf_counter() - t)
-    np.testing.assert_array_equal(out, x + y)
-    assert best < 0.1, best
+        np.testing.assert_array_equal(out, x + y)
 
 
 GRID2 = """

@@ -139,7 +139,7 @@ def test_race_detector_in_step_through_mode(eager, monkeypatch):
     assert "bins_ptr" in str(ei.value)
 
 
-def test_default_mode_stays_fast():
+def test_default_mode_is_the_compiled_interpreter():
     registry.set_active(None)
     x = np.ones(16, np.float32)
     k = _add[(1,)](x, x, np.zeros(16, np.float32), 16, BLOCK=16)
