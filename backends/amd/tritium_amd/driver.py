@@ -23,20 +23,15 @@ hip-python (:mod:`tritium_amd.stub`, tests only) and the packer against real com
 from __future__ import annotations
 
 import ctypes
-import functools
-import os
-import sys
-import threading
 from typing import Any, Optional
 
-from tritium.compiler.backend import BaseDriver, GPUTarget
-from tritium.errors import BackendUnavailable, KernelRuntimeError, OutOfResources
+from tritium.compiler.backend import GPUTarget
+from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only
+from tritium.errors import KernelRuntimeError, OutOfResources
 
 from . import launcher as _launcher
 from .compiler import warp_size_of
 from .plugin import PIP
-
-COMPILE_ONLY_ENV = "TRITIUM_COMPILE_ONLY"
 
 _hip = None
 
@@ -49,11 +44,6 @@ def hip() -> Any:
 
         _hip = _h
     return _hip
-
-
-def compile_only() -> bool:
-    """``TRITIUM_COMPILE_ONLY=1``: active without a device, compiles and launches nothing (as on cuda)."""
-    return os.environ.get(COMPILE_ONLY_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class HIPError(KernelRuntimeError, RuntimeError):
@@ -182,27 +172,15 @@ class LoadedKernel:
         raise HIPError(f"hipModuleLaunchKernel({self.name})", err, error_name(err))
 
 
-class HIPDriver(BaseDriver):
+class HIPDriver(TorchGPUDriver):
     """tritium's HIP driver (``driver.active`` when the hip backend is selected)."""
 
+    name = "hip"
+    device_env = "TRITIUM_HIP_DEVICE"
+    device_class = _Device
     max_grid = (2 ** 31 - 1, 65535, 65535)
 
-    def __init__(self):
-        self._probed = False
-        self._reason = ""
-        self._devices: dict = {}
-        self._lock = threading.RLock()
-        self.skipped_launches = 0  # launches skipped under TRITIUM_COMPILE_ONLY
-
     # ------------------------------------------------------------------------------------------ probing
-    def _probe(self) -> None:
-        if self._probed:
-            return
-        with self._lock:
-            if not self._probed:
-                self._reason = self._find_reason()
-                self._probed = True
-
     @staticmethod
     def _find_reason() -> str:
         try:
@@ -225,88 +203,7 @@ class HIPDriver(BaseDriver):
             return "no AMD GPU (hipGetDeviceCount: 0 devices)"
         return ""
 
-    def is_active(self) -> bool:
-        if self._probed and not self._reason:
-            return True
-        if compile_only():
-            return True
-        self._probe()
-        return not self._reason
-
-    def inactive_reason(self) -> str:
-        if compile_only():
-            return ""
-        self._probe()
-        return self._reason
-
-    def _require(self) -> None:
-        if not self.is_active():
-            raise BackendUnavailable(f"hip: {self._reason}")
-
     # ------------------------------------------------------------------------------------------ devices
-    def device(self, index: Optional[int] = None) -> _Device:
-        if index is None:
-            index = self.get_current_device()
-        d = self._devices.get(index)
-        if d is None:
-            self._probe()
-            if self._reason:
-                raise BackendUnavailable(f"hip: {self._reason}")
-            with self._lock:
-                d = self._devices.get(index)
-                if d is None:
-                    d = self._devices[index] = _Device(index)
-        return d
-
-    def get_current_device(self) -> int:
-        """torch's current device when torch is imported with a GPU (ROCm torch), else ``TRITIUM_HIP_DEVICE``
-        (0)."""
-        if compile_only():
-            return 0
-        torch = sys.modules.get("torch")
-        get = getattr(getattr(torch, "_C", None), "_cuda_getDevice", None) if torch is not None else None
-        if get is not None:
-            try:
-                return int(get())
-            except RuntimeError:  # torch without a GPU
-                pass
-        return int(os.environ.get("TRITIUM_HIP_DEVICE", "0") or 0)
-
-    def set_current_device(self, index: int) -> None:
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            torch.cuda.set_device(index)
-        self.device(index).make_current()
-
-    def get_current_stream(self, device: Optional[int] = None) -> int:
-        """The raw handle of torch's current stream (the HIP stream on ROCm builds), else 0 (the null stream)."""
-        torch = sys.modules.get("torch")
-        if torch is not None and not compile_only():
-            try:
-                if device is None:
-                    device = torch.cuda.current_device()
-                raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-                if raw is not None:
-                    return int(raw(device))
-                return int(torch.cuda.current_stream(device).cuda_stream)
-            except (RuntimeError, AssertionError, AttributeError):  # torch without a GPU
-                pass
-        return 0
-
-    def _stream_getter(self, device: int) -> Any:
-        """A callable returning the current raw stream of ``device``: torch's ``_cuda_getCurrentRawStream`` bound to
-        it when torch is imported with a GPU (one C call per launch), else :meth:`get_current_stream`."""
-        torch = sys.modules.get("torch")
-        raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None) if torch is not None else None
-        if raw is not None:
-            try:
-                raw(device)
-            except (RuntimeError, AssertionError):  # torch without a GPU
-                raw = None
-        if raw is not None:
-            return functools.partial(raw, device)
-        return lambda: self.get_current_stream(device)
-
     def get_current_target(self) -> GPUTarget:
         if compile_only():
             from tritium.compiler.registry import requested_target
@@ -317,19 +214,6 @@ class HIPDriver(BaseDriver):
         self._require()
         d = self.device()
         return GPUTarget("hip", d.arch, d.warp_size)
-
-    def get_device_properties(self, device: Optional[int] = None) -> dict:
-        return dict(self.device(device).properties())
-
-    def get_active_torch_device(self):
-        import torch
-
-        return torch.device("cuda", self.get_current_device())
-
-    def get_device_interface(self):
-        import torch
-
-        return torch.cuda
 
     def synchronize(self, device: Optional[int] = None) -> None:
         self.device(device).make_current()

@@ -18,35 +18,17 @@ descriptor's arguments (``cuTensorMapEncodeTiled``, cached per base/shape/stride
 """
 from __future__ import annotations
 
-import functools
 import os
 import sys
-import threading
 from typing import Any, Optional
 
-from tritium.compiler.backend import BaseDriver, DriverUtils, GPUTarget
+from tritium.compiler.backend import DriverUtils, GPUTarget
+from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only
 from tritium.errors import BackendUnavailable, CUDAError, KernelRuntimeError, OutOfResources  # noqa: F401
 
 from . import launcher as _launcher
 
 PIP = "pip install 'tritium[nvidia]'"
-COMPILE_ONLY_ENV = "TRITIUM_COMPILE_ONLY"
-
-
-_env_data = getattr(os.environ, "_data", None)  # os.environ's raw mapping: unset is one dict miss (launch path)
-if _env_data is not None and hasattr(os.environ, "encodekey"):  # CPython's os.environ
-    _COMPILE_ONLY_KEY = os.environ.encodekey(COMPILE_ONLY_ENV)
-else:  # pragma: no cover
-    _env_data = None
-
-
-def compile_only() -> bool:
-    """``TRITIUM_COMPILE_ONLY=1``: the driver is "active" without a device and launches nothing, so running
-    kernels (tests, benchmarks) with ``TRITIUM_TARGET=cuda:90`` only compiles them, through the file cache.
-    This is how the GPU workflow fills the cache it carries to the device (scripts/gpu_prepare.sh)."""
-    if _env_data is not None and _COMPILE_ONLY_KEY not in _env_data:
-        return False
-    return os.environ.get(COMPILE_ONLY_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 DEFAULT_SHARED_LIMIT = 48 * 1024  # without opting in, a block gets at most 48 KiB of shared memory
 
 _cu = None
@@ -388,18 +370,17 @@ def arg_types(kernel: Any) -> tuple:
     return types, names
 
 
-class CUDADriver(BaseDriver):
+class CUDADriver(TorchGPUDriver):
     """tritium's CUDA driver (``driver.active`` when the cuda backend is selected)."""
 
+    name = "cuda"
+    device_env = "TRITIUM_CUDA_DEVICE"
+    device_class = _Device
     max_grid = (2 ** 31 - 1, 65535, 65535)  # gridDim limits of every CUDA device since sm_30
 
     def __init__(self):
-        self._probed = False
-        self._reason = ""
-        self._devices: dict = {}
-        self._lock = threading.RLock()
+        super().__init__()
         self._streams: dict = {}
-        self.skipped_launches = 0  # launches skipped under TRITIUM_COMPILE_ONLY
         self._utils = _Utils(self)
 
     @property
@@ -407,15 +388,6 @@ class CUDADriver(BaseDriver):
         return self._utils
 
     # ------------------------------------------------------------------------------------------ probing
-    def _probe(self) -> None:
-        if self._probed:
-            return
-        with self._lock:
-            if self._probed:
-                return
-            self._reason = self._find_reason()
-            self._probed = True
-
     @staticmethod
     def _find_reason() -> str:
         try:
@@ -433,58 +405,7 @@ class CUDADriver(BaseDriver):
             return "no CUDA device" + (f" (cuDeviceGetCount: {error_name(err)})" if int(err) else "")
         return ""
 
-    def is_active(self) -> bool:
-        if self._probed and not self._reason:  # a device: the per-launch check stays cheap
-            return True
-        if compile_only():
-            return True
-        self._probe()
-        return not self._reason
-
-    def inactive_reason(self) -> str:
-        if compile_only():
-            return ""
-        self._probe()
-        return self._reason
-
-    def _require(self) -> None:
-        if not self.is_active():
-            raise BackendUnavailable(f"cuda: {self._reason}")
-
     # ------------------------------------------------------------------------------------------ devices
-    def device(self, index: Optional[int] = None) -> _Device:
-        if index is None:
-            index = self.get_current_device()
-        d = self._devices.get(index)
-        if d is None:
-            self._require()
-            with self._lock:
-                d = self._devices.get(index)
-                if d is None:
-                    d = self._devices[index] = _Device(index)
-        return d
-
-    def get_current_device(self) -> int:
-        """torch's current CUDA device when torch is imported and has CUDA, else ``TRITIUM_CUDA_DEVICE`` (0)."""
-        if compile_only():
-            return 0
-        get = self._torch_device_getter()
-        return get() if get is not None else int(os.environ.get("TRITIUM_CUDA_DEVICE", "0") or 0)
-
-    @staticmethod
-    def _torch_device_getter() -> Optional[Any]:
-        """torch's ``_cuda_getDevice`` (``torch.cuda.current_device()`` without the Python layer; it initialises
-        CUDA lazily itself) when torch is imported and it works, else None."""
-        torch = sys.modules.get("torch")
-        get = getattr(getattr(torch, "_C", None), "_cuda_getDevice", None) if torch is not None else None
-        if get is None:
-            return None
-        try:
-            get()
-        except RuntimeError:  # torch without a usable CUDA
-            return None
-        return get
-
     def device_getter(self) -> Any:
         """torch's ``_cuda_getDevice`` itself when it works (what :meth:`get_current_device` calls), else
         :meth:`get_current_device`; on a machine with one device, ``int`` (0: the only current device there is,
@@ -504,26 +425,6 @@ class CUDADriver(BaseDriver):
             n = self._count = int(n) if int(err) == 0 else 0
         return n
 
-    def set_current_device(self, index: int) -> None:
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            torch.cuda.set_device(index)
-        self.device(index).make_current()
-
-    def get_current_stream(self, device: Optional[int] = None) -> int:
-        torch = sys.modules.get("torch")
-        if torch is not None and not compile_only():
-            try:
-                if device is None:
-                    device = torch.cuda.current_device()
-                raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-                if raw is not None:
-                    return raw(device)
-                return torch.cuda.current_stream(device).cuda_stream
-            except (RuntimeError, AssertionError):  # torch without a usable CUDA: the default stream
-                pass
-        return 0
-
     def get_current_target(self) -> GPUTarget:
         if compile_only():
             from tritium.compiler.registry import requested_target
@@ -533,19 +434,6 @@ class CUDADriver(BaseDriver):
             return GPUTarget("cuda", int(str(arch).lower().removeprefix("sm_").rstrip("a")), 32)
         self._require()
         return GPUTarget("cuda", self.device().capability, 32)
-
-    def get_device_properties(self, device: Optional[int] = None) -> dict:
-        return dict(self.device(device).properties())
-
-    def get_active_torch_device(self):
-        import torch
-
-        return torch.device("cuda", self.get_current_device())
-
-    def get_device_interface(self):
-        import torch
-
-        return torch.cuda
 
     def synchronize(self, device: Optional[int] = None) -> None:
         self.device(device).make_current()
@@ -578,23 +466,6 @@ class CUDADriver(BaseDriver):
                     kernel.n_regs, kernel.n_spills = lk.n_regs, lk.n_spills
                     kernel.n_max_threads = lk.max_threads
         return lk
-
-    def _stream_getter(self, device: int) -> Any:
-        """A callable returning the current raw stream handle of ``device``, as :meth:`launch` reads it (torch's
-        ``_cuda_getCurrentRawStream`` when torch is imported, else the null stream)."""
-        torch = sys.modules.get("torch")
-        raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None) if torch is not None else None
-        if raw is not None:
-            return functools.partial(raw, device)
-
-        def current(device=device):  # torch may be imported later
-            torch = sys.modules.get("torch")
-            if torch is not None:
-                raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-                if raw is not None:
-                    return raw(device)
-            return 0
-        return current
 
     def launcher(self, kernel: Any, device: int) -> Any:
         """The generated launch function of ``kernel`` loaded on ``device``, on the current stream (the JIT's
