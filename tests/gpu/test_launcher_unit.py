@@ -90,6 +90,18 @@ def test_errors_name_the_argument():
         fn(1, 1, 1, 0, [np.zeros(4, np.float32), 1])
 
 
+def test_scalar_rules_shared_with_the_hip_launcher():
+    # one set of scalar rules (tritium.runtime.kernel_args): fp16 overflow is refused, not packed as inf
+    fn, _, calls = make(["fp16", "bf16", "i1"])
+    with pytest.raises(KernelRuntimeError, match="argument 'p0'.*70000.0 does not fit in fp16"):
+        fn(1, 1, 1, 0, [7e4, 1.0, 1])
+    fn(1, 1, 1, 0, [65504.0, 1.5, 5])
+    b = calls[-1][-1]
+    assert struct.unpack("<e", b[0][:2])[0] == 65504.0
+    assert struct.unpack("<H", b[1][:2])[0] == 0x3FC0  # bf16 1.5
+    assert struct.unpack("<i", b[2][:4])[0] == 1
+
+
 def test_cpu_torch_tensor_is_refused():
     torch = pytest.importorskip("torch")
     fn, _, calls = make(["*fp32"])

@@ -33,12 +33,12 @@ slow path with the messages.
 from __future__ import annotations
 
 import ctypes
-import math
 import struct
 import threading
 from typing import Any, Callable, Optional, Sequence
 
 from tritium.errors import KernelRuntimeError
+from tritium.runtime import kernel_args as _kernel_args
 
 HIP_LAUNCH_PARAM_BUFFER_POINTER = 1
 HIP_LAUNCH_PARAM_BUFFER_SIZE = 2
@@ -48,11 +48,6 @@ HIP_LAUNCH_PARAM_END = 3
 _CODES = {
     "i1": "B", "u1": "B", "i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
     "i64": "q", "u64": "Q", "fp16": "e", "bf16": "H", "fp32": "f", "fp64": "d",
-}
-_INT_RANGE = {
-    "i1": (0, 1), "u1": (0, 1), "i8": (-2 ** 7, 2 ** 7 - 1), "u8": (0, 2 ** 8 - 1), "i16": (-2 ** 15, 2 ** 15 - 1),
-    "u16": (0, 2 ** 16 - 1), "i32": (-2 ** 31, 2 ** 31 - 1), "u32": (0, 2 ** 32 - 1),
-    "i64": (-2 ** 63, 2 ** 63 - 1), "u64": (0, 2 ** 64 - 1),
 }
 _LOWERED = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "f64": "fp64", "half": "fp16", "float": "fp32",
             "double": "fp64"}
@@ -192,14 +187,6 @@ class KernargPacker:
         return bytes(self.buffer)
 
 
-def _bf16_bits(v: float) -> int:
-    """The bfloat16 bit pattern of ``v`` (round to nearest even)."""
-    if math.isnan(v):
-        return 0x7FC0
-    (u,) = struct.unpack("<I", struct.pack("<f", float(v)))
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
-
-
 def pointer_value(a: Any, what: str) -> int:
     """The device address of a pointer argument: a GPU tensor, anything with ``data_ptr()`` or
     ``__cuda_array_interface__``, an int address, or None (null)."""
@@ -224,30 +211,8 @@ def pointer_value(a: Any, what: str) -> int:
 
 
 def scalar_value(v: Any, ty: str, what: str) -> Any:
-    """A Python scalar as the struct code of ``ty`` packs it; range errors name the argument."""
-    if hasattr(v, "item") and not isinstance(v, (int, float)):
-        v = v.item()
-    if ty in _INT_RANGE:
-        if isinstance(v, float) and not v.is_integer():
-            raise KernelRuntimeError(f"{what}: cannot pass {v!r} as {ty}")
-        try:
-            iv = int(v)
-        except (TypeError, ValueError):
-            raise KernelRuntimeError(f"{what}: cannot pass {type(v).__name__} {v!r} as {ty}") from None
-        if ty in ("i1", "u1"):
-            return 1 if iv else 0
-        lo, hi = _INT_RANGE[ty]
-        if not lo <= iv <= hi:
-            raise KernelRuntimeError(f"{what}: {iv} does not fit in {ty} (range {lo}..{hi}); the kernel was "
-                                     f"compiled for {ty}")
-        return iv
-    try:
-        fv = float(v)
-    except (TypeError, ValueError):
-        raise KernelRuntimeError(f"{what}: cannot pass {type(v).__name__} {v!r} as {ty}") from None
-    if ty == "fp16" and math.isfinite(fv) and abs(fv) >= 65520.0:  # rounds to inf: refused, as an int overflow is
-        raise KernelRuntimeError(f"{what}: {fv!r} does not fit in fp16 (largest finite 65504)")
-    return _bf16_bits(fv) if ty == "bf16" else fv
+    """A Python scalar as the struct code of ``ty`` packs it (:func:`tritium.runtime.kernel_args.scalar_value`)."""
+    return _kernel_args.scalar_value(v, ty, what, "hip")
 
 
 def convert_args(args: Sequence, types: Sequence[str], names: Sequence[str], kernel_name: str) -> list:

@@ -39,13 +39,13 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import math
 import operator
 import struct
 import threading
 from typing import Any, Callable, Optional, Sequence
 
 from tritium.errors import KernelRuntimeError
+from tritium.runtime import kernel_args as _kernel_args
 
 SLOT = 8  # bytes per kernel parameter slot in the argument buffer
 TENSORMAP = "tensormap"  # the type of a CUtensorMap parameter (128 bytes by value, 64-byte aligned)
@@ -58,11 +58,6 @@ _CODES = {
     "i1": "i", "u1": "i", "i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
     "i64": "q", "u64": "Q", "fp16": "e", "bf16": "H", "fp32": "f", "fp64": "d",
     "fp8e4nv": "B", "fp8e5": "B", "fp8e4b8": "B", "fp8e5b16": "B",
-}
-_INT_RANGE = {
-    "i1": (0, 1), "u1": (0, 1), "i8": (-2 ** 7, 2 ** 7 - 1), "u8": (0, 2 ** 8 - 1), "i16": (-2 ** 15, 2 ** 15 - 1),
-    "u16": (0, 2 ** 16 - 1), "i32": (-2 ** 31, 2 ** 31 - 1), "u32": (0, 2 ** 32 - 1),
-    "i64": (-2 ** 63, 2 ** 63 - 1), "u64": (0, 2 ** 64 - 1),
 }
 
 
@@ -105,14 +100,6 @@ def struct_format(types: Sequence[str], n_extra: int = 0) -> str:
     """The ``struct`` format packing ``types`` (then ``n_extra`` null pointers) into SLOT-byte slots (tensormaps:
     128 bytes at a 64-byte-aligned offset)."""
     return layout(types, n_extra)[0]
-
-
-def _bf16_bits(v: float) -> int:
-    """The bfloat16 bit pattern of ``v`` (round to nearest even), as the kernel reads a bf16 scalar."""
-    (u,) = struct.unpack("<I", struct.pack("<f", float(v)))
-    if math.isnan(v):
-        return 0x7FC0
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
 
 
 def wrong_device(a: Any, what: str, device: Optional[int]) -> Optional[KernelRuntimeError]:
@@ -161,32 +148,8 @@ def pointer_value(a: Any, what: str, check: Optional[Callable[[int], None]] = No
 
 
 def scalar_value(v: Any, ty: str, what: str) -> Any:
-    """A Python scalar as the struct code of ``ty`` packs it; range errors name the argument."""
-    if hasattr(v, "item") and not isinstance(v, (int, float)):  # numpy / 0-d torch scalars
-        v = v.item()
-    if ty in _INT_RANGE:
-        if isinstance(v, float) and not v.is_integer():
-            raise KernelRuntimeError(f"{what}: cannot pass {v!r} as {ty}")
-        try:
-            iv = int(v)
-        except (TypeError, ValueError):
-            raise KernelRuntimeError(f"{what}: cannot pass {type(v).__name__} {v!r} as {ty}") from None
-        lo, hi = _INT_RANGE[ty]
-        if ty in ("i1", "u1"):
-            return 1 if iv else 0
-        if not lo <= iv <= hi:
-            raise KernelRuntimeError(f"{what}: {iv} does not fit in {ty} (range {lo}..{hi}); the kernel was "
-                                     f"compiled for {ty}")
-        return iv
-    try:
-        fv = float(v)
-    except (TypeError, ValueError):
-        raise KernelRuntimeError(f"{what}: cannot pass {type(v).__name__} {v!r} as {ty}") from None
-    if ty == "bf16":
-        return _bf16_bits(fv)
-    if ty.startswith("fp8"):
-        raise KernelRuntimeError(f"{what}: fp8 scalar arguments are not supported by the cuda launcher")
-    return fv
+    """A Python scalar as the struct code of ``ty`` packs it (:func:`tritium.runtime.kernel_args.scalar_value`)."""
+    return _kernel_args.scalar_value(v, ty, what, "cuda")
 
 
 def convert_args(args: Sequence, types: Sequence[str], names: Sequence[str], kernel_name: str,
@@ -430,7 +393,7 @@ _BODY = '''
         b, p = thread_buffer()
     try:
         pack(b, 0, {fast}{extra})
-    except (AttributeError, TypeError, struct_error, KernelRuntimeError):
+    except (AttributeError, TypeError, struct_error, OverflowError, KernelRuntimeError):
         pack(b, 0, *convert(args){extra})
     {call}
 '''
