@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from typing import Optional
 
-from tritium.compiler.stages import llvm_binding
+from tritium.compiler.stages import llvm_binding, parse_llir
 from tritium.errors import CompilationFailed
 
 TRIPLE = "amdgcn-amd-amdhsa"
@@ -44,12 +44,7 @@ def llir_to_amdgcn(llir: str, kernel: str, arch: str = "gfx942", opt_level: int 
     object file: ``(asm text, object bytes)``.  A module with inline assembly gets no
     object (None): llvmlite's LLVM has no AMDGPU assembly parser (the object streamer would abort the process on
     it), so the ``hsaco`` stage assembles the text with ziglang's clang, which reports bad asm as an error."""
-    llvm = llvm_binding()
-    try:
-        mod = llvm.parse_assembly(llir)
-        mod.verify()
-    except RuntimeError as e:
-        raise CompilationFailed("LLVM rejected the generated IR", str(e)) from None
+    llvm, mod = parse_llir(llir)
     mod.triple = TRIPLE
     tm = target_machine(arch, opt_level)
     mod.data_layout = str(tm.target_data)

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from typing import Optional
 
-from tritium.compiler.stages import llvm_binding
+from tritium.compiler.stages import parse_llir
 from tritium.errors import CompilationFailed  # noqa: F401  (defined with every other error)
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -67,12 +67,7 @@ def sm_name(arch: int) -> str:
 def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3) -> str:
     """Parse and verify ``llir``, link libdevice if referenced, internalise non-kernel functions, optimise
     and emit PTX for ``sm_<arch>[a]``."""
-    llvm = llvm_binding()
-    try:
-        mod = llvm.parse_assembly(llir)
-        mod.verify()
-    except RuntimeError as e:
-        raise CompilationFailed("LLVM rejected the generated IR", str(e)) from None
+    llvm, mod = parse_llir(llir)
     if "__nv_" in llir:
         path = libdevice_path()
         if path is None:

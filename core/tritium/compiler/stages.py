@@ -76,6 +76,20 @@ def llvm_binding():
     return llvm
 
 
+def parse_llir(llir: str) -> Any:
+    """``llir`` parsed and verified by llvmlite (``(llvm_binding, module)``); LLVM's complaint is a
+    ``CompilationFailed`` with its log."""
+    from ..errors import CompilationFailed
+
+    llvm = llvm_binding()
+    try:
+        mod = llvm.parse_assembly(llir)
+        mod.verify()
+    except RuntimeError as e:
+        raise CompilationFailed("LLVM rejected the generated IR", str(e)) from None
+    return llvm, mod
+
+
 def _kernel_symbol(module) -> Optional[str]:
     """The name of the module's public function (the kernel)."""
     for op in module.body.operations:

@@ -30,6 +30,23 @@ def dot_operand_loads(body):
     return out
 
 
+class PipelinedLoad:
+    """A ``tt.load`` a pipeliner turns into a copy into the shared buffer ``alloc``: its pointer, mask and other."""
+    tma = False
+
+    def __init__(self, load, alloc):
+        self.load, self.alloc = load, alloc
+        self.ptr = load.operands[0]
+        groups = tt.operand_groups(load)
+        self.mask = (groups.get("mask") or [None])[0]
+        self.other = (groups.get("other") or [None])[0]
+
+    def operands(self):
+        """The values the copy is computed from (its slice's roots): the pointer and the mask (an asynchronous
+        copy fills masked-off elements with zeros; a pipeliner that keeps ``other`` adds it)."""
+        return [v for v in (self.ptr, self.mask) if v is not None]
+
+
 def load_vector(info, ptr, mask, elem_bytes: int) -> int:
     """Elements a thread loads per access through the tensor of pointers ``ptr`` (``mask`` or None): the axis
     analysis' vector width (``info``: an ``AxisInfoAnalysis``; it raises when it has no answer), capped at the

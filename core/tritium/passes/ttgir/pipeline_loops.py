@@ -42,26 +42,11 @@ from .accelerate_matmul import target_arch
 from .coalesce import as_op, layout_of, module_int, walk
 from .loop_slices import LOOP, arith as _arith, clone_ops as _clone, cmp_lt as _cmp_lt, const as _const, \
     const_before as _const_at, dot_operand_loads, iter_arg_updates as _updates, load_vector, \
-    loop_slice as _slice, next_op as _next_op
+    PipelinedLoad, loop_slice as _slice, next_op as _next_op
 from .tma_lowering import barrier_type, buffer_type, copy_in, init_barrier, is_tma_load, subview, tma_consumer, \
     use_tile, wait_barrier
 
 log = logging.getLogger(__name__)
-
-
-class _Load:
-    tma = False
-
-    def __init__(self, load, alloc):
-        self.load, self.alloc = load, alloc
-        self.ptr = load.operands[0]
-        groups = tt.operand_groups(load)
-        self.mask = (groups.get("mask") or [None])[0]
-        self.other = (groups.get("other") or [None])[0]
-
-    def operands(self):
-        """The values the copy is computed from (its slice's roots)."""
-        return [v for v in (self.ptr, self.mask) if v is not None]
 
 
 class _TMALoad:
@@ -86,7 +71,7 @@ def _candidates(body, info):
             if kind != "load" and alloc.operation.block == body:
                 out.append(_TMALoad(op, kind, alloc, trans))
     for op, alloc in dot_operand_loads(body):
-        c = _Load(op, alloc)
+        c = PipelinedLoad(op, alloc)
         where = tt.loc_str(op)
         if c.other is not None and not is_zero(c.other):
             log.debug("load at %s not pipelined: its other is not zero (cp.async fills zeros)", where)

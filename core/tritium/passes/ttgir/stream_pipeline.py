@@ -43,8 +43,8 @@ from tritium.passes.ttir._util import is_pure
 
 from .accelerate_matmul import target_arch
 from .coalesce import as_op, module_int, walk
-from .loop_slices import LOOP, arith, clone_ops, cmp_lt, dot_operand_loads, iter_arg_updates, load_vector, \
-    loop_slice
+from .loop_slices import LOOP, PipelinedLoad, arith, clone_ops, cmp_lt, dot_operand_loads, iter_arg_updates, \
+    load_vector, loop_slice
 
 log = logging.getLogger(__name__)
 
@@ -57,16 +57,10 @@ _READS = ("tt.load", "ttg.local_alloc", "ttg.local_load", "ttg.local_store", "tt
           "ttg.warp_group_dot", "ttg.warp_group_dot_wait", "scf.if", "ttg.barrier", "tt.reduce",
           "tt.reduce.return", "tt.scan", "tt.scan.return")
 
-class _Load:
-    def __init__(self, load, alloc):
-        self.load, self.alloc = load, alloc
-        self.ptr = load.operands[0]
-        groups = tt.operand_groups(load)
-        self.mask = (groups.get("mask") or [None])[0]
-        self.other = (groups.get("other") or [None])[0]
 
-    def operands(self):
-        return [v for v in (self.ptr, self.mask, self.other) if v is not None]
+class _Load(PipelinedLoad):
+    def operands(self):  # the copy is a plain load into registers: ``other`` is one of its operands
+        return super().operands() + ([self.other] if self.other is not None else [])
 
 
 def _writes_memory(loop) -> bool:
