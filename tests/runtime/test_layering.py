@@ -1,7 +1,7 @@
 """The import layering of the core (see the module docstrings):
 
-    tritium.errors < tritium.plugins < tritium.compiler.backend < .registry < .cache < .launch < .compiler
-        < tritium.runtime (specialization < binder, dependencies < launch < jit < autotuner; driver)
+    tritium.errors < tritium.plugins < tritium.compiler.backend (< .gpu_driver) < .registry < .cache < .launch < .compiler
+        < tritium.runtime (specialization < binder, dependencies < launch < jit < autotuner; driver; kernel_args: errors only)
 
 Checked on the source, every import statement included (those inside functions too): a lower module never
 imports a higher one, so the compiler does not depend on the runtime and the plugins on neither."""
@@ -28,6 +28,10 @@ FORBIDDEN = {
                           "tritium.runtime"),
     "compiler.cache": ("tritium.compiler.registry", "tritium.compiler.launch", "tritium.compiler.compiler",
                        "tritium.runtime"),
+    "compiler.gpu_driver": ("tritium.compiler.registry", "tritium.compiler.cache", "tritium.compiler.launch",
+                            "tritium.compiler.compiler", "tritium.runtime", "tritium.plugins"),
+    "runtime.kernel_args": ("tritium.compiler", "tritium.runtime.binder", "tritium.runtime.launch",
+                            "tritium.runtime.jit", "tritium.runtime.autotuner", "tritium.runtime.driver"),
     "compiler.launch": ("tritium.compiler.cache", "tritium.compiler.compiler", "tritium.runtime"),
     "compiler.compiler": ("tritium.runtime",),
     "compiler": ("tritium.runtime",),  # the package's __init__
