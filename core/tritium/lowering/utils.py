@@ -7,7 +7,7 @@ layout; a scalar is a list of one.  Helpers emit at the context's insertion poin
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import Callable, Optional
 
 from mlir import ir
 
@@ -299,6 +299,24 @@ def smem_elem(ctx, ty):
                 lambda v: ctx.emit("arith.bitcast", [v], e), 1)
     bits = ir.IntegerType(e).width if isinstance(e, ir.IntegerType) else ir.FloatType(e).width
     return e, (lambda v: v), (lambda v: v), max(1, bits // 8)
+
+
+def broadcast_from_owner(ctx, value, ty, own, store: Optional[Callable] = None):
+    """``value`` (of element type ``ty``), held by the one thread where ``own`` is true, to every thread of the
+    program: that thread stores it into a scratch slot of shared memory, a barrier, every thread loads it.
+    ``store(ptr, value, own)`` emits the owner's store (default: a branch around an ``llvm.store``; cuda passes a
+    predicated ``st.shared``, which keeps the code branch-free)."""
+    sty, to_s, from_s, nbytes = smem_elem(ctx, ty)
+    buf = ctx.scratch(ctx.op, nbytes)
+    p = ctx.smem_ptr(ctx.c32(0), sty, buf.base)
+    if store is None:
+        if_then(ctx, own, lambda: ctx.emit_op("llvm.store", [to_s(value), p]))
+    else:
+        store(p, value, own)
+    ctx.barrier()
+    v = from_s(ctx.emit("llvm.load", [p], sty))
+    ctx.release(buf)
+    return v
 
 
 def linear(idx, shape) -> tuple:

@@ -36,9 +36,9 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import Rules
-from tritium.lowering.utils import (and_masks, bit_width, cmpi, if_else, if_then, is_llvm_ptr, memory_type, owner_predicate,
-                                    per_register, scalar_type, smem_elem, source_error, thread_zero, unique_regs,
-                                    vector_of, vector_width)
+from tritium.lowering.utils import (and_masks, bit_width, broadcast_from_owner, cmpi, if_else, if_then, is_llvm_ptr,
+                                    memory_type, owner_predicate, per_register, scalar_type, source_error, thread_zero,
+                                    unique_regs, vector_of, vector_width)
 
 RULES = Rules()
 
@@ -468,14 +468,7 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, kind):
     if scalar and not _used(ctx.op.results[0]):
         return [[out[0]]]
     if scalar:  # thread 0's result to every thread, through LDS
-        sty, to_s, from_s, nbytes = smem_elem(ctx, res_ty)
-        buf = ctx.scratch(ctx.op, nbytes)
-        p = ctx.smem_ptr(ctx.c32(0), sty, buf.base)
-        if_then(ctx, own, lambda: ctx.emit_op("llvm.store", [to_s(out[0]), p]))
-        ctx.barrier()
-        v = from_s(ctx.emit("llvm.load", [p], sty))
-        ctx.release(buf)
-        return [[v]]
+        return [[broadcast_from_owner(ctx, out[0], res_ty, own)]]
     return [out]
 
 

@@ -13,8 +13,8 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.utils import (and_masks, bit_width, cmpi, inline_asm, is_llvm_ptr, memory_type,
-                                    owner_predicate, per_register, scalar_type, smem_elem, thread_zero, unique_regs,
+from tritium.lowering.utils import (and_masks, bit_width, broadcast_from_owner, cmpi, inline_asm, is_llvm_ptr,
+                                    memory_type, owner_predicate, per_register, thread_zero, unique_regs,
                                     vector_width)
 
 RULES = Rules()
@@ -109,7 +109,6 @@ def _load(ctx, ptr, mask, other, *, cache=CacheModifier.NONE, evict=EvictionPoli
     n = ctx.nregs(res_ty)
     elem = tt.elem_of(res_ty)
     mty = memory_type(elem)
-    sty = scalar_type(elem)
     fp8 = tt.is_fp8(elem)  # moved as i8 (LLVM has no fp8 types)
     if fp8:
         mty = ctx.int_ty(8)
@@ -358,19 +357,12 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
         v = _from_words(ctx, [w], elem, 1, bits)[0]
         results[r] = v
         out.append(v)
-    if scalar:
-        # broadcast thread 0's result to every thread
-        sty, to_s, from_s, nbytes = smem_elem(ctx, res_ty)
-        buf = ctx.scratch(ctx.op, nbytes)
-        p = ctx.smem_ptr(ctx.c32(0), sty, buf.base)
-        # a predicated shared store (st.shared) keeps this branch-free
-        inline_asm(ctx, f"@$2 st.shared.b{bits} [ $0 + 0 ], $1;", f"r,{cl},b",
-                   [ctx.emit("llvm.ptrtoint", [p], ctx.i32()), _to_words(ctx, [out[0]], elem, bits)[0], own], [],
-                   side_effects=True)
-        ctx.barrier()
-        v = from_s(ctx.emit("llvm.load", [p], sty))
-        ctx.release(buf)
-        return [[v]]
+    if scalar:  # thread 0's result to every thread, through shared memory, by a predicated st.shared
+        def store(p, v, own):
+            inline_asm(ctx, f"@$2 st.shared.b{bits} [ $0 + 0 ], $1;", f"r,{cl},b",
+                       [ctx.emit("llvm.ptrtoint", [p], ctx.i32()), _to_words(ctx, [v], elem, bits)[0], own], [],
+                       side_effects=True)
+        return [[broadcast_from_owner(ctx, out[0], res_ty, own, store)]]
     return [out]
 
 
