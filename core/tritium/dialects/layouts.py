@@ -407,13 +407,17 @@ def _warp_counts(lay) -> dict:
     return {d: _log2(w) for d, w in enumerate(lay.warps_per_cta)}
 
 
-@lru_cache(maxsize=4096)
-def _mma_linear(lay: NvidiaMmaLayout, shape: tuple) -> LinearLayout:
+def _mma_dims(lay, shape: tuple) -> tuple:
+    """``(rank, m, n, log2 warps per dim)`` of an MMA-kind layout ``lay`` for ``shape`` (the rank checked)."""
     r = len(shape)
     if r != lay.rank:
         raise ValueError(f"layout of rank {lay.rank} for a tensor of shape {shape}")
-    m, n = r - 2, r - 1
-    wc = _warp_counts(lay)
+    return r, r - 2, r - 1, _warp_counts(lay)
+
+
+@lru_cache(maxsize=4096)
+def _mma_linear(lay: NvidiaMmaLayout, shape: tuple) -> LinearLayout:
+    r, m, n, wc = _mma_dims(lay, shape)
     # dim M: lanes (3 bits: row l // 4), register (row + 8), warps, repetitions
     m_lane, m_reg, m_warp, m_rep = _dim_bases(r, m, shape[m], (3, 1, wc[m]))
     if lay.version == 2:
@@ -488,11 +492,7 @@ class AmdMfmaLayout(_MmaWarps):
 
 @lru_cache(maxsize=4096)
 def _mfma_linear(lay: AmdMfmaLayout, shape: tuple) -> LinearLayout:
-    r = len(shape)
-    if r != lay.rank:
-        raise ValueError(f"layout of rank {lay.rank} for a tensor of shape {shape}")
-    m, n = r - 2, r - 1
-    wc = _warp_counts(lay)
+    r, m, n, wc = _mma_dims(lay, shape)
     mdim = lay.m_dim
     # the dim along the lanes ("col", N unless transposed) and the one along the registers ("row")
     col, row = (m, n) if lay.is_transposed else (n, m)
@@ -570,11 +570,7 @@ AMD_MMA = (AmdMfmaLayout, AmdWmmaLayout)
 
 @lru_cache(maxsize=4096)
 def _wmma_linear(lay: AmdWmmaLayout, shape: tuple) -> LinearLayout:
-    r = len(shape)
-    if r != lay.rank:
-        raise ValueError(f"layout of rank {lay.rank} for a tensor of shape {shape}")
-    m, n = r - 2, r - 1
-    wc = _warp_counts(lay)
+    r, m, n, wc = _mma_dims(lay, shape)
     col, row = (m, n) if lay.is_transposed else (n, m)
     # col: four lane bits (l % 16); row: one lane bit (l // 16: +1), registers +2, +4, +8
     c_lane, c_warp, c_rep = _dim_bases(r, col, shape[col], (4, wc[col]))
