@@ -667,16 +667,24 @@ def _dot_operand_linear(lay: DotOperandLayout, shape: tuple) -> LinearLayout:
     else:
         o_lane, o_warp, o_rep = _dim_bases(r, other, shape[other], (3, wc[other]))
         reg_frag = k_reg + k_hi
-    # warps of the other operand's dim hold copies (zero bases)
+    warp, b_rep = _operand_warps(lay, shape, other, o_warp, wc)
+    lane = k_lane + o_lane  # lane = 4 * (row or column) + K group
+    reg = reg_frag + k_rep + o_rep + b_rep
+    return LinearLayout(shape, tuple(reg), tuple(lane), tuple(p.warp_bases(shape, warp)))
+
+
+def _operand_warps(lay: DotOperandLayout, shape: tuple, other: int, o_warp: list, wc: dict) -> tuple:
+    """``(warp bases by dim, batch repetition bases)`` of a dot operand of an MMA-kind parent: the warps along the
+    other operand's dim hold copies (zero bases), ``o_warp`` are those along this operand's non-K dim, and a batch
+    dim (rank 3) has its own warps and repetitions."""
+    r = len(shape)
     bcast = r - 1 if lay.op_idx == 0 else r - 2
     warp = {other: o_warp, bcast: [_zero(r)] * wc[bcast]}
     b_rep = []
     if r == 3:
         b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
         warp[0] = b_warp
-    lane = k_lane + o_lane  # lane = 4 * (row or column) + K group
-    reg = reg_frag + k_rep + o_rep + b_rep
-    return LinearLayout(shape, tuple(reg), tuple(lane), tuple(p.warp_bases(shape, warp)))
+    return warp, b_rep
 
 
 def _mfma_operand_linear(lay: DotOperandLayout, shape: tuple, k: int, other: int) -> LinearLayout:
@@ -692,12 +700,7 @@ def _mfma_operand_linear(lay: DotOperandLayout, shape: tuple, k: int, other: int
     wc = _warp_counts(p)
     k_reg, k_lane, k_rep = _dim_bases(r, k, shape[k], (_log2(kw), _log2(64 // mdim)))
     o_lane, o_warp, o_rep = _dim_bases(r, other, shape[other], (_log2(mdim), wc[other]))
-    bcast = r - 1 if lay.op_idx == 0 else r - 2
-    warp = {other: o_warp, bcast: [_zero(r)] * wc[bcast]}
-    b_rep = []
-    if r == 3:
-        b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
-        warp[0] = b_warp
+    warp, b_rep = _operand_warps(lay, shape, other, o_warp, wc)
     reg = k_reg + k_rep + o_rep + b_rep
     return LinearLayout(shape, tuple(reg), tuple(o_lane + k_lane), tuple(p.warp_bases(shape, warp)))
 
@@ -713,12 +716,7 @@ def _wmma_operand_linear(lay: DotOperandLayout, shape: tuple, k: int, other: int
     wc = _warp_counts(p)
     k_reg, k_rep = _dim_bases(r, k, shape[k], (4,))
     o_lane, o_warp, o_rep = _dim_bases(r, other, shape[other], (4, wc[other]))
-    bcast = r - 1 if lay.op_idx == 0 else r - 2
-    warp = {other: o_warp, bcast: [_zero(r)] * wc[bcast]}
-    b_rep = []
-    if r == 3:
-        b_warp, b_rep = _dim_bases(r, 0, shape[0], (wc[0],))
-        warp[0] = b_warp
+    warp, b_rep = _operand_warps(lay, shape, other, o_warp, wc)
     reg = k_reg + k_rep + o_rep + b_rep
     return LinearLayout(shape, tuple(reg), tuple(o_lane + [_zero(r)]), tuple(p.warp_bases(shape, warp)))
 
