@@ -209,6 +209,16 @@ def thread_zero(ctx):
     return cmpi(ctx, "eq", ctx.thread_id(), ctx.c32(0))
 
 
+def owners(ctx, ty) -> tuple:
+    """``(own, regs)`` for a value of type ``ty`` that one thread per element must act on (a store, an atomic):
+    ``own`` (i1) is true in the thread holding the first copy of its elements (thread 0 for a scalar), ``regs`` the
+    register numbers that are first copies (``{0}`` for a scalar)."""
+    if not tt.is_tensor(ty):
+        return thread_zero(ctx), {0}
+    ll = ctx.linear(ty)
+    return owner_predicate(ctx, ll), unique_regs(ll)
+
+
 def select(ctx, c, a, b):
     return ctx.emit("arith.select", [c, a, b], a.type)
 

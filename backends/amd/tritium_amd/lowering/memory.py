@@ -37,8 +37,8 @@ from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import Rules
 from tritium.lowering.utils import (and_masks, bit_width, broadcast_from_owner, cmpi, if_else, if_then, is_llvm_ptr,
-                                    memory_type, owner_predicate, per_register, scalar_type, source_error, thread_zero,
-                                    unique_regs, vector_of, vector_width)
+                                    memory_type, owners, per_register, scalar_type, source_error, vector_of,
+                                    vector_width)
 
 RULES = Rules()
 
@@ -333,13 +333,7 @@ def _store(ctx, ptr, value, mask, *, cache=CacheModifier.NONE, evict=EvictionPol
     masks = per_register(mask, n) if mask is not None else None
     vec = _width(ctx, ptr_v, mask_v, mty)
     attrs = _mem_attrs(ctx, vec * nbytes, volatile=cache in _VOLATILE_STORE, nontemporal=cache in _NONTEMPORAL_STORE)
-    if tt.is_tensor(ptr_v.type):
-        ll = ctx.linear(ptr_v.type)
-        own = owner_predicate(ctx, ll)
-        uniq = unique_regs(ll)
-    else:
-        own = thread_zero(ctx)
-        uniq = {0}
+    own, uniq = owners(ctx, ptr_v.type)
     buf = _buffer_base(ctx, ptr_v, mty, vec) if masks is not None else None
     aux = _STORE_AUX.get(cache) if ctx.target.arch != "gfx90a" or cache in (CacheModifier.NONE, CacheModifier.WB) \
         else None
@@ -446,11 +440,8 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, kind):
     ordering = _ORDERING[sem]
     sc = _SCOPE[scope]
     scalar = not tt.is_tensor(ptr_v.type)
-    if scalar:
-        own, uniq, ll = thread_zero(ctx), {0}, None
-    else:
-        ll = ctx.linear(ptr_v.type)
-        own, uniq = owner_predicate(ctx, ll), unique_regs(ll)
+    own, uniq = owners(ctx, ptr_v.type)
+    ll = None if scalar else ctx.linear(ptr_v.type)
     out, results = [], {}
     for r in range(n):
         if r not in uniq:  # a replica: the first holder's result

@@ -14,8 +14,7 @@ from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import LoweringError, Rules
 from tritium.lowering.utils import (and_masks, bit_width, broadcast_from_owner, cmpi, inline_asm, is_llvm_ptr,
-                                    memory_type, owner_predicate, per_register, thread_zero, unique_regs,
-                                    vector_width)
+                                    memory_type, owners, per_register, vector_width)
 
 RULES = Rules()
 
@@ -179,13 +178,7 @@ def _store(ctx, ptr, value, mask, *, cache=CacheModifier.NONE, evict=EvictionPol
     vec = vector_width(ctx, ptr_v, mask_v, bits)
     wb, nw, cl = _word_plan(vec, bits)
     mods = _modifiers(cache, evict)
-    if tt.is_tensor(ptr_v.type):
-        ll = ctx.linear(ptr_v.type)
-        own = owner_predicate(ctx, ll)
-        uniq = unique_regs(ll)
-    else:
-        own = thread_zero(ctx)
-        uniq = {0}
+    own, uniq = owners(ctx, ptr_v.type)
     st_ty = f"b{bits if (vec == 1 and bits == 8) else wb}"
     for c in range(0, n, vec):
         if c not in uniq:
@@ -310,13 +303,8 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
     cl = {16: "h", 32: "r", 64: "l"}[bits]
     wty = ctx.int_ty(bits)
     scalar = not tt.is_tensor(ptr_v.type)
-    if scalar:
-        own = thread_zero(ctx)
-        uniq = {0}
-    else:
-        ll = ctx.linear(ptr_v.type)
-        own = owner_predicate(ctx, ll)
-        uniq = unique_regs(ll)
+    own, uniq = owners(ctx, ptr_v.type)
+    ll = None if scalar else ctx.linear(ptr_v.type)
     out = []
     results = {}
     for r in range(n):
