@@ -130,6 +130,17 @@ static PyObject *dattr(PyObject *d, PyObject *obj, PyObject *name) {
     return Py_NewRef(r);
 }
 
+/* whether no plugin implements the launch hooks: the plugin manager's ``launch_hooks`` is None (``plugins``: the
+ * ``tritium.plugins`` module; 0 where it cannot be read) */
+static int launch_hooks_off(PyObject *plugins) {
+    PyObject *pm = dattr(plugins, Py_None, s_pm);
+    PyObject *hooks = pm && pm != Py_None ? attr(pm, s_launch_hooks) : NULL;
+    int off = hooks == Py_None;
+    Py_XDECREF(pm);
+    Py_XDECREF(hooks);
+    return off;
+}
+
 /* launch_context() and its device as the JIT's fast path reads them (state ``st``): new references to the
  * selection's LaunchContext and its current device; 0 (no exception set) where the C path cannot tell */
 static int select_context(PyObject *const *st, PyObject **ctx_out, PyObject **dev_out) {
@@ -346,11 +357,7 @@ static PyObject *do_relaunch(PyObject *const *st, PyObject *grid, PyObject *cons
         result = kernel;
         goto done;
     }
-    PyObject *pm = dattr(st[ST_PLUGINS], Py_None, s_pm);
-    PyObject *hooks = pm && pm != Py_None ? attr(pm, s_launch_hooks) : NULL;
-    int hooks_off = hooks == Py_None;
-    Py_XDECREF(pm);
-    Py_XDECREF(hooks);
+    int hooks_off = launch_hooks_off(st[ST_PLUGINS]);
     PyObject *direct = hooks_off ? attr(entry, s_direct) : NULL;
     if (direct == NULL || direct == Py_None) {
         Py_XDECREF(direct);
@@ -747,12 +754,7 @@ static PyObject *compiled_fast(PyObject *const *ck, PyObject *grid, PyObject *co
         PyErr_Clear();
         return NULL;
     }
-    PyObject *pm = dattr(ck[CK_PLUGINS], Py_None, s_pm);
-    PyObject *hooks = pm && pm != Py_None ? attr(pm, s_launch_hooks) : NULL;
-    int hooks_off = hooks == Py_None;
-    Py_XDECREF(pm);
-    Py_XDECREF(hooks);
-    if (!hooks_off) return NULL;
+    if (!launch_hooks_off(ck[CK_PLUGINS])) return NULL;
     PyObject *dev = PyObject_CallNoArgs(ck[CK_GETTER]);
     if (dev == NULL) {
         PyErr_Clear();

@@ -3,6 +3,8 @@ behaviour and errors as ``JITFunction.run``, launch hooks only while some plugin
 driver's direct launcher (stubbed ``cuLaunchKernel``)."""
 from __future__ import annotations  # annotations stay strings: "tl.constexpr" needs no tritium.language here
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -306,11 +308,9 @@ def test_c_relaunch_computes_the_generated_key(direct_fake):
         kern_c.pre_run_hooks.clear()
 
 
-def test_c_relaunch_stands_aside_for_launch_hooks(direct_fake):
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("tritium._speedups", reason="the C helper was not built here")
-    x = torch.zeros(64)
-    kern_c[(2,)](x, x, 32, 7, BLOCK=16)
+@contextlib.contextmanager
+def _enter_hook():
+    """A plugin implementing ``tritium_launch_enter`` while the block runs; yields the grids it saw."""
     seen = []
 
     class Hooks:
@@ -319,11 +319,20 @@ def test_c_relaunch_stands_aside_for_launch_hooks(direct_fake):
             seen.append(grid)
 
     h = Hooks()
-    plugins.register(h, name="test-c-relaunch-hooks")
+    plugins.register(h, name="test-launch-enter-hook")
     try:
-        kern_c[(4,)](x, x, 32, 7, BLOCK=16)
+        yield seen
     finally:
         plugins.unregister(h)
+
+
+def test_c_relaunch_stands_aside_for_launch_hooks(direct_fake):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("tritium._speedups", reason="the C helper was not built here")
+    x = torch.zeros(64)
+    kern_c[(2,)](x, x, 32, 7, BLOCK=16)
+    with _enter_hook() as seen:
+        kern_c[(4,)](x, x, 32, 7, BLOCK=16)
     assert seen == [(4, 1, 1)]  # the hooked launch went through launch_with_hooks, not the direct launch
     assert all(gx != 4 for gx, _ in direct_fake.direct)
 
@@ -401,19 +410,8 @@ def test_c_compiled_kernel_launch(direct_fake, monkeypatch):
     assert len(direct_fake.direct) == 3 and len(direct_fake.launches) == before + 4
     ck[(9,)](x, y, 32, 7)
     assert direct_fake.direct[-1] == (9, (x.data_ptr(), y.data_ptr(), 32, 7))
-    seen = []
-
-    class Hooks:
-        @plugins.hookimpl
-        def tritium_launch_enter(self, kernel, grid, args):
-            seen.append(grid)
-
-    h = Hooks()
-    plugins.register(h, name="test-c-compiled-hooks")
-    try:
+    with _enter_hook() as seen:
         ck[(10,)](x, y, 32, 7)
-    finally:
-        plugins.unregister(h)
     assert seen == [(10, 1, 1)] and direct_fake.direct[-1][0] == 9
 
 
