@@ -304,8 +304,10 @@ def _serialized_add(data, Lock, BLOCK: tl.constexpr):
 
 def test_spin_lock_between_programs(monkeypatch):
     """A lock taken with atomic_cas: step-through mode runs programs one after another, so it works there (as on
-    Triton's interpreter); the fast mode runs them in lockstep, where the waiting program would spin forever -- it
-    stops with an error naming the loop, the programs and the way out, instead of hanging."""
+    Triton's interpreter); the fast mode runs them in lockstep, where the waiting programs would spin forever: it
+    notices the wait (the programs left in the loop carry nothing that changes), puts the chunk's memory back and
+    runs its programs one at a time.  Where it cannot (restarts off), it stops with an error naming the loop, the
+    programs and the way out, instead of hanging."""
     from tritium_interpreter.runtime import control
 
     data, lock = np.zeros(32, np.float32), np.zeros(1, np.int32)
@@ -316,7 +318,32 @@ def test_spin_lock_between_programs(monkeypatch):
         registry.set_active(None)
     np.testing.assert_array_equal(data, np.full(32, 6.0, np.float32))
     assert lock[0] == 0
+    base = np.random.default_rng(0).random(32).astype(np.float32)
+    data, lock = base.copy(), np.zeros(1, np.int32)
+    _serialized_add[(300,)](data, lock, BLOCK=32)  # the fast mode: restarted one program at a time
+    np.testing.assert_allclose(data, base + 300, rtol=1e-6)
+    assert lock[0] == 0
     monkeypatch.setattr(control, "SPIN_LIMIT", 500)
+    monkeypatch.setattr(control, "SPIN_RESTART", 10 ** 9)
+    monkeypatch.setattr(control, "SPIN_RESTART_ANY", 10 ** 9)
     with pytest.raises(tritium.errors.KernelRuntimeError, match=r"(?s)while loop has run 500 iterations with "
                        r"programs \[\(1, 0, 0\).*TRITIUM_INTERPRET_MODE=eager.*while tl.atomic_cas"):
         _serialized_add[(3,)](np.zeros(32, np.float32), np.zeros(1, np.int32), BLOCK=32)
+
+@tritium.jit
+def _counted_lock(data, Lock, Tries, BLOCK: tl.constexpr):
+    ptrs = data + tl.arange(0, BLOCK)
+    n = 0
+    while tl.atomic_cas(Lock, 0, 1) == 1:  # the loop carries a count that changes every try
+        n += 1
+    tl.store(ptrs, tl.load(ptrs) + 1.0)
+    tl.store(Tries + tl.program_id(0), n)
+    tl.atomic_xchg(Lock, 0)
+
+
+def test_spin_lock_counting_its_tries():
+    """A wait whose loop-carried values change (it counts its tries) is restarted too, after more iterations."""
+    data, lock, tries = np.zeros(16, np.float32), np.zeros(1, np.int32), np.full(20, -1, np.int32)
+    _counted_lock[(20,)](data, lock, tries, BLOCK=16)
+    np.testing.assert_array_equal(data, np.full(16, 20.0, np.float32))
+    assert lock[0] == 0 and (tries == 0).all()  # one program at a time: nobody waited

@@ -66,7 +66,7 @@ def test_atomic_from_decoded_enums():
         return
       }
     }'''
-    assert "atom.relaxed.sys.global.min.u32" in _lower(text)
+    assert "atom.global.sys.relaxed.min.u32" in _lower(text)
 
 
 def test_block_pointer_load_is_refused():

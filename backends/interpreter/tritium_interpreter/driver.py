@@ -16,6 +16,7 @@ from tritium.errors import KernelRuntimeError
 from tritium.runtime.reinterpret import TensorWrapper
 
 from . import runtime as rt
+from .runtime.control import SpinWait
 from .runtime.races import RaceTracker, checks_from_env
 
 TARGET = GPUTarget("interpreter", "cpu", 1)
@@ -44,6 +45,9 @@ class Program:
         self.arg_types = tuple(ns["ARG_TYPES"])
         self.max_numel = int(ns.get("MAX_NUMEL", 1))
         self.is_ptr = [t.startswith("!tt.ptr<") for t in self.arg_types]
+        # a while loop can wait on memory another program changes (a lock): chunks keep a copy of the memory to
+        # run again one program at a time (runtime.control.SpinWait)
+        self.may_spin = "_rt.while_(" in source
 
 
 def get_program(kernel) -> Program:
@@ -288,7 +292,21 @@ class Launcher:
                     if len(cache) >= _CACHE_MAX:
                         cache.clear()
                     cache[key] = ids
-            fn(rt.Ctx(mem, grid, start, count, ids), *vals)
+            ctx = rt.Ctx(mem, grid, start, count, ids)
+            if not (self.prog.may_spin and count > 1):
+                fn(ctx, *vals)
+                continue
+            saved = [a.copy() if a.flags.writeable else None for a in mem.arrays]
+            ctx.restartable = True
+            try:
+                fn(ctx, *vals)
+            except SpinWait:  # programs wait on others in lockstep: memory as it was, then one program at a time
+                for a, b in zip(mem.arrays, saved):
+                    if b is not None:
+                        np.copyto(a, b)
+                del saved
+                for p in range(start, start + count):
+                    fn(rt.Ctx(mem, grid, p, 1), *vals)
 
 
 DEVICE = 0  # the interpreter's one device: its Launcher is ``kernel.loaded[DEVICE]``

@@ -380,6 +380,20 @@ def _xor_combine(a, b):
     return a ^ b
 
 
+def _promote_bf16(input):
+    """bf16 -> fp32 before a max / min / cumsum / cumprod, as Triton does: the result is fp32, and a scan accumulates
+    in fp32 rather than rounding every partial sum or product to bf16."""
+    return _s.cast(input, _c.float32) if input.type.scalar.is_bf16() else input
+
+
+def _widen_to_32(input):
+    """A max / min of a narrower type runs on 32 bits, as in Triton: floats as fp32, integers as int32."""
+    sc = input.type.scalar
+    if sc.primitive_bitwidth < 32 and (sc.is_floating() or sc.is_int()):
+        return _s.cast(input, _c.float32 if sc.is_floating() else _c.int32)
+    return input
+
+
 def _pick_sum_dtype(in_dtype, dt):
     dt = _unwrap(dt)
     if dt is not None:
@@ -447,22 +461,20 @@ def _arg_reduce(input, axis, is_max, tie_break_left, keep_dims):
 @_tensor_member_fn
 @builtin
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
-    input = _t(input)
+    input = _promote_bf16(_t(input))
     if _unwrap(return_indices):
         return _arg_reduce(input, axis, True, return_indices_tie_break_left, keep_dims)
-    if input.type.scalar.is_int() and input.type.scalar.int_bitwidth < 32:
-        input = _s.cast(input, _c.int32 if input.type.scalar.is_int_signed() else _c.uint32)
+    input = _widen_to_32(input)
     return _s.reduction([input], axis, _max_combine, keep_dims, hint="max", key=("max",))[0]
 
 
 @_tensor_member_fn
 @builtin
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
-    input = _t(input)
+    input = _promote_bf16(_t(input))
     if _unwrap(return_indices):
         return _arg_reduce(input, axis, False, return_indices_tie_break_left, keep_dims)
-    if input.type.scalar.is_int() and input.type.scalar.int_bitwidth < 32:
-        input = _s.cast(input, _c.int32 if input.type.scalar.is_int_signed() else _c.uint32)
+    input = _widen_to_32(input)
     return _s.reduction([input], axis, _min_combine, keep_dims, hint="min", key=("min",))[0]
 
 
@@ -481,7 +493,7 @@ def argmin(input, axis, tie_break_left=True, keep_dims=False):
 @_tensor_member_fn
 @builtin
 def cumsum(input, axis=0, reverse=False, dtype=None):
-    input = _t(input)
+    input = _promote_bf16(_t(input))
     out = _pick_sum_dtype(input.type.scalar, dtype)
     if out is not None and out != input.type.scalar:
         input = _s.cast(input, out)
@@ -491,7 +503,7 @@ def cumsum(input, axis=0, reverse=False, dtype=None):
 @_tensor_member_fn
 @builtin
 def cumprod(input, axis=0, reverse=False):
-    input = _t(input)
+    input = _promote_bf16(_t(input))
     out = _pick_sum_dtype(input.type.scalar, None)
     if out is not None:
         input = _s.cast(input, out)

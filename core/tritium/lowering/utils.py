@@ -329,6 +329,34 @@ def broadcast_from_owner(ctx, value, ty, own, store: Optional[Callable] = None):
     return v
 
 
+def replicated_across_threads(ll) -> bool:
+    """Some element of layout ``ll`` is held by more than one thread (a lane or warp basis is zero)."""
+    return any(not any(b) for b in list(ll.lane) + list(ll.warp))
+
+
+def share_from_owners(ctx, vals, ty, own, store: Optional[Callable] = None) -> list:
+    """Per register ``vals`` of tensor type ``ty``, right only in the thread holding each element's first copy
+    (``own``: an atomic's results), to every copy: the owners store their elements into a scratch buffer of the
+    tensor's shape (row-major), a barrier, every thread loads its registers' elements.  ``store`` as in
+    :func:`broadcast_from_owner`."""
+    ll = ctx.linear(ty)
+    shape = tt.shape_of(ty)
+    sty, to_s, from_s, nbytes = smem_elem(ctx, ty)
+    buf = ctx.scratch(ctx.op, tt.numel(shape) * nbytes)
+    idx = ctx.indices(ty)
+    for r in sorted(unique_regs(ll)):
+        p = ctx.smem_ptr(emit_offset(ctx, linear(idx[r], shape)), sty, buf.base)
+        if store is None:
+            if_then(ctx, own, lambda p=p, v=vals[r]: ctx.emit_op("llvm.store", [to_s(v), p]))
+        else:
+            store(p, vals[r], own)
+    ctx.barrier()
+    out = [from_s(ctx.emit("llvm.load", [ctx.smem_ptr(emit_offset(ctx, linear(idx[r], shape)), sty, buf.base)],
+                           sty)) for r in range(ll.num_regs)]
+    ctx.release(buf)
+    return out
+
+
 def linear(idx, shape) -> tuple:
     """The offset spec of the row-major linear offset of an index (i32 values or ints; ints fold into
     constants), for :func:`emit_offset`.  Other specs: ``("add", spec, k)`` = spec + k, ``("mul2", spec, k)`` =

@@ -153,26 +153,26 @@ def make_launcher(fn: Any) -> Any:
         key += [f"_tr_k{i}", f"_tr_q{i}"]
         values.append(f"_tr_p{i}")
         spec.append((2 if specialize else 0) | (4 if align else 0))
-    ns.update({"_M": _M, "_tr_fn": fn, "_tr_KC": KernelCache, "_tr_slow": _replay(fn), "_tr_ctx": launch_context,
+    ns.update({"_tr_M": _M, "_tr_fn": fn, "_tr_KC": KernelCache, "_tr_slow": _replay(fn), "_tr_ctx": launch_context,
                "_tr_launch": launch_with_hooks, "_tr_entry": launch_entry, "_tr_pl": _plugins})
     given = f"({''.join(n + ', ' for n in names)})"
     slow = f"return _tr_slow(_tr_grid, {given}, _tr_extra, _tr_kw, None)"
     positional_only = [p.kind == p.POSITIONAL_ONLY for p in params]
-    sig = [f"{n}=_M" for n in names]
+    sig = [f"{n}=_tr_M" for n in names]
     if any(positional_only):
         sig.insert(max(i for i, po in enumerate(positional_only) if po) + 1, "/")
     lines = [f"def {fn.__name__}(_tr_grid, {''.join(a + ', ' for a in sig)}*_tr_extra, **_tr_kw):",
              "    _tr_f = _tr_fn",
-             "    if _tr_extra or _tr_f.pre_run_hooks or type(_tr_f.cache) is not _tr_KC:",
+             "    if _tr_extra or _tr_f.pre_run_hooks or _tr_type(_tr_f.cache) is not _tr_KC:",
              f"        {slow}",
              "    if _tr_f.debug is not None and 'debug' not in _tr_kw:",
              "        _tr_kw['debug'] = _tr_f.debug"]
     required = [p.name for p in fn.params if not p.has_default]
     if required:
-        lines += [f"    if {' or '.join(n + ' is _M' for n in required)}:", f"        {slow}"]
+        lines += [f"    if {' or '.join(n + ' is _tr_M' for n in required)}:", f"        {slow}"]
     for i, p in enumerate(fn.params):
         if p.has_default:
-            lines += [f"    if {p.name} is _M:", f"        {p.name} = _tr_d{i}"]
+            lines += [f"    if {p.name} is _tr_M:", f"        {p.name} = _tr_d{i}"]
     lines += ["    if _tr_f.used_global_vals and not _tr_f._globals_unchanged():",
               "        _tr_f.check_globals()",
               "    try:"]
@@ -187,15 +187,15 @@ def make_launcher(fn: Any) -> Any:
         lines += ["        _tr_name, _tr_arch, _tr_drv, _tr_dev = _tr_ctx()"]
     lines += [
               f"        _tr_key = (_tr_name, _tr_arch, _tr_dev(), {''.join(k + ', ' for k in key)}"
-              f"tuple(_tr_kw.items()) if _tr_kw else ())",
+              f"_tr_tuple(_tr_kw.items()) if _tr_kw else ())",
               "        _tr_e = _tr_f.cache.fast.get(_tr_key)",
-              "    except Exception:  # no descriptor for some argument: the general binder explains it",
+              "    except _tr_Exception:  # no descriptor for some argument: the general binder explains it",
               f"        {slow}",
               "    if _tr_e is None or _tr_e.driver is not _tr_drv:",
               f"        return _tr_slow(_tr_grid, {given}, _tr_extra, _tr_kw, _tr_key[3:])",
-              "    if type(_tr_grid) is tuple and len(_tr_grid) == 1:",
+              "    if _tr_type(_tr_grid) is _tr_tuple and _tr_len(_tr_grid) == 1:",
               "        _tr_g = _tr_grid[0]",
-              "        if type(_tr_g) is int and 0 <= _tr_g <= 2147483647:  # (else grid3 says what is wrong)",
+              "        if _tr_type(_tr_g) is _tr_int and 0 <= _tr_g <= 2147483647:  # (else grid3 says what is wrong)",
               "            if _tr_g:",
               "                _tr_pm = _tr_pl._pm",
               "                if _tr_e.direct is not None and _tr_pm is not None and _tr_pm.launch_hooks is None:",

@@ -211,19 +211,19 @@ def describe_source(x: str, out: str, specialize: bool, align: bool, ndarray: bo
         other = [f"    {value} = {x}", f"    {device} = None"]
     else:
         tensor, other = [f"    {out} = {_pointer_expr(f'{x}.dtype', f'{x}.data_ptr()', align)}"], []
-    lines = [f"_tr_t = type({x})"]
+    lines = [f"_tr_t = _tr_type({x})"]
     if value and fast_tensor:
         lines += ["if _tr_t is _tr_T:", f"    {value}, {device}, {out} = _tr_ti({x}, {align})", "elif _tr_t in _tr_P:"]
     else:
         lines += ["if _tr_t in _tr_P:"]
     lines += [*tensor,
-             "elif _tr_t is int:", *other,
+             "elif _tr_t is _tr_int:", *other,
              f"    {out} = {_int_expr(x, specialize)}",
              f"    if not -0x80000000 <= {x} <= 0x7FFFFFFF:",
              f"        {out} = _tr_wide({x}, {out})"]
     if ndarray:
         lines += ["elif _tr_t is _tr_nd:", *other,
-                  f"    {out} = {_pointer_expr(f'{x}.dtype', f'_tr_rd(id({x}) + _tr_off).value', align)}"]
+                  f"    {out} = {_pointer_expr(f'{x}.dtype', f'_tr_rd(_tr_id({x}) + _tr_off).value', align)}"]
     lines += ["else:", *other, f"    {out} = _tr_other({x}, {specialize}, {align})"]
     return "".join(f"    {ln}\n" for ln in lines)
 
@@ -231,7 +231,7 @@ def describe_source(x: str, out: str, specialize: bool, align: bool, ndarray: bo
 def constexpr_source(x: str) -> str:
     """An expression for the descriptor of the value ``x`` of a constexpr parameter: an ``int`` itself, anything
     else ``(type, unwrapped value)`` (``TypeError`` if unhashable: the general binder then keys it by repr)."""
-    return f"({x} if type({x}) is int else _tr_const({x}))"
+    return f"({x} if _tr_type({x}) is _tr_int else _tr_const({x}))"
 
 
 def _describe_constexpr(v: Any) -> tuple:
@@ -245,6 +245,12 @@ def _describe_constexpr(v: Any) -> tuple:
 DATA_PTR_TYPES: set = set()
 
 
+#: the builtins generated code calls, under names no kernel parameter can take (a parameter may be named ``type``
+#: or ``len``: the generated functions take the kernel's parameter names as their own)
+GENERATED_BUILTINS = {"_tr_type": type, "_tr_int": int, "_tr_id": id, "_tr_len": len, "_tr_tuple": tuple,
+                      "_tr_Exception": Exception}
+
+
 def describe_namespace() -> dict:
     """The names :func:`describe_source`'s statements use: ``{name: value}`` to put in the generated code's
     globals.  Decides whether numpy arrays are inlined (``"_tr_nd" in ns``)."""
@@ -252,7 +258,7 @@ def describe_namespace() -> dict:
     if torch is not None and isinstance(getattr(torch, "Tensor", None), type):
         DATA_PTR_TYPES.add(torch.Tensor)
     ns = {"_tr_P": DATA_PTR_TYPES, "_tr_other": _describe_other, "_tr_wide": _describe_wide_int,
-          "_tr_const": _describe_constexpr}
+          "_tr_const": _describe_constexpr, **GENERATED_BUILTINS}
     if torch is not None and isinstance(getattr(torch, "Tensor", None), type):
         try:
             from .. import _speedups

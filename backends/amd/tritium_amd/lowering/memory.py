@@ -37,8 +37,8 @@ from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import Rules
 from tritium.lowering.utils import (and_masks, bit_width, broadcast_from_owner, cmpi, if_else, if_then, is_llvm_ptr,
-                                    memory_type, owners, per_register, scalar_type, source_error, vector_of,
-                                    vector_width)
+                                    memory_type, owners, per_register, scalar_type, share_from_owners, source_error,
+                                    vector_of, vector_width)
 
 RULES = Rules()
 
@@ -460,6 +460,8 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, kind):
         return [[out[0]]]
     if scalar:  # thread 0's result to every thread, through LDS
         return [[broadcast_from_owner(ctx, out[0], res_ty, own)]]
+    if own is not None and _used(ctx.op.results[0]):  # each first holder's results to the other copies
+        return [share_from_owners(ctx, out, res_ty, own)]
     return [out]
 
 

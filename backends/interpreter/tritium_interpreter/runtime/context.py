@@ -36,6 +36,10 @@ class Ctx:
     """One chunk of programs: flat program ids [start, start + P) of a grid (gx, gy, gz).  ``ids``: their
     :func:`program_ids` when the caller has them already."""
 
+    #: the launcher can run this chunk again one program at a time (it kept the memory as the chunk found it):
+    #: a spin-wait between its programs raises :class:`.control.SpinWait` instead of waiting forever
+    restartable = False
+
     def __init__(self, mem, grid, start, count, ids=None):
         self.mem, self.grid, self.start, self.P = mem, grid, start, count
         self.pid, self.nprog = ids if ids is not None else program_ids(grid, start, count)

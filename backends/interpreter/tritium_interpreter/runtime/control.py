@@ -67,6 +67,22 @@ def if_(c, then, els, active):
 #: mode calls it a spin-wait on another program (TRITIUM_INTERPRET_SPIN_LIMIT; 0: no limit)
 SPIN_LIMIT = int(os.environ.get("TRITIUM_INTERPRET_SPIN_LIMIT", "100000") or 0)
 
+#: iterations of such a loop whose programs' loop-carried values do not change either (they wait on memory) before
+#: a restartable chunk (:class:`SpinWait`) is run again one program at a time; after SPIN_RESTART_ANY iterations
+#: it is, whatever the values do (a wait that counts its tries)
+SPIN_RESTART = 64
+SPIN_RESTART_ANY = 4096
+
+
+class SpinWait(Exception):
+    """Programs of a chunk wait in a loop on memory that programs which left the loop must change first: the
+    launcher puts the chunk's memory back as it was and runs its programs one after another."""
+
+
+def _unchanged(new, old) -> bool:
+    return all(a is b or (a.shape == b.shape and np.array_equal(a, b)) if isinstance(a, np.ndarray) and
+               isinstance(b, np.ndarray) else a is b for a, b in zip(new, old))
+
 
 def _spin_error(ctx, loc, stay, left, n):
     """A program waits in a loop for what another program of its chunk does after leaving it: the fast mode runs a
@@ -86,7 +102,7 @@ def while_(before, after, inits, active, ctx=None, loc=None):
     act = active
     results = None
     entered = None  # the programs in the loop at its first divergent iteration
-    spins = 0
+    spins = waits = 0
     while True:
         c, fwd = before(act, *args)
         if c.shape[0] == 1 and (act is None or c.size == 1):
@@ -106,16 +122,22 @@ def while_(before, after, inits, active, ctx=None, loc=None):
             results = tuple(select(leaving, a, b) for a, b in zip(fwd, results))
         if not stay.any():
             return results
+        spinning = False
         if SPIN_LIMIT:
             if entered is None:
                 entered = act if act is not None else np.ones(stay.shape[0], bool)
             if act is not None and stay.shape == act.shape and not (act & ~stay).any() and (entered & ~stay).any():
                 spins += 1  # nobody left this iteration, and some program left before
+                spinning = True
                 if spins >= SPIN_LIMIT:
                     _spin_error(ctx, loc, stay, entered & ~stay, spins)
             else:
                 spins = 0
         new = after(stay, *fwd)
+        if spinning and getattr(ctx, "restartable", False):
+            waits = waits + 1 if _unchanged(new, args) else 0  # ... and nothing they carry changed: a wait on memory
+            if waits >= SPIN_RESTART or spins >= SPIN_RESTART_ANY:
+                raise SpinWait()
         if _all_of(stay, act):
             args = tuple(new)
         else:

@@ -3,7 +3,8 @@
 registers and the axis analysis (pointer divisibility / contiguity, mask constancy), as Triton does.
 
 Replicated elements are stored once (by their first register, in their first thread); a scalar store or atomic
-is done by thread 0, and a scalar atomic's result reaches the other threads through shared memory.  fp8 and i1
+is done by thread 0, and an atomic's result reaches the other threads holding its element (all of them for a
+scalar) through shared memory.  fp8 and i1
 values are moved as i8.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import LoweringError, Rules
 from tritium.lowering.utils import (and_masks, bit_width, broadcast_from_owner, cmpi, inline_asm, is_llvm_ptr,
-                                    memory_type, owners, per_register, vector_width)
+                                    memory_type, owners, per_register, share_from_owners, vector_width)
 
 RULES = Rules()
 
@@ -120,7 +121,7 @@ def _load(ctx, ptr, mask, other, *, cache=CacheModifier.NONE, evict=EvictionPoli
     vec = vector_width(ctx, ptr_v, mask_v, bits)
     wb, nw, cl = _word_plan(vec, bits)
     wty = ctx.int_ty(wb)
-    mods = _modifiers(cache, evict)
+    mods = "" if isVolatile else _modifiers(cache, evict)  # ld.volatile takes no cache operator
     ld_ty = f"b{bits if (vec == 1 and bits == 8) else wb}"
     out = []
     for c in range(0, n, vec):
@@ -146,8 +147,10 @@ def _load(ctx, ptr, mask, other, *, cache=CacheModifier.NONE, evict=EvictionPoli
         vsuf = f".v{nw}" if nw > 1 else ""
         dst = "{ " + ", ".join(f"${i}" for i in range(nw)) + " }" if nw > 1 else "$0"
         pred = f"@${nw + 1} " if masks is not None else ""
-        lines.append(f"{pred}ld.global{mods}{vsuf}.{ld_ty} {dst}, [ ${nw} + 0 ];")
-        words = inline_asm(ctx, "\n".join(lines), ",".join(cons), operands, [wty] * nw, side_effects=isVolatile)
+        lines.append(f"{pred}ld{'.volatile' if isVolatile else ''}.global{mods}{vsuf}.{ld_ty} {dst}, [ ${nw} + 0 ];")
+        # with side effects, as Triton's: LLVM takes an inline asm without them for one that reads no memory, and
+        # would hoist the load out of a loop or merge it across a store to the same address
+        words = inline_asm(ctx, "\n".join(lines), ",".join(cons), operands, [wty] * nw, side_effects=True)
         vals = _from_words(ctx, words, mty, vec, wb)
         if fp8:
             vals = [ctx.emit("arith.bitcast", [v], elem) for v in vals]
@@ -243,7 +246,7 @@ cvt.u32.u16 %h, %hb;
 shl.b32 %h, %h, %sh;
 and.b32 %new, %old, %m;
 or.b32 %new, %new, %h;
-atom{sem}{scope}.global.cas.b32 %prev, [%wa], %old, %new;
+atom.global{sem}{scope}.cas.b32 %prev, [%wa], %old, %new;
 setp.ne.b32 %q, %prev, %old;
 mov.b32 %old, %prev;
 @%q bra bf16_add_loop;
@@ -300,6 +303,9 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
     masks = per_register(mask, n) if mask is not None else None
     sem = _SEM[sem]
     scope = _SCOPE[scope]
+    # Triton's spelling, which tools and Triton's tests look for: atom.global.gpu.acq_rel.add, but
+    # atom.global.acquire.gpu.cas (PTX takes either order)
+    order = sem + scope if opname.startswith("cas.") else scope + sem
     cl = {16: "h", 32: "r", 64: "l"}[bits]
     wty = ctx.int_ty(bits)
     scalar = not tt.is_tensor(ptr_v.type)
@@ -337,20 +343,23 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
             guard = (f"and.pred %neg, %neg, {m};\nnot.pred %pos, %neg;\nand.pred %pos, %pos, {m};\n" if m else
                      "not.pred %pos, %neg;\n")
             text = (f"{{\n.reg .pred %neg, %pos;\nsetp.lt.s{bits} %neg, $2, 0;\n{guard}mov.b{bits} $0, 0;\n"
-                    f"@%pos atom{sem}{scope}.global.{pos_op}{bits} $0, [ $1 + 0 ], $2;\n"
-                    f"@%neg atom{sem}{scope}.global.{neg_op}{bits} $0, [ $1 + 0 ], $2;\n}}")
+                    f"@%pos atom.global{order}.{pos_op}{bits} $0, [ $1 + 0 ], $2;\n"
+                    f"@%neg atom.global{order}.{neg_op}{bits} $0, [ $1 + 0 ], $2;\n}}")
         else:
-            text = f"mov.b{bits} $0, 0;\n{p}atom{sem}{scope}.global.{opname} $0, [ $1 + 0 ], {args};"
+            text = f"mov.b{bits} $0, 0;\n{p}atom.global{order}.{opname} $0, [ $1 + 0 ], {args};"
         w = inline_asm(ctx, text, ",".join(cons), operands, [wty], side_effects=True)[0]
         v = _from_words(ctx, [w], elem, 1, bits)[0]
         results[r] = v
         out.append(v)
-    if scalar:  # thread 0's result to every thread, through shared memory, by a predicated st.shared
-        def store(p, v, own):
-            inline_asm(ctx, f"@$2 st.shared.b{bits} [ $0 + 0 ], $1;", f"r,{cl},b",
-                       [ctx.emit("llvm.ptrtoint", [p], ctx.i32()), _to_words(ctx, [v], elem, bits)[0], own], [],
-                       side_effects=True)
+    def store(p, v, own):  # the owner's result into shared memory, by a predicated st.shared
+        inline_asm(ctx, f"@$2 st.shared.b{bits} [ $0 + 0 ], $1;", f"r,{cl},b",
+                   [ctx.emit("llvm.ptrtoint", [p], ctx.i32()), _to_words(ctx, [v], elem, bits)[0], own], [],
+                   side_effects=True)
+
+    if scalar:  # thread 0's result to every thread
         return [[broadcast_from_owner(ctx, out[0], res_ty, own, store)]]
+    if own is not None and len(list(ctx.op.results[0].uses)):  # each first holder's results to the other copies
+        return [share_from_owners(ctx, out, res_ty, own, store)]
     return [out]
 
 

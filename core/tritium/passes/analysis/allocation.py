@@ -26,8 +26,9 @@ Buffers and their sizes (bytes; ``bytes(T)`` is the element size, pointers 8, ``
 * **view ops that move data between threads** (scratch, :func:`view_scratch_size`): ``trans``, ``reshape``,
   ``cat``, ``join``, and ``broadcast`` / ``expand_dims`` whose two layouts put an element in different threads:
   ``sum(prod(operand shape)) * bytes(T)`` (``split`` keeps its rule's own bracketed buffer);
-* **atomic_rmw / atomic_cas on a scalar pointer** whose result is used (scratch): ``bytes(T)`` (one thread does
-  the atomic and shares the result through shared memory);
+* **atomic_rmw / atomic_cas** whose result is used (scratch): ``bytes(T)`` on a scalar pointer (one thread does
+  the atomic and shares the result through shared memory), ``prod(shape) * bytes(T)`` on a tensor whose layout
+  holds an element in several threads (the first holder does it and shares it the same way);
 * **local_alloc** (explicit buffer): ``prod(memdesc shape) * bytes(T)``, live from the alloc to its last use
   (a use inside a loop that does not hold the alloc keeps it live to the end of that loop);
 * **tt.make_tensor_descriptor** marked ``tt.tma`` (a TMA tensor map made on the device; scratch): 128 bytes aligned
@@ -215,6 +216,23 @@ def view_scratch_size(op) -> int:
     return sum(tt.numel(tt.shape_of(v.type)) for v in op.operands) * elem_bytes(dst_ty)
 
 
+def atomic_scratch_size(op) -> int:
+    """Bytes an atomic whose result is used shares that result through: its element for a scalar (thread 0 does
+    it), the whole tensor when a layout holds an element in several threads (its first holder does it); else 0."""
+    op = _as_op(op)
+    res_ty = op.results[0].type
+    if not len(list(op.results[0].uses)):
+        return 0
+    if not isinstance(res_ty, ir.RankedTensorType):
+        return elem_bytes(res_ty)
+    from tritium.lowering.utils import replicated_across_threads
+
+    lay = ttg.encoding_of(res_ty)
+    if lay is None or not replicated_across_threads(lay.linear(tt.shape_of(res_ty))):
+        return 0
+    return tt.numel(tt.shape_of(res_ty)) * elem_bytes(res_ty)
+
+
 def scratch_size(op, num_warps: int = 4, callee_totals: Optional[dict] = None) -> int:
     """Bytes of scratch shared memory ``op`` needs while it runs (0 for none)."""
     op = _as_op(op)
@@ -228,9 +246,7 @@ def scratch_size(op, num_warps: int = 4, callee_totals: Optional[dict] = None) -
     if name == "tt.scan":
         return scan_scratch_size(op, num_warps)
     if name in ("tt.atomic_rmw", "tt.atomic_cas"):
-        if not isinstance(op.operands[0].type, ir.RankedTensorType) and len(list(op.results[0].uses)):
-            return elem_bytes(op.results[0].type)
-        return 0
+        return atomic_scratch_size(op)
     if name == "func.call" and callee_totals:
         return callee_totals.get(str(op.attributes["callee"]).lstrip("@"), 0)
     if name == "tt.make_tensor_descriptor" and TMA_ATTR in op.attributes:

@@ -1,0 +1,71 @@
+"""The wrong results Triton 3.6's test_core.py found on the GPU (root causes in tests/language/test_core_regressions.py,
+whose kernels run here): bf16 scans, an atomic's result broadcast, a while loop in a for loop loading and storing
+one address, parameters named like builtins.  Each failed on an H200 before its fix.
+
+Skipped without a CUDA device; compile-only under TRITIUM_COMPILE_ONLY=1 (see conftest.py)."""
+import numpy as np
+import pytest
+
+from tests.language import test_core_regressions as R
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("prod", [False, True])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("shape,num_warps", [((32, 16), 4), ((16, 32), 4), ((64, 64), 8), ((128, 32), 4)])
+def test_bf16_scan_accumulates_in_fp32(gpu, prod, axis, reverse, shape, num_warps):
+    gen = torch.Generator().manual_seed(11 + 2 * axis + reverse + shape[0])
+    x = R.scan_input(shape, prod, gen, gpu.device)
+    z = torch.empty_like(x)
+    R.scan2d[(1,)](x, z, BLOCK_M=shape[0], BLOCK_N=shape[1], AXIS=axis, REVERSE=reverse, PROD=prod,
+                   num_warps=num_warps)
+    gpu.done()
+    want = R.scan_reference(x.cpu(), axis, reverse, prod)
+    torch.testing.assert_close(z.cpu().float(), want.float(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float16])
+@pytest.mark.parametrize("cas", [False, True])
+@pytest.mark.parametrize("n,num_warps", [(4, 4), (8, 1), (32, 4)])
+def test_atomic_result_broadcast(gpu, dtype, cas, n, num_warps):
+    p = torch.arange(n, dtype=torch.int32, device=gpu.device)
+    out = torch.zeros(n * n, dtype=dtype, device=gpu.device)
+    R.atomic_result_broadcast[(1,)](p, out, N=n, CAS=cas, num_warps=num_warps)
+    gpu.done()
+    assert torch.equal(out.cpu(), torch.arange(n * n).to(dtype))
+    want_p = torch.full((n,), 9, dtype=torch.int32) if cas else torch.arange(1, n + 1, dtype=torch.int32)
+    assert torch.equal(p.cpu(), want_p)
+
+
+@pytest.mark.parametrize("n,num_warps", [(4, 4), (8, 4), (16, 8)])
+def test_atomic_result_2d(gpu, n, num_warps):
+    gen = torch.Generator().manual_seed(n)
+    before = torch.randint(-100, 100, (n * n,), generator=gen, dtype=torch.int32)
+    p = before.to(gpu.device)
+    old = torch.zeros_like(p)
+    R.atomic_result_2d[(1,)](p, old, N=n, num_warps=num_warps)
+    gpu.done()
+    assert torch.equal(old.cpu(), before)
+    assert torch.equal(p.cpu(), before + torch.arange(n * n, dtype=torch.int32))
+
+
+def test_while_in_for_loads_and_stores_one_address(gpu):
+    data = torch.zeros(1, device=gpu.device)
+    R.while_in_for[(1,)](data, torch.tensor([8], dtype=torch.int32, device=gpu.device))
+    gpu.done()
+    assert data.item() == 40.0
+
+
+def test_parameters_named_like_builtins(gpu):
+    x = torch.from_numpy(np.random.default_rng(5).random(16).astype(np.float32)).to(gpu.device)
+    want = x + 1 + 2 * 2 + 3 * 3 + 4 * 4 + 5 * 5 + 6 * 6
+    for _ in range(3):
+        out = torch.zeros(16, device=gpu.device)
+        R.builtin_named_params[(1,)](out, x, 1, 2, 3, 4, 5, 6, N=16)
+        out2 = torch.zeros(16, device=gpu.device)
+        R.builtin_named_params[(1,)](type=out2, len=x, int=1, id=2, tuple=3, Exception=4, isinstance=5, _M=6, N=16)
+        gpu.done()
+        torch.testing.assert_close(out, want)
+        torch.testing.assert_close(out2, want)
