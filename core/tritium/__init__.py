@@ -14,6 +14,7 @@ from .runtime.config import Config
 from .runtime.jit import JITFunction, KernelInterface, jit
 from .runtime.reinterpret import TensorWrapper, reinterpret
 from .runtime import sources as _sources
+from .triton_alias import install_as_triton, uninstall_as_triton
 
 _sources.install()  # remember exec()-built sources, so @jit finds them (runtime/sources.py)
 
@@ -33,7 +34,7 @@ def next_power_of_2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-_LAZY = ("language", "testing", "plugins", "cli", "frontend", "passes", "dialects", "tools")
+_LAZY = ("language", "testing", "plugins", "cli", "frontend", "passes", "dialects", "tools", "knobs")
 
 
 def __getattr__(name):
@@ -45,4 +46,4 @@ def __getattr__(name):
 __all__ = ["jit", "JITFunction", "KernelInterface", "compile", "ASTSource", "CompiledKernel", "Config",
            "autotune", "heuristics", "Autotuner", "Heuristics", "set_allocator", "reinterpret", "TensorWrapper",
            "CompilationError", "OutOfResources", "TritiumError", "TritonError", "BackendUnavailable", "cdiv",
-           "next_power_of_2", "language", "testing", "runtime", "tools", "__version__"]
+           "next_power_of_2", "install_as_triton", "uninstall_as_triton", "language", "testing", "runtime", "tools", "__version__"]

@@ -92,6 +92,10 @@ class KernelRuntimeError(TritiumError):
         super().__init__("\n".join(parts))
 
 
+#: Triton's name for an error raised while its interpreter runs a kernel (``triton.runtime.errors.InterpreterError``)
+InterpreterError = KernelRuntimeError
+
+
 class OutOfBoundsError(KernelRuntimeError, IndexError):
     """A load, store or atomic touched memory outside every buffer passed to the kernel."""
 

@@ -139,7 +139,8 @@ def test_float_max_min_compile_through_ptxas(arch, dt):
                               constexprs={"NOUT": 4, "BLOCK": 128, "MAX": is_max}),
                     target=f"cuda:{arch}", until="cubin")
         ptx = k.asm["ptx"]
-        assert all(f"global.{op}" in ptx for op in ops) and f".f{w} " not in ptx.split("atom")[1][:40]
+        # Triton's spelling: atom.global.<scope>.<sem>.<op>
+        assert all(f"atom.global.gpu.acq_rel.{op}" in ptx for op in ops) and f".f{w} " not in ptx.split("atom")[1][:40]
 
 
 @pytest.mark.parametrize("arch,dt,instr", [(90, "fp16", "add.noftz.f16"), (80, "fp16", "add.noftz.f16"),
@@ -150,4 +151,5 @@ def test_float_add_compiles_through_ptxas(arch, dt, instr):
     pytest.importorskip("llvmlite")
     k = compile(ASTSource(atomic_sum, {"OUT": f"*{dt}", "X": f"*{dt}", "N": "i32"},
                           constexprs={"NOUT": 4, "BLOCK": 128}), target=f"cuda:{arch}", until="cubin")
-    assert f"global.{instr}" in k.asm["ptx"]
+    sem = "acq_rel.gpu" if instr.startswith("cas") else "gpu.acq_rel"  # Triton's order for each
+    assert f"atom.global.{sem}.{instr}" in k.asm["ptx"]

@@ -14,7 +14,8 @@ from ..compiler.registry import current_target, get_compiler, launch_context
 from . import dependencies, sources
 from .binder import Binder, Bound
 from .launch import FastLaunch, KernelCache, arg_getter, grid3, make_launcher
-from .specialization import is_tensordesc_type
+from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (triton.runtime.jit's names)
+from .specialization import is_tensordesc_type, type_canonicalisation_dict  # noqa: F401
 
 from ..compiler.launch import Subscript as _Subscript
 

@@ -50,6 +50,12 @@ DTYPE_NAMES = {
     "fp8e5": "fp8e5", "fp8e4b8": "fp8e4b8", "fp8e5b16": "fp8e5b16",
 }
 
+#: Triton's ``triton.runtime.jit.type_canonicalisation_dict``: a dtype's name (torch's, numpy's, ``tl``'s
+#: ``float8e4nv`` spellings) or a type string -> the type string
+type_canonicalisation_dict = {**DTYPE_NAMES, "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b8": "fp8e4b8",
+                              "float8e5b16": "fp8e5b16", "uint1": "i1", "void": "void"}
+type_canonicalisation_dict.update({v: v for v in list(type_canonicalisation_dict.values())})
+
 SCALAR_TYPES = {"i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp8e4b8",
                 "fp8e5b16", "fp16", "bf16", "fp32", "fp64"}
 

@@ -1,0 +1,135 @@
+"""``triton.knobs``: Triton 3.6's settings object, over the environment variables tritium reads.
+
+Each knob stands for one environment variable: reading it reads the variable now (its default where unset),
+setting it sets the variable for this process (``None`` unsets it), so a knob and its variable never disagree
+and every part of tritium that reads the variable sees the knob.  Only knobs tritium acts on are here; any
+other Triton knob is an ``AttributeError`` that says so, never a setting silently ignored.
+
+=============================  ==============================================================
+knob                           environment variable (tritium's own, or Triton's it honours)
+=============================  ==============================================================
+runtime.interpret              TRITON_INTERPRET (the interpreter backend)
+cache.dir                      TRITIUM_CACHE_DIR
+compilation.always_compile     TRITIUM_DISABLE_CACHE (the file cache bypassed)
+compilation.dump_ir            TRITON_KERNEL_DUMP (the irdump plugin), with cache.dump_dir
+compilation.override           TRITON_KERNEL_OVERRIDE, with cache.override_dir
+autotuning.cache / .print      TRITON_CACHE_AUTOTUNING / TRITON_PRINT_AUTOTUNING
+nvidia.ptxas / .libdevice_path TRITIUM_PTXAS_PATH / TRITIUM_LIBDEVICE_PATH (``ptxas.path``, ``ptxas.version``)
+=============================  ==============================================================
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from typing import Any, Optional
+
+
+class _Env:
+    """A knob: environment variable ``var``, parsed by ``kind`` ("bool", "str"), ``default`` where unset."""
+
+    def __init__(self, var: str, kind: str = "bool", default: Any = None):
+        self.var, self.kind, self.default = var, kind, default
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        v = os.environ.get(self.var)
+        if v is None:
+            return self.default() if callable(self.default) else self.default
+        if self.kind == "bool":
+            return v.strip().lower() in ("1", "true", "yes", "on")
+        return v
+
+    def __set__(self, obj, value):
+        if value is None:
+            os.environ.pop(self.var, None)
+        elif self.kind == "bool":
+            os.environ[self.var] = "1" if value else "0"
+        else:
+            os.environ[self.var] = str(value)
+
+
+class _Knobs:
+    """A group of knobs (``knobs.runtime``, ...): unknown names are refused by name."""
+
+    _group = ""
+
+    def __getattr__(self, name):
+        raise AttributeError(f"triton.knobs.{self._group}.{name} has no counterpart in tritium")
+
+    def __setattr__(self, name, value):
+        knob = getattr(type(self), name, None)
+        if not isinstance(knob, _Env) and not (isinstance(knob, property) and knob.fset is not None):
+            raise AttributeError(f"triton.knobs.{self._group}.{name} has no counterpart in tritium")
+        super().__setattr__(name, value)
+
+
+class NvidiaTool:
+    """``knobs.nvidia.ptxas``: the tool's path and its version string (as ``ptxas --version`` says it)."""
+
+    def __init__(self, path: Optional[str]):
+        self.path = path
+
+    @property
+    def version(self) -> str:
+        if not self.path:
+            raise RuntimeError("ptxas not found: pip install 'tritium[nvidia]' or set TRITIUM_PTXAS_PATH")
+        out = subprocess.run([self.path, "--version"], capture_output=True, text=True, check=True).stdout
+        m = re.search(r"release (\d+\.\d+)", out)
+        return m.group(1) if m else out.strip()
+
+
+def _ptxas():
+    from tritium_nvidia.ptx import ptxas_path
+
+    return NvidiaTool(ptxas_path())
+
+
+class runtime_knobs(_Knobs):
+    _group = "runtime"
+    interpret = _Env("TRITON_INTERPRET")
+
+
+class cache_knobs(_Knobs):
+    _group = "cache"
+    dir = _Env("TRITIUM_CACHE_DIR", "str", lambda: os.path.expanduser("~/.tritium/cache"))
+    dump_dir = _Env("TRITON_DUMP_DIR", "str")
+    override_dir = _Env("TRITON_OVERRIDE_DIR", "str")
+
+
+class compilation_knobs(_Knobs):
+    _group = "compilation"
+    always_compile = _Env("TRITIUM_DISABLE_CACHE")
+    dump_ir = _Env("TRITON_KERNEL_DUMP")
+    override = _Env("TRITON_KERNEL_OVERRIDE")
+
+
+class autotuning_knobs(_Knobs):
+    _group = "autotuning"
+    cache = _Env("TRITON_CACHE_AUTOTUNING")
+    print = _Env("TRITON_PRINT_AUTOTUNING")
+
+
+class nvidia_knobs(_Knobs):
+    _group = "nvidia"
+    libdevice_path = _Env("TRITIUM_LIBDEVICE_PATH", "str")
+
+    @property
+    def ptxas(self) -> NvidiaTool:
+        p = os.environ.get("TRITIUM_PTXAS_PATH")
+        return NvidiaTool(p) if p else _ptxas()
+
+    @ptxas.setter
+    def ptxas(self, path):
+        os.environ["TRITIUM_PTXAS_PATH"] = getattr(path, "path", path)
+
+
+runtime = runtime_knobs()
+cache = cache_knobs()
+compilation = compilation_knobs()
+autotuning = autotuning_knobs()
+nvidia = nvidia_knobs()

@@ -1,0 +1,115 @@
+"""``import triton`` resolving to tritium, the way ``pymysql.install_as_MySQLdb()`` stands in for MySQLdb.
+
+:func:`install_as_triton` puts a finder first on ``sys.meta_path``: ``triton`` becomes a module that forwards every
+attribute to :mod:`tritium` and reports the Triton release whose API tritium provides (:data:`TRITON_VERSION`, for
+code that checks ``triton.__version__``); ``triton.X.Y`` is tritium's own module ``tritium.X.Y`` (the same object,
+so ``triton.language.float32 is tritium.language.float32``), or the module :data:`RENAMED` names where tritium keeps
+it elsewhere.  A ``triton.*`` module tritium has no counterpart for is not found (``ModuleNotFoundError``), as for
+any missing module; the real Triton is never imported while the alias is installed.
+
+:func:`uninstall_as_triton` removes the finder and forgets the ``triton`` modules it gave out.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+
+#: the Triton release whose language and API tritium provides (what ``triton.__version__`` says under the alias)
+TRITON_VERSION = "3.6.0"
+
+#: Triton module names whose content tritium keeps in another module
+RENAMED = {
+    "triton.runtime.errors": "tritium.errors",
+    "triton.compiler.errors": "tritium.errors",
+}
+
+
+def _tritium_name(name: str) -> str:
+    return RENAMED.get(name) or "tritium" + name[len("triton"):]
+
+
+class _TritonModule(types.ModuleType):
+    """``triton`` itself: tritium's attributes, Triton's version."""
+
+    def __getattr__(self, attr):
+        import tritium
+
+        return getattr(tritium, attr)
+
+    def __dir__(self):
+        import tritium
+
+        return sorted(set(dir(tritium)) | set(self.__dict__))
+
+
+class TritonAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``triton`` and ``triton.*`` as tritium's modules."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "triton" and not name.startswith("triton."):
+            return None
+        if name == "triton":
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        real = _tritium_name(name)
+        try:
+            found = importlib.util.find_spec(real)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            return None
+        spec = importlib.machinery.ModuleSpec(name, self, is_package=found.submodule_search_locations is not None)
+        spec.loader_state = real
+        return spec
+
+    def create_module(self, spec):
+        if spec.name == "triton":
+            import tritium
+
+            mod = _TritonModule("triton", tritium.__doc__)
+            mod.__version__ = TRITON_VERSION
+            mod.__path__ = []
+            mod.__tritium__ = tritium
+            return mod
+        return importlib.import_module(spec.loader_state)
+
+    def exec_module(self, module):
+        pass
+
+
+_FINDER: TritonAliasFinder | None = None
+
+
+def install_as_triton() -> None:
+    """Make ``import triton`` (and every ``triton.*`` module tritium has) resolve to tritium, for this process.
+
+    Call it before anything imports ``triton``; a real Triton already imported is an error (its kernels and
+    tritium's would mix).  Idempotent."""
+    global _FINDER
+    cur = sys.modules.get("triton")
+    if cur is not None and getattr(cur, "__tritium__", None) is None:
+        raise ImportError(f"tritium.install_as_triton(): the real Triton is already imported "
+                          f"({getattr(cur, '__file__', cur)}); call it before anything imports triton")
+    if _FINDER is None:
+        _FINDER = TritonAliasFinder()
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+
+
+def uninstall_as_triton() -> None:
+    """Undo :func:`install_as_triton`: ``import triton`` finds the real Triton again (if installed)."""
+    global _FINDER
+    if _FINDER is not None and _FINDER in sys.meta_path:
+        sys.meta_path.remove(_FINDER)
+    for name in [n for n in sys.modules if n == "triton" or n.startswith("triton.")]:
+        mod = sys.modules[name]
+        if isinstance(mod, _TritonModule) or getattr(mod, "__name__", "").startswith("tritium"):
+            del sys.modules[name]
+
+
+def installed() -> bool:
+    """Whether ``import triton`` resolves to tritium in this process."""
+    return _FINDER is not None and _FINDER in sys.meta_path
