@@ -64,7 +64,7 @@ def internal_testing(src: Path, impl: str) -> str:
 
 
 def run(args, extra) -> int:
-    src = Path(args.triton_src).expanduser() if args.triton_src else fetch(args.tag)
+    src = Path(args.triton_src).expanduser().resolve() if args.triton_src else fetch(args.tag)
     unit = src / UNIT
     if not unit.is_dir():
         raise SystemExit(f"{unit} is not a directory: --triton-src is the root of a Triton source tree")
