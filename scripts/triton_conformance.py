@@ -91,7 +91,7 @@ def run(args, extra) -> int:
         Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
         cmd += ["--junitxml", str(Path(args.junit).resolve())]
     if args.timeout:
-        cmd += ["-p", "pytest_timeout", "--timeout", str(args.timeout)]
+        cmd += ["--timeout", str(args.timeout)]  # pytest-timeout, installed
     cmd += [str(unit / f) for f in args.files] + list(extra)
     print("+", " ".join(cmd), flush=True)
     r = subprocess.run(cmd, cwd=unit, env=env)

@@ -96,6 +96,11 @@ class KernelRuntimeError(TritiumError):
 InterpreterError = KernelRuntimeError
 
 
+class ArgumentError(KernelRuntimeError, ValueError):
+    """A launch argument the backend cannot take (a host tensor where device memory is needed, a tensor on another
+    device); a ``ValueError``, as Triton raises for these."""
+
+
 class OutOfBoundsError(KernelRuntimeError, IndexError):
     """A load, store or atomic touched memory outside every buffer passed to the kernel."""
 
@@ -116,6 +121,11 @@ class SourceNotFound(TritiumError, OSError, ValueError):
 
 class BackendUnavailable(TritiumError, RuntimeError):
     """A backend cannot be used here: the message says why and how to fix it (a pip command)."""
+
+
+class OptionError(TritiumError, ValueError, AssertionError):
+    """A compile option out of its range (``num_warps`` not a power of 2, ...): a ``ValueError``, and an
+    ``AssertionError`` as Triton's own check raises."""
 
 
 class PluginError(TritiumError):

@@ -14,6 +14,7 @@ compilation.always_compile     TRITIUM_DISABLE_CACHE (the file cache bypassed)
 compilation.dump_ir            TRITON_KERNEL_DUMP (the irdump plugin), with cache.dump_dir
 compilation.override           TRITON_KERNEL_OVERRIDE, with cache.override_dir
 autotuning.cache / .print      TRITON_CACHE_AUTOTUNING / TRITON_PRINT_AUTOTUNING
+language.default_fp_fusion     TRITON_DEFAULT_FP_FUSION (enable_fp_fusion's default)
 nvidia.ptxas / .libdevice_path TRITIUM_PTXAS_PATH / TRITIUM_LIBDEVICE_PATH (``ptxas.path``, ``ptxas.version``)
 =============================  ==============================================================
 """
@@ -114,6 +115,11 @@ class autotuning_knobs(_Knobs):
     print = _Env("TRITON_PRINT_AUTOTUNING")
 
 
+class language_knobs(_Knobs):
+    _group = "language"
+    default_fp_fusion = _Env("TRITON_DEFAULT_FP_FUSION", "bool", True)
+
+
 class nvidia_knobs(_Knobs):
     _group = "nvidia"
     libdevice_path = _Env("TRITIUM_LIBDEVICE_PATH", "str")
@@ -132,4 +138,5 @@ runtime = runtime_knobs()
 cache = cache_knobs()
 compilation = compilation_knobs()
 autotuning = autotuning_knobs()
+language = language_knobs()
 nvidia = nvidia_knobs()

@@ -277,7 +277,7 @@ CASES = [
     (k_import, {"X": "*fp32"}, {}, "import"),
     (k_print, {"X": "*fp32"}, {}, "print() in a @jit function takes no keywords"),
     (k_continue, {"X": "*fp32", "n": "i32"}, {}, "'continue' is not supported"),
-    (k_if_type_mismatch, {"X": "*fp32", "c": "i32"}, {}, "Mismatched type for 'x'"),
+    (k_if_type_mismatch, {"X": "*fp32", "c": "i32"}, {}, "Mismatched type for x"),
     (k_return_in_loop, {"X": "*fp32", "n": "i32"}, {}, "inside `for` or `while` loops"),
     (k_static_assert, {"X": "*fp32"}, {"BLOCK": 48}, "BLOCK must be a multiple of 32"),
     (k_tensor_condition, {"X": "*fp32"}, {}, "must be a scalar"),

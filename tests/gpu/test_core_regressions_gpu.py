@@ -69,3 +69,39 @@ def test_parameters_named_like_builtins(gpu):
         gpu.done()
         torch.testing.assert_close(out, want)
         torch.testing.assert_close(out2, want)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# features test_core found missing (tests/language/test_core_gaps.py), run on the GPU
+# ------------------------------------------------------------------------------------------------------------
+
+from tests.language import test_core_gaps as G  # noqa: E402
+
+
+@pytest.mark.parametrize("block,num_warps", [(256, 4), (1024, 8), (4096, 8)])
+def test_debug_barrier_orders_the_threads_writes(gpu, block, num_warps):
+    x = gpu.randn(block)
+    y = torch.zeros(2 * block, device=gpu.device)
+    G.barrier_kernel[(1,)](x, y, BLOCK=block, num_warps=num_warps)
+    gpu.done()
+    assert torch.equal(y[block:].cpu(), torch.roll(x.cpu() * 2, -1))
+
+
+def test_hinted_copy(gpu):
+    src = gpu.randn(4096)
+    dst = torch.zeros_like(src)
+    G.hinted_copy[(4,)](dst, src, torch.zeros(1, dtype=torch.int32, device=gpu.device), BLOCK=1024, HINT=True)
+    gpu.done()
+    assert torch.equal(dst, src)
+
+
+def test_pinned_host_memory_is_a_pointer_argument(gpu):
+    if gpu.compile_only:
+        pytest.skip("compile only")
+    x = torch.arange(256, dtype=torch.float32).pin_memory()
+    y = torch.zeros(256, device=gpu.device)
+    G.barrier_kernel[(1,)](x, y, BLOCK=128)  # reads the first 128 of pinned host memory
+    torch.cuda.synchronize()
+    assert torch.equal(y[:128].cpu(), x[:128] * 2)
+    with pytest.raises(ValueError, match="pinned host memory"):
+        G.barrier_kernel[(1,)](torch.arange(256, dtype=torch.float32), y, BLOCK=128)

@@ -923,6 +923,16 @@ def _h_assert(g, op, out, pad):
     out.append(f"{pad}_rt.device_assert(_ctx, {c}, {msg!r}, _active, {g.loc(op)})")
 
 
+def _h_barrier(g, op, out, pad):
+    pass  # a program's threads run as one: every write is seen at once
+
+
+def _h_assume(g, op, out, pad):
+    c = g.get(op.operands[0])  # an assumption that does not hold is undefined behaviour on the GPU: an error here
+    out.append(f"{pad}_rt.device_assert(_ctx, {c}, 'tl.assume: the assumed condition does not hold', _active, "
+               f"{g.loc(op)})")
+
+
 _HANDLERS = {
     "arith.constant": _h_constant,
     "ub.poison": _h_poison,
@@ -948,7 +958,7 @@ _HANDLERS = {
     "tt.dot": _h_dot, "tt.bitcast": _cast("bitcast"), "tt.fp_to_fp": _cast("fp_to_fp"), "tt.clampf": _h_clampf,
     "tt.histogram": _h_histogram, "tt.extern_elementwise": _h_extern,
     "tt.elementwise_inline_asm": _h_inline_asm, "tt.reduce": _along_axis("reduce"), "tt.scan": _along_axis("scan"),
-    "tt.print": _h_print, "tt.assert": _h_assert,
+    "tt.print": _h_print, "tt.assert": _h_assert, "tt.barrier": _h_barrier, "tt.assume": _h_assume,
 }
 
 # ops that broadcast their tensor operands against each other elementwise (numpy broadcasting) and nothing else:

@@ -129,7 +129,7 @@ class CUDACompiler(BaseCompiler):
             num_warps = ttg.module_int(module, ttg.NUM_WARPS, options.num_warps)
             shared = ttg.module_int(module, "ttg.shared", 0)
             lowered = lower_module(module, CUDATargetInfo(_arch(metadata)), CUDA_RULES,
-                                   kernel_attrs=kernel_attrs(num_warps), options=options, axis_info=info)
+                                   kernel_attrs=kernel_attrs(num_warps, options.maxnreg), options=options, axis_info=info)
             llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))
             tensormaps = _tensormaps(module, lowered.kernel)
             scratch = ttg.module_int(module, ttg.GLOBAL_SCRATCH_SIZE, 0) or 0
@@ -160,7 +160,7 @@ class CUDACompiler(BaseCompiler):
         """PTX -> cubin (ptxas); registers, spills and static shared memory into the metadata."""
         from .ptx import ptx_to_cubin
 
-        cubin, info = ptx_to_cubin(src, _arch(metadata), options.maxnreg)
+        cubin, info = ptx_to_cubin(src, _arch(metadata))
         metadata["n_regs"] = info["n_regs"]
         metadata["n_spills"] = info["n_spills"]
         metadata["shared"] = metadata.get("shared", 0) + info["shared_static"]
@@ -209,12 +209,17 @@ def _tensormaps(module, kernel: str) -> list:
     return out
 
 
-def kernel_attrs(num_warps: int):
+def kernel_attrs(num_warps: int, maxnreg: Optional[int] = None):
+    """The kernel's ``llvm.func`` attributes: ``.maxntid`` from num_warps, ``.maxnreg`` from the option (on the
+    kernel's ``.entry`` only, as Triton; ptxas' ``--maxrregcount`` would cap noinline functions too)."""
     from mlir import ir
 
     def attrs(ctx, name):
-        return {"nvvm.kernel": ir.UnitAttr.get(),
-                "nvvm.maxntid": ir.DenseI32ArrayAttr.get([num_warps * 32, 1, 1])}
+        out = {"nvvm.kernel": ir.UnitAttr.get(),
+               "nvvm.maxntid": ir.DenseI32ArrayAttr.get([num_warps * 32, 1, 1])}
+        if maxnreg:
+            out["nvvm.maxnreg"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(maxnreg))
+        return out
 
     return attrs
 

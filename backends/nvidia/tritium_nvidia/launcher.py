@@ -44,7 +44,7 @@ import struct
 import threading
 from typing import Any, Callable, Optional, Sequence
 
-from tritium.errors import KernelRuntimeError
+from tritium.errors import ArgumentError, KernelRuntimeError
 from tritium.runtime import kernel_args as _kernel_args
 
 SLOT = 8  # bytes per kernel parameter slot in the argument buffer
@@ -102,13 +102,13 @@ def struct_format(types: Sequence[str], n_extra: int = 0) -> str:
     return layout(types, n_extra)[0]
 
 
-def wrong_device(a: Any, what: str, device: Optional[int]) -> Optional[KernelRuntimeError]:
+def wrong_device(a: Any, what: str, device: Optional[int]) -> Optional[ArgumentError]:
     """The error for a CUDA tensor ``a`` that is not on ``device`` (the launch's), else None."""
     dev = getattr(a, "device", None)
     index = getattr(dev, "index", None)
     if device is None or getattr(dev, "type", None) != "cuda" or index is None or index == device:
         return None
-    return KernelRuntimeError(
+    return ArgumentError(
         f"{what} is a tensor on cuda:{index} but the kernel launches on cuda:{device}, the current device: "
         f"move the tensor (.to('cuda:{device}')) or launch under torch.cuda.device({index})")
 
@@ -127,18 +127,17 @@ def pointer_value(a: Any, what: str, check: Optional[Callable[[int], None]] = No
         raise err
     dev = getattr(a, "device", None)
     if dev is not None and getattr(dev, "type", "cuda") not in ("cuda", "hip") and type(a).__module__.startswith(
-            "torch"):
-        raise KernelRuntimeError(f"{what} is a tensor on device '{dev}': the cuda backend needs CUDA tensors "
-                                 f"(move it with .cuda())")
+            "torch") and not a.is_pinned():  # pinned host memory: the device reaches it at the same address
+        raise ArgumentError(f"{what} is a tensor on device '{dev}': the cuda backend needs CUDA tensors "
+                            f"(move it with .cuda()) or pinned host memory (.pin_memory())")
     if hasattr(a, "data_ptr"):
         p = int(a.data_ptr())
     else:
         cai = getattr(a, "__cuda_array_interface__", None)
         if cai is None:
             if hasattr(a, "__array_interface__"):
-                raise KernelRuntimeError(f"{what} is a host array ({type(a).__name__}); the cuda backend needs "
-                                         f"device memory (a CUDA tensor or an object with "
-                                         f"__cuda_array_interface__)")
+                raise ArgumentError(f"{what} is a host array ({type(a).__name__}); the cuda backend needs "
+                                    f"device memory (a CUDA tensor or an object with __cuda_array_interface__)")
             raise KernelRuntimeError(f"{what}: expected a tensor, an object with data_ptr() or "
                                      f"__cuda_array_interface__, an int address or None; got {type(a).__name__}")
         p = int(cai["data"][0])
@@ -558,9 +557,9 @@ def make_launch(func: Any, packer: Packer, *, block: int, shared: int, cu_launch
         return convert_args(args, types, names, kernel_name, check_pointer, tm_args, device)
 
     def elsewhere(a, j):
+        """The address of a tensor not on the launch's device: pinned host memory's own, else an error."""
         what = f"kernel '{kernel_name}' argument " + (f"'{names[j]}'" if j < len(names) and names[j] else f"#{j}")
-        raise wrong_device(a, what, device) or KernelRuntimeError(
-            f"{what}: a tensor on device '{getattr(a, 'device', '?')}'; the cuda backend needs CUDA tensors")
+        return pointer_value(a, what, device=device)
 
     def default_error(err, args):
         raise KernelRuntimeError(f"cuLaunchKernel of '{kernel_name}' failed: {err}")

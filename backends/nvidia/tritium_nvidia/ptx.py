@@ -142,8 +142,9 @@ def hoist_wgmma_waits(ptx: str) -> str:
     return "\n".join(lines)
 
 
-def ptx_to_cubin(ptx: str, arch: int = 90, maxnreg: Optional[int] = None) -> tuple:
-    """ptxas; returns ``(cubin bytes, info dict with n_regs / n_spills / shared_static / log)``."""
+def ptx_to_cubin(ptx: str, arch: int = 90) -> tuple:
+    """ptxas; returns ``(cubin bytes, info dict with n_regs / n_spills / shared_static / log)``.  A register cap
+    (the ``maxnreg`` option) is the kernel's ``.maxnreg`` directive in the PTX."""
     ptxas = ptxas_path()
     if ptxas is None:
         raise CompilationFailed("ptxas not found: pip install 'tritium[nvidia]' or set TRITIUM_PTXAS_PATH")
@@ -152,8 +153,6 @@ def ptx_to_cubin(ptx: str, arch: int = 90, maxnreg: Optional[int] = None) -> tup
         with open(src, "w") as f:
             f.write(ptx)
         cmd = [ptxas, "-v", f"-arch={sm_name(arch)}", "-o", out, src]
-        if maxnreg:
-            cmd.insert(1, f"--maxrregcount={maxnreg}")
         p = subprocess.run(cmd, capture_output=True, text=True)
         log = p.stdout + p.stderr
         if p.returncode != 0:

@@ -43,13 +43,18 @@ class BaseOptions:
     def parse(cls, opts: Optional[dict] = None, backend: str = ""):
         names = {f.name for f in fields(cls)}
         given = {k: v for k, v in (opts or {}).items() if v is not None}
+        fusion = os.environ.get("TRITON_DEFAULT_FP_FUSION")  # Triton's knob for the default (knobs.language)
+        if fusion is not None and "enable_fp_fusion" in names and "enable_fp_fusion" not in given:
+            given["enable_fp_fusion"] = fusion.strip().lower() in ("1", "true", "yes", "on")
         unknown = sorted(set(given) - names)
         if unknown:
             where = f" of the {backend} backend" if backend else ""
             raise TypeError(f"unknown option(s){where}: {', '.join(unknown)} (known: {', '.join(sorted(names))})")
         out = cls(**given)
         if out.num_warps <= 0 or out.num_warps & (out.num_warps - 1):
-            raise ValueError(f"num_warps must be a power of 2, got {out.num_warps}")
+            from ..errors import OptionError
+
+            raise OptionError(f"num_warps must be a power of 2, got {out.num_warps}")
         return out
 
     def to_dict(self) -> dict:

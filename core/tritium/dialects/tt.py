@@ -943,6 +943,11 @@ OPS: tuple[OpDef, ...] = (
           pure=False, effects=_RW, verify=_v_print, doc="device-side print of a prefix and values"),
     OpDef("assert", (("condition", _S),), results=_NONE, attrs={"message": STR}, pure=False, effects=_RW,
           verify=_v_assert, doc="device-side assertion: fails with message where condition is false"),
+    # synchronisation and facts for the optimizer
+    OpDef("barrier", (), results=_NONE, pure=False, effects=_RW,
+          doc="tl.debug_barrier: every thread of the program waits here; its memory writes before are seen after"),
+    OpDef("assume", (("condition", _S),), results=_NONE, pure=False, effects=_RW,
+          doc="tl.assume: the i1 condition holds (llvm.assume; the optimizer may rely on it)"),
 )
 
 _BY_NAME = {op.full_name: op for op in OPS}

@@ -672,8 +672,14 @@ class CodeGenerator(ast.NodeVisitor):
             ty = t1 if t1 == t2 else _s.computation_type_impl(t1, False, t2, False, False)
             return ty, (lambda: _s.constant(ua, ty)), (lambda: _s.constant(ub, ty))
         if ta and tb:
-            if a.type != b.type:
-                raise SemanticError(f"Mismatched type for '{name}' between the then block ({a.type}) and the else "
+            if a.type != b.type:  # Triton's words for each case (tools and Triton's tests match them)
+                if name == "<value>":
+                    raise SemanticError(f"Ternary expression with dynamic condition has inconsistent types "
+                                        f"{a.type} and {b.type}")
+                if name.startswith("<ret"):
+                    raise SemanticError(f"Inconsistent return types: {a.type} and {b.type} (the two branches of "
+                                        f"{where} return different types)")
+                raise SemanticError(f"Mismatched type for {name} between the then block ({a.type}) and the else "
                                     f"block ({b.type}) of {where}")
             return a.type, (lambda: a), (lambda: b)
         t = a.type if ta else b.type

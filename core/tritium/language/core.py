@@ -189,10 +189,10 @@ class pointer_type(dtype):
     def __eq__(self, other):
         other = _unwrap(other)
         return isinstance(other, pointer_type) and self.element_ty == other.element_ty and \
-            self.address_space == other.address_space
+            self.address_space == other.address_space and self.const == other.const
 
     def __hash__(self):
-        return hash(("ptr", self.element_ty))
+        return hash(("ptr", self.element_ty, self.const))
 
     def __repr__(self):
         return self.name

@@ -540,6 +540,9 @@ def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
 # hints and debugging
 # ----------------------------------------------------------------------------------------------
 
+_HINT_ATTRS = {"multiple_of": "tt.divisibility", "max_contiguous": "tt.contiguity", "max_constancy": "tt.constancy"}
+
+
 def _hint(name):
     def f(input, values):
         v = _unwrap(values)
@@ -547,6 +550,14 @@ def _hint(name):
         for x in vals:
             if not isinstance(_unwrap(x), int):
                 raise SemanticError(f"{name}() values must be compile-time integers, got {x!r}")
+        # as Triton: the hint is an attribute of the op that defines the value (so it holds for every use of that
+        # value, the call's result assigned or not); the axis analysis reads it (passes/analysis/axis_info.py)
+        owner = getattr(getattr(input, "handle", None), "owner", None)
+        if owner is not None and hasattr(owner, "attributes") and not hasattr(owner, "operations"):
+            from mlir import ir
+
+            op = owner.operation if hasattr(owner, "operation") else owner
+            op.attributes[_HINT_ATTRS[name]] = ir.DenseI32ArrayAttr.get([int(_unwrap(x)) for x in vals])
         return input
 
     f.__name__ = name
@@ -560,11 +571,21 @@ max_constancy = _hint("max_constancy")
 
 @builtin
 def assume(cond):
+    """The condition holds (a scalar); the compiler may rely on it (``llvm.assume``).  A compile-time true condition
+    says nothing; a compile-time false one is an error."""
+    if not isinstance(cond, tensor):
+        if not _unwrap(cond):
+            raise SemanticError("tl.assume of a false compile-time condition")
+        return None
+    _s.assume(cond)
     return None
 
 
 @builtin
 def debug_barrier():
+    """Every thread of the program waits here; memory writes before the barrier are visible to the program's
+    threads after it (a CTA barrier on the GPU)."""
+    _s.debug_barrier()
     return None
 
 

@@ -845,7 +845,7 @@ def where(cond, x, y) -> tensor:
         x = to_tensor(x)
     if _is_ptr_val(x) and _is_ptr_val(y):  # a choice of pointers (of one element type; const if either is)
         px, py = x.type.scalar, y.type.scalar
-        if px != py:
+        if px.element_ty != py.element_ty or px.address_space != py.address_space:
             raise SemanticError(f"invalid operands of type {px} and {py}: where() chooses between pointers of one "
                                 "element type")
         if px.is_const() != py.is_const():
@@ -1769,3 +1769,15 @@ def device_assert(cond, msg=""):
     b = _b()
     cond = cast(to_tensor(cond), tl.int1)
     b.create("tt.assert", [cond], [], {"message": b.str_attr(str(msg))})
+
+
+def debug_barrier():
+    _b().create("tt.barrier", [], [], {})
+
+
+def assume(cond):
+    c = to_tensor(cond)
+    if c.type.is_block():
+        raise SemanticError("tl.assume needs a scalar condition, got a tensor of shape "
+                            f"{list(c.type.shape)}")
+    _b().create("tt.assume", [cast(c, tl.int1)], [], {})

@@ -82,7 +82,7 @@ def _word_plan(vec, bits):
 
 
 _CACHE = {CacheModifier.CA: ".ca", CacheModifier.CG: ".cg", CacheModifier.CS: ".cs", CacheModifier.WT: ".wt",
-          CacheModifier.CV: ".cv"}
+          CacheModifier.CV: ".cv", CacheModifier.WB: ".wb"}
 _EVICT = {EvictionPolicy.EVICT_FIRST: ".L1::evict_first", EvictionPolicy.EVICT_LAST: ".L1::evict_last"}
 
 

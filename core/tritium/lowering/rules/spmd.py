@@ -1,5 +1,6 @@
 """Where a thread is and waiting for the others: program ids, the grid's size, ``tt.make_range`` (each
-register's element index) and ``ttg.barrier`` (membar's barriers)."""
+register's element index), ``ttg.barrier`` (membar's barriers) and ``tt.barrier`` (``tl.debug_barrier``), and
+``tt.assume`` (``llvm.intr.assume``)."""
 from __future__ import annotations
 
 from ..table import Rules
@@ -25,8 +26,19 @@ def _make_range(ctx, *, start, end):
     return [out]
 
 
-@RULES.register("ttg.barrier")
+@RULES.register("ttg.barrier", "tt.barrier")
 def _barrier(ctx):
     """Every thread of the CTA waits (``bar.sync 0`` on CUDA)."""
     ctx.barrier()
+    return []
+
+
+@RULES.register("tt.assume")
+def _assume(ctx, condition):
+    from mlir import ir
+
+    # no operand bundles; the generic form needs their (empty) sizes and the operand segments
+    ctx.emit_op("llvm.intr.assume", [condition[0]],
+                attrs={"op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+                       "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0])})
     return []

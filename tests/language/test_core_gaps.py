@@ -1,0 +1,188 @@
+"""Language features Triton 3.6's test_core.py found missing or different (2026-11-28 run on an H100), each checked
+where it shows: the PTX / LLVM IR tritium emits for sm_90a (no GPU needed), the interpreter, the errors.
+
+* ``tl.multiple_of`` / ``tl.max_contiguous`` / ``tl.max_constancy`` were ignored: they now set Triton's
+  ``tt.divisibility`` / ``tt.contiguity`` / ``tt.constancy`` on the op defining the value (also when the call's
+  result is not assigned, as in Triton), and the axis analysis vectorises by them;
+* ``tl.debug_barrier`` was a no-op (a race between the threads of a program): ``bar.sync 0``;
+* ``tl.assume`` was dropped: ``llvm.assume``; the interpreter reports an assumption that does not hold;
+* ``maxnreg`` is the kernel's ``.maxnreg`` (ptxas' --maxrregcount capped noinline functions too);
+* ``cache_modifier=".wb"`` stores are ``st.global.wb``;
+* ``TRITON_DEFAULT_FP_FUSION`` is enable_fp_fusion's default;
+* ``num_warps`` not a power of 2 is an AssertionError (as Triton) and a ValueError;
+* a pointer and a const pointer are different types: branches that yield one or the other are Triton's errors.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import tritium as triton
+import tritium.language as tl
+from tritium.compiler import ASTSource, GPUTarget, compile
+from tritium.errors import CompilationError, DeviceAssertionError, OptionError
+
+CUDA = GPUTarget("cuda", 90, 32)
+
+
+def _cuda(fn, signature, constexprs=None, **options):
+    """Compiled for sm_90a to PTX, pointer parameters 16-byte aligned (what a launch with torch tensors gives)."""
+    pytest.importorskip("llvmlite")
+    attrs = {n: {"tt.divisibility": 16} for n, t in signature.items() if t.startswith("*")}
+    return compile(ASTSource(fn, signature, constexprs or {}, attrs), target=CUDA, options=options or None,
+                   until="ptx")
+
+
+@triton.jit
+def hinted_copy(dst, src, off, BLOCK: tl.constexpr, HINT: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK) + tl.load(off)
+    if HINT:
+        tl.max_contiguous(tl.multiple_of(offsets, 1024), 1024)  # not assigned: a hint on offsets itself
+    tl.store(dst + offsets, tl.load(src + offsets))
+
+
+@pytest.mark.parametrize("hint", [False, True])
+def test_hints_vectorise(hint):
+    k = _cuda(hinted_copy, {"dst": "*fp32", "src": "*fp32", "off": "*i32"}, {"BLOCK": 1024, "HINT": hint})
+    assert ("tt.divisibility = array<i32: 1024>" in k.asm["ttir"]) == hint
+    assert ("ld.global.v4.b32" in k.asm["ptx"]) == hint
+    assert ("st.global.v4.b32" in k.asm["ptx"]) == hint
+
+
+def test_hinted_kernel_runs_on_the_interpreter():
+    src = np.random.default_rng(1).random(2048).astype(np.float32)
+    dst = np.zeros_like(src)
+    hinted_copy[(2,)](dst, src, np.zeros(1, np.int32), BLOCK=1024, HINT=True)
+    np.testing.assert_array_equal(dst, src)
+
+
+@triton.jit
+def assume_kernel(out_ptr, N: tl.constexpr, BLOCK_N: tl.constexpr):
+    current_size = N - tl.program_id(0) * BLOCK_N
+    tl.assume(current_size >= BLOCK_N)
+    if current_size >= 128:
+        tl.store(out_ptr + tl.program_id(0), current_size)
+    else:
+        tl.store(out_ptr + tl.program_id(0), current_size + 101024)
+
+
+def test_assume_is_llvm_assume():
+    k = _cuda(assume_kernel, {"out_ptr": "*fp32"}, {"N": 1024, "BLOCK_N": 128})
+    assert "llvm.assume" in k.asm["llir"]
+    assert "101024" not in k.asm["ptx"]  # the branch the assumption rules out is gone
+
+
+def test_assume_checked_on_the_interpreter():
+    out = np.zeros(8, np.float32)
+    assume_kernel[(8,)](out, N=1024, BLOCK_N=128)
+    np.testing.assert_array_equal(out, 1024 - 128 * np.arange(8))
+    with pytest.raises(DeviceAssertionError, match=r"(?s)assumed condition does not hold.*tl.assume.*program \(8"):
+        assume_kernel[(9,)](np.zeros(9, np.float32), N=1024, BLOCK_N=128)
+
+
+@triton.jit
+def barrier_kernel(X, Y, BLOCK: tl.constexpr):
+    # every thread writes its elements, then reads its neighbours' (written by other threads): needs the barrier
+    o = tl.arange(0, BLOCK)
+    tl.store(Y + o, tl.load(X + o) * 2)
+    tl.debug_barrier()
+    tl.store(Y + BLOCK + o, tl.load(Y + (o + 1) % BLOCK))
+
+
+def test_debug_barrier_is_a_cta_barrier():
+    k = _cuda(barrier_kernel, {"X": "*fp32", "Y": "*fp32"}, {"BLOCK": 256})
+    assert re.search(r"bar\.sync\s+0", k.asm["ptx"])
+    x = np.random.default_rng(2).random(256).astype(np.float32)
+    y = np.zeros(512, np.float32)
+    barrier_kernel[(1,)](x, y, BLOCK=256)
+    np.testing.assert_array_equal(y[256:], np.roll(x * 2, -1))
+
+
+@triton.jit
+def two_calls(X):
+    tl.store(X, 0)
+
+
+def test_maxnreg_on_the_entry():
+    k = _cuda(two_calls, {"X": "*i32"}, maxnreg=42)
+    assert re.search(r"\.entry [^{;]*\.maxnreg 42", k.asm["ptx"])
+
+
+@triton.jit
+def store_cache(dst, src, CACHE: tl.constexpr):
+    o = tl.arange(0, 128)
+    tl.store(dst + o, tl.load(src + o), cache_modifier=CACHE)
+
+
+@pytest.mark.parametrize("cache", ["", ".wb", ".cg", ".cs", ".wt"])
+def test_store_cache_modifiers(cache):
+    k = _cuda(store_cache, {"dst": "*fp32", "src": "*fp32"}, {"CACHE": cache})
+    stores = re.findall(r"st\.global[.\w]*", k.asm["ptx"])
+    assert stores and all(s.startswith(f"st.global{cache}.") or (not cache and s.count(".") == 2) for s in stores), \
+        stores
+
+
+@triton.jit
+def mul_add(data):
+    ptrs = data + tl.arange(0, 128)
+    tl.store(ptrs, tl.load(ptrs) * 1.5 + 1.0)
+
+
+@pytest.mark.parametrize("env,option,fused", [(None, None, True), ("0", None, False), ("1", None, True),
+                                              ("0", True, True), ("1", False, False)])
+def test_fp_fusion_default_from_the_environment(monkeypatch, env, option, fused):
+    if env is None:
+        monkeypatch.delenv("TRITON_DEFAULT_FP_FUSION", raising=False)
+    else:
+        monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", env)
+    opts = {} if option is None else {"enable_fp_fusion": option}
+    k = _cuda(mul_add, {"data": "*fp32"}, **opts)
+    assert (re.search(r"(mad|fma)\.r[nzmp]\.(ftz\.)?f32", k.asm["ptx"]) is not None) == fused
+
+
+def test_num_warps_not_a_power_of_two():
+    @triton.jit
+    def k(dst):
+        pass
+
+    for exc in (AssertionError, ValueError, OptionError):
+        with pytest.raises(exc, match="must be a power of 2"):
+            k[(1,)](np.zeros(1, np.float32), num_warps=3)
+    k[(1,)](np.zeros(1, np.float32), num_warps=2)
+
+
+@triton.jit
+def pick(a, b, choose_b):
+    if choose_b:
+        return b
+    else:
+        return a
+
+
+@triton.jit
+def const_call(out, c_out: tl.const, choose):
+    tl.store(pick(out, c_out, choose), 1.0)
+
+
+@triton.jit
+def const_ternary(out, c_out: tl.const, choose):
+    tl.store(c_out if choose else out, 1.0)
+
+
+@triton.jit
+def const_if(out, c_out: tl.const, choose):
+    if choose:
+        final_out = c_out
+    else:
+        final_out = out
+    tl.store(final_out, 1.0)
+
+
+@pytest.mark.parametrize("kernel,message", [
+    (const_call, "Inconsistent return types"),
+    (const_ternary, "Ternary expression with dynamic condition has inconsistent type"),
+    (const_if, "Mismatched type for final_out"),
+])
+def test_pointer_and_const_pointer_do_not_merge(kernel, message):
+    with pytest.raises(CompilationError, match=message):
+        compile(ASTSource(kernel, {"out": "*fp32", "c_out": "*kfp32", "choose": "i1"}), target="interpreter")
