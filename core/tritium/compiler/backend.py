@@ -179,6 +179,13 @@ class BaseDriver(ABC):
         (loading, looking the device up); the default is :meth:`launch` itself."""
         return self.launch
 
+    def fast_path_ok(self, args: Sequence) -> bool:
+        """Whether later launches with arguments like ``args`` (this launch's runtime arguments) may take the JIT's
+        fast path, which tells arguments apart only by type, dtype, device index and specialisation.  A GPU
+        driver says no for host tensors it accepted (pinned memory): a later unpinned host tensor has the same
+        key and must be refused by the general path.  Default: yes."""
+        return True
+
     def direct_launcher(self, kernel: Any, device: Any, positions: tuple,
                         n_values: int) -> Optional[Callable[..., None]]:
         """Optionally, the cheapest relaunch: ``fn(gx, v0, ..., v{n_values-1})`` launches ``kernel`` (already

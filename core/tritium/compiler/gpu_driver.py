@@ -46,6 +46,15 @@ def _torch_c(name: str) -> Optional[Callable]:
 class TorchGPUDriver(BaseDriver):
     """A GPU driver whose current device and stream are torch's when torch is imported (see the module docstring)."""
 
+    def fast_path_ok(self, args) -> bool:
+        """No fast path after a launch with a host tensor (pinned memory): the fast path's key (device index -1)
+        would let an unpinned host tensor through."""
+        for a in args:
+            dev = getattr(a, "device", None)
+            if dev is not None and getattr(dev, "type", None) == "cpu":
+                return False
+        return True
+
     #: the backend's name, in errors ("cuda: no CUDA device")
     name: str = ""
     #: the environment variable naming the device when torch does not

@@ -263,7 +263,8 @@ class JITFunction(_Subscript, KernelInterface):
         g = grid3(self, grid, tuple(bound.values.values()), bound.options, getattr(ctx.driver, "max_grid", None))
         if g[0] and g[1] and g[2]:
             launch(kernel, g, bound.runtime_args)  # checks the backend's deps and device
-        if key is not None:  # launched once: later launches with these descriptors take the fast path
+        if key is not None and ctx.driver.fast_path_ok(bound.runtime_args):  # launched once: later launches with
+            # these descriptors take the fast path
             pos = tuple(i for i, n in enumerate(self.arg_names) if n in bound.signature)
             descs = frozenset(i for i in pos if is_tensordesc_type(bound.signature[self.arg_names[i]]))
             drv, fn = bound_launch(kernel, dev_key[2])
