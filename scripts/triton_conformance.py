@@ -77,6 +77,8 @@ def run(args, extra) -> int:
         env["TRITIUM_CONFORMANCE_LOG"] = str(Path(args.log).resolve())
     if args.shard:
         env["TRITIUM_CONFORMANCE_SHARD"] = args.shard
+    if args.select:
+        env["TRITIUM_CONFORMANCE_SELECT"] = str(Path(args.select).resolve())
     if args.impl == "tritium":
         env["TRITIUM_TRITON_INTERNAL_TESTING"] = internal_testing(src, args.impl)
         cmd += ["-p", "tritium_as_triton"]
@@ -180,6 +182,7 @@ def main(argv=None) -> int:
     r.add_argument("--log", help="append each test's outcome to this file as it finishes (for compare; "
                                  "survives a run cut short)")
     r.add_argument("--shard", help="i/n: only every n-th collected test, from the i-th")
+    r.add_argument("--select", help="a file of test ids (or a --log file): run only those")
     c = sub.add_parser("compare", help="what theirs passes and ours fails")
     c.add_argument("ours")
     c.add_argument("theirs")

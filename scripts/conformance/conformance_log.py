@@ -3,14 +3,28 @@ shards of a long run.
 
 * ``TRITIUM_CONFORMANCE_LOG=FILE``: one line per test, appended when its report arrives (so a run cut short by a
   time limit still leaves what it did): ``outcome<TAB>node id<TAB>first line of the failure or skip reason``.
-* ``TRITIUM_CONFORMANCE_SHARD=i/n``: run only the collected tests whose index is ``i`` modulo ``n``.
+* ``TRITIUM_CONFORMANCE_SHARD=i/n``: run only the collected tests whose index is ``i`` modulo ``n``;
+* ``TRITIUM_CONFORMANCE_SELECT=FILE``: run only the tests whose ids (``test_core.py::test_x[...]``, one a line, a
+  tab and anything after it ignored: a ``--log`` file's second column works too) are in FILE.
 """
 import os
 
 _LOG = os.environ.get("TRITIUM_CONFORMANCE_LOG")
 
 
+def _short(nodeid: str) -> str:
+    path, _, case = nodeid.partition("::")
+    return f"{path.split('/')[-1]}::{case}"
+
+
 def pytest_collection_modifyitems(config, items):
+    select = os.environ.get("TRITIUM_CONFORMANCE_SELECT")
+    if select:
+        with open(select) as f:
+            want = {_short(p) for line in f for p in line.rstrip("\n").split("\t") if "::" in p}
+        drop = [it for it in items if _short(it.nodeid) not in want]
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [it for it in items if _short(it.nodeid) in want]
     shard = os.environ.get("TRITIUM_CONFORMANCE_SHARD")
     if not shard:
         return
