@@ -105,3 +105,16 @@ def test_pinned_host_memory_is_a_pointer_argument(gpu):
     assert torch.equal(y[:128].cpu(), x[:128] * 2)
     with pytest.raises(ValueError, match="pinned host memory"):
         G.barrier_kernel[(1,)](torch.arange(256, dtype=torch.float32), y, BLOCK=128)
+
+
+@pytest.mark.parametrize("uf", [1, 4, 5])
+@pytest.mark.parametrize("n", [0, 13, 31])
+def test_loop_unroll_factor(gpu, uf, n):
+    src = torch.from_numpy(np.random.default_rng(n).standard_normal(40).astype(np.float32))
+    out = torch.zeros(1, device=gpu.device)
+    G.unrolled_branchy[(1,)](out, src.to(gpu.device), n, UF=uf)
+    gpu.done()
+    ref = 0.0
+    for i in range(1, n, 3):
+        ref = ref + float(src[i]) * i if src[i] > 0 else ref - 1.0
+    assert abs(out.item() - ref) < 1e-4

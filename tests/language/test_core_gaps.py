@@ -186,3 +186,41 @@ def const_if(out, c_out: tl.const, choose):
 def test_pointer_and_const_pointer_do_not_merge(kernel, message):
     with pytest.raises(CompilationError, match=message):
         compile(ASTSource(kernel, {"out": "*fp32", "c_out": "*kfp32", "choose": "i1"}), target="interpreter")
+
+
+@triton.jit
+def unrolled_atomics(dst, UF: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    for i in tl.range(0, 10, loop_unroll_factor=UF):
+        tl.atomic_add(dst + pid, i + pid)
+
+
+@triton.jit
+def unrolled_branchy(dst, src, n, UF: tl.constexpr):
+    acc = 0.0
+    for i in tl.range(1, n, 3, loop_unroll_factor=UF):
+        x = tl.load(src + i)
+        if x > 0:
+            acc += x * i
+        else:
+            acc -= 1.0
+    tl.store(dst, acc)
+
+
+@pytest.mark.parametrize("uf", [1, 2, 4, 5, 8])
+def test_loop_unroll_factor(uf):
+    """``tl.range(loop_unroll_factor=k)``: k copies of the body per trip of the main loop, then a remainder loop of
+    the trips left (Triton's TTIR LoopUnroll; it used to be dropped)."""
+    d = np.zeros(1, np.float32)
+    h = unrolled_atomics[(1,)](d, uf)
+    assert h.asm["ttir"].count("tt.atomic_rmw") == uf + (uf > 1 and 10 % uf != 0)
+    assert d[0] == 45
+    for n in (0, 1, 2, 5, 13, 31):  # trip counts 0 .. 10, a run-time bound
+        src = np.random.default_rng(n).standard_normal(40).astype(np.float32)
+        out = np.zeros(1, np.float32)
+        unrolled_branchy[(1,)](out, src, n, UF=uf)
+        ref = 0.0
+        for i in range(1, n, 3):
+            ref = ref + float(src[i]) * i if src[i] > 0 else ref - 1.0
+        assert abs(float(out[0]) - ref) < 1e-4, (n, out, ref)
+    _cuda(unrolled_branchy, {"dst": "*fp32", "src": "*fp32", "n": "i32"}, {"UF": uf})

@@ -2,8 +2,8 @@
 
 Order (Triton's ``make_ttir`` with our own passes where upstream ones cannot see tt ops)::
 
-    [backend passes], canonicalize, tritium-combine, tritium-reorder-broadcast, tritium-cse, tritium-licm,
-    tritium-dce, canonicalize, cse, loop-invariant-code-motion, symbol-dce
+    [backend passes], canonicalize, tritium-loop-unroll, tritium-combine, tritium-reorder-broadcast, tritium-cse,
+    tritium-licm, tritium-dce, canonicalize, cse, loop-invariant-code-motion, symbol-dce
 
 then :func:`tritium.dialects.tt.verify_module`.  No inliner: the frontend inlines ``@jit`` callees itself.  A
 backend puts its own TTIR passes first (the cuda backend: ``tritium-rewrite-tensor-pointer``, as Triton's
@@ -19,11 +19,13 @@ from .combine import combine_pass
 from .cse import cse_pass
 from .dce import dce_pass
 from .licm import licm_pass
+from .loop_unroll import loop_unroll_pass
 from .reorder_broadcast import reorder_broadcast_pass
 
 # (name, entry) in order: a str is an upstream pass pipeline element, a callable a Python pass.
 PIPELINE = (
     ("canonicalize", "canonicalize"),
+    ("tritium-loop-unroll", loop_unroll_pass),
     ("tritium-combine", combine_pass),
     ("tritium-reorder-broadcast", reorder_broadcast_pass),
     ("tritium-cse", cse_pass),
