@@ -37,7 +37,7 @@ def _is_cubin(k):
     ("fp16", "fp16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
     ("bf16", "bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
     ("fp32", "fp32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
-    ("i8", "i32", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"),
+    ("i8", "i32", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32"),
 ])
 @pytest.mark.parametrize("stages", [1, 3])
 def test_tutorial_matmul_on_mma_sync(dt, out, instr, stages):

@@ -10,14 +10,15 @@ operands           K     instruction                                 accumulator
 f16 x f16          16    ``m16n8k16 .f32.f16.f16.f32``               f32 (or f16: ``.f16``)
 bf16 x bf16        16    ``m16n8k16 .f32.bf16.bf16.f32``             f32
 f32 (tf32)         8     ``m16n8k8 .f32.tf32.tf32.f32``              f32
-int8 x int8        32    ``m16n8k32 .s32.s8.s8.s32``                 i32 (wraps, as the interpreter)
+int8 x int8        32    ``m16n8k32 .satfinite.s32.s8.s8.s32``       i32, saturating (Triton's)
 fp8 (e4m3 / e5m2)  32    ``m16n8k32 .f32.e4m3.e5m2.f32`` (sm_89+)    f32
 =================  ====  ==========================================  ======================
 
 Operands are packed to 32-bit registers (2 x 16-bit, 4 x 8-bit; fp32 rounded to tf32 with ``cvt.rna.tf32.f32``)
 once per fragment; ``input_precision = "tf32x3"`` splits each fp32 operand into a tf32 ``big`` part and the tf32
 of the remainder, and accumulates ``small*big + big*small + big*big``.  Any other result layout is the FMA
-lowering (:func:`tritium.lowering.rules.dot.fma_dot`).
+lowering (:func:`tritium.lowering.rules.dot.fma_dot`).  An int8 accumulator that would leave the int32 range
+saturates here, as in Triton's mma.sync; wgmma and the interpreter wrap, as Triton's do.
 """
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def _mma_v2(ctx, a, b, c, precision):
     K = tt.shape_of(a_ty)[-1]
     na, nb = 4 * bits * a_lay.k_width // 32, 2 * bits * b_lay.k_width // 32  # i32 registers per fragment
     regs = lambda lo, n: ",".join(f"${i}" for i in range(lo, lo + n))
-    text = (f"mma.sync.aligned.m16n8k{ik}.row.col.{dtype}.{ta}.{tb}.{dtype} {{{regs(0, n_acc)}}}, "
+    sat = ".satfinite" if dtype == "s32" else ""  # int8: the accumulator saturates, as Triton's
+    text = (f"mma.sync.aligned.m16n8k{ik}.row.col{sat}.{dtype}.{ta}.{tb}.{dtype} {{{regs(0, n_acc)}}}, "
             f"{{{regs(n_acc, na)}}}, {{{regs(n_acc + na, nb)}}}, {{{regs(n_acc + na + nb, n_acc)}}};")
     cons = ",".join([f"={acc_c}"] * n_acc + ["r"] * (na + nb) + [str(i) for i in range(n_acc)])
     out = list(c)
