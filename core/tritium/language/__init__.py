@@ -16,6 +16,7 @@ from .functions import (abs, advance, arange, argmax, argmin, associative_scan, 
                         trans, umulhi, view, where, xor_sum, zeros, zeros_like)
 from . import extra  # noqa: F401
 from . import math  # noqa: F401
+from . import mx  # noqa: F401
 from . import random  # noqa: F401
 from . import standard  # noqa: F401
 from . import target_info  # noqa: F401
@@ -23,6 +24,8 @@ from .standard import (add, bitonic_merge, condition, flip, mul, reduce_or, sort
                        to_tensor, topk)
 from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint,  # noqa: F401
                      randint4x, randn, randn4x, uint_to_uniform_float)
+
+from .mx import dot_scaled  # noqa: F401
 
 float8e4 = float8e4nv
 TRITON_MAX_TENSOR_NUMEL = 1048576
