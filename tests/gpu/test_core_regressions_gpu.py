@@ -97,7 +97,7 @@ def test_hinted_copy(gpu):
 
 def test_pinned_host_memory_is_a_pointer_argument(gpu):
     if gpu.compile_only:
-        pytest.skip("compile only")
+        pytest.skip("needs a CUDA device (compile-only mode): pinned host memory is read by the GPU")
     x = torch.arange(256, dtype=torch.float32).pin_memory()
     y = torch.zeros(256, device=gpu.device)
     G.barrier_kernel[(1,)](x, y, BLOCK=128)  # reads the first 128 of pinned host memory
