@@ -224,3 +224,21 @@ def test_loop_unroll_factor(uf):
             ref = ref + float(src[i]) * i if src[i] > 0 else ref - 1.0
         assert abs(float(out[0]) - ref) < 1e-4, (n, out, ref)
     _cuda(unrolled_branchy, {"dst": "*fp32", "src": "*fp32", "n": "i32"}, {"UF": uf})
+
+
+@pytest.mark.parametrize("how", ["option", "env"])
+@pytest.mark.parametrize("arch", ["sm80", "sm_90a", 89])
+def test_arch_option_retargets(monkeypatch, how, arch):
+    """``arch=`` (a CUDA option) or ``TRITON_OVERRIDE_ARCH`` compiles for that arch, as in Triton."""
+    pytest.importorskip("llvmlite")
+    sig = {"data": "*fp32"}
+    attrs = {"data": {"tt.divisibility": 16}}
+    if how == "env":
+        monkeypatch.setenv("TRITON_OVERRIDE_ARCH", str(arch))
+        opts = None
+    else:
+        opts = {"arch": str(arch)}
+    k = compile(ASTSource(mul_add, sig, {}, attrs), target=CUDA, options=opts, until="ptx")
+    n = int(str(arch).lower().removeprefix("sm_").removeprefix("sm").removesuffix("a"))
+    assert re.search(rf"cuda:{n}\b", k.asm["ttgir"])
+    assert f".target sm_{n}" in k.asm["ptx"]

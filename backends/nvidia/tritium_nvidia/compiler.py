@@ -63,10 +63,16 @@ class CUDACompiler(BaseCompiler):
     def target_for_arch(self, arch=None) -> GPUTarget:
         if arch is None:
             arch = 90
-        s = str(arch).lower().removeprefix("sm_").removesuffix("a")
+        s = str(arch).lower().removeprefix("sm_").removeprefix("sm").removesuffix("a")
         if not s.isdigit():
             raise ValueError(f"bad CUDA arch {arch!r}: expected a compute capability like 90 or sm_90")
         return GPUTarget("cuda", int(s), 32)
+
+    def target_for_options(self, target: GPUTarget, options: CUDAOptions) -> GPUTarget:
+        """The ``arch`` option (``"sm80"``, ``"sm_90a"``, ``80``), else ``TRITON_OVERRIDE_ARCH``, retargets the
+        compile, as in Triton (the kernel must then run on a device that loads that arch's cubin)."""
+        arch = options.arch or os.environ.get("TRITON_OVERRIDE_ARCH")
+        return self.target_for_arch(arch) if arch else target
 
     def add_stages(self, stages: dict, options: CUDAOptions) -> None:
         handoff = Handoff()
