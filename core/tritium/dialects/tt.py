@@ -106,6 +106,7 @@ class TypeConstraint:
 ANY = TypeConstraint("any")
 I32_TYPE = TypeConstraint("i32", "irdl.is i32")
 I64_TYPE = TypeConstraint("i64", "irdl.is i64")
+I1_TYPE = TypeConstraint("i1", "irdl.is i1")
 TENSOR = TypeConstraint("tensor", 'irdl.base "!builtin.tensor"')
 PTR = TypeConstraint("!tt.ptr", "irdl.base @tt::@ptr")
 DESC = TypeConstraint("!tt.tensordesc", "irdl.base @tt::@tensordesc")
@@ -946,7 +947,7 @@ OPS: tuple[OpDef, ...] = (
     # synchronisation and facts for the optimizer
     OpDef("barrier", (), results=_NONE, pure=False, effects=_RW,
           doc="tl.debug_barrier: every thread of the program waits here; its memory writes before are seen after"),
-    OpDef("assume", (("condition", _S),), results=_NONE, pure=False, effects=_RW,
+    OpDef("assume", (("condition", _S),), results=_NONE, types={"condition": I1_TYPE}, pure=False, effects=_RW,
           doc="tl.assume: the i1 condition holds (llvm.assume; the optimizer may rely on it)"),
 )
 
