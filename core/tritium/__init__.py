@@ -46,4 +46,5 @@ def __getattr__(name):
 __all__ = ["jit", "JITFunction", "KernelInterface", "compile", "ASTSource", "CompiledKernel", "Config",
            "autotune", "heuristics", "Autotuner", "Heuristics", "set_allocator", "reinterpret", "TensorWrapper",
            "CompilationError", "OutOfResources", "TritiumError", "TritonError", "BackendUnavailable", "cdiv",
-           "next_power_of_2", "install_as_triton", "uninstall_as_triton", "language", "testing", "runtime", "tools", "__version__"]
+           "next_power_of_2", "install_as_triton", "uninstall_as_triton", "language", "testing", "runtime", "tools",
+           "__version__"]

@@ -25,6 +25,8 @@ import re
 import subprocess
 from typing import Any, Optional
 
+from ._env import is_true
+
 
 class _Env:
     """A knob: environment variable ``var``, parsed by ``kind`` ("bool", "str"), ``default`` where unset."""
@@ -42,7 +44,7 @@ class _Env:
         if v is None:
             return self.default() if callable(self.default) else self.default
         if self.kind == "bool":
-            return v.strip().lower() in ("1", "true", "yes", "on")
+            return is_true(v)
         return v
 
     def __set__(self, obj, value):

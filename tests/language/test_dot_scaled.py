@@ -23,8 +23,10 @@ def dot_scale_kernel(a_base, stride_a0, stride_a1, a_scale, b_base, stride_b0, s
                      type_b: tl.constexpr):
     DIV_A: tl.constexpr = 2 if type_a == "e2m1" else 1
     DIV_B: tl.constexpr = 2 if type_b == "e2m1" else 1
-    a = tl.load(a_base + tl.arange(0, BLOCK_M)[:, None] * stride_a0 + tl.arange(0, BLOCK_K // DIV_A)[None, :] * stride_a1)
-    b = tl.load(b_base + tl.arange(0, BLOCK_K // DIV_B)[:, None] * stride_b0 + tl.arange(0, BLOCK_N)[None, :] * stride_b1)
+    a = tl.load(a_base + tl.arange(0, BLOCK_M)[:, None] * stride_a0
+                + tl.arange(0, BLOCK_K // DIV_A)[None, :] * stride_a1)
+    b = tl.load(b_base + tl.arange(0, BLOCK_K // DIV_B)[:, None] * stride_b0
+                + tl.arange(0, BLOCK_N)[None, :] * stride_b1)
     SK: tl.constexpr = BLOCK_K // 32
     if a_scale is not None:
         a_scale = tl.load(a_scale + tl.arange(0, BLOCK_M)[:, None] * SK + tl.arange(0, SK)[None, :])

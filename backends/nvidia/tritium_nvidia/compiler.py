@@ -135,7 +135,8 @@ class CUDACompiler(BaseCompiler):
             num_warps = ttg.module_int(module, ttg.NUM_WARPS, options.num_warps)
             shared = ttg.module_int(module, "ttg.shared", 0)
             lowered = lower_module(module, CUDATargetInfo(_arch(metadata)), CUDA_RULES,
-                                   kernel_attrs=kernel_attrs(num_warps, options.maxnreg), options=options, axis_info=info)
+                                   kernel_attrs=kernel_attrs(num_warps, options.maxnreg), options=options,
+                                   axis_info=info)
             llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))
             tensormaps = _tensormaps(module, lowered.kernel)
             scratch = ttg.module_int(module, ttg.GLOBAL_SCRATCH_SIZE, 0) or 0

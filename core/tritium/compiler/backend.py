@@ -1,7 +1,7 @@
 """What a backend is: a compiler (stages) and a driver (device, launch).  Plugins return ``Backend`` objects.
 
 These are the contracts between tritium's core and its backends.  Layering: this module imports nothing of
-tritium; the backend registry (:mod:`tritium.compiler.registry`), ``compile()`` and the runtime build on it.
+tritium but ``tritium._env`` and ``tritium.errors``; the backend registry (:mod:`tritium.compiler.registry`), ``compile()`` and the runtime build on it.
 """
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Optional, Sequence, Union
+
+from .._env import is_true
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class BaseOptions:
         given = {k: v for k, v in (opts or {}).items() if v is not None}
         fusion = os.environ.get("TRITON_DEFAULT_FP_FUSION")  # Triton's knob for the default (knobs.language)
         if fusion is not None and "enable_fp_fusion" in names and "enable_fp_fusion" not in given:
-            given["enable_fp_fusion"] = fusion.strip().lower() in ("1", "true", "yes", "on")
+            given["enable_fp_fusion"] = is_true(fusion)
         unknown = sorted(set(given) - names)
         if unknown:
             where = f" of the {backend} backend" if backend else ""

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import plugins
+from .._env import env_flag
 from .backend import GPUTarget
 
 FORMAT = 1
@@ -68,7 +69,7 @@ def cache_dir() -> Path:
 
 def disabled_reason() -> Optional[str]:
     """Why the file cache is bypassed now (``TRITIUM_DISABLE_CACHE``, a plugin), or None."""
-    if os.environ.get(ENV_DISABLE, "").strip().lower() in ("1", "true", "yes", "on"):
+    if env_flag(ENV_DISABLE):
         return f"{ENV_DISABLE} is set"
     try:
         return plugins.cache_bypass_reason()

@@ -15,6 +15,7 @@ import sys
 import threading
 from typing import Any, Callable, Optional
 
+from tritium._env import env_flag
 from tritium.errors import BackendUnavailable
 
 from .backend import BaseDriver
@@ -34,7 +35,7 @@ def compile_only() -> bool:
     file cache.  This is how the GPU workflow fills the cache it carries to the device (scripts/gpu_prepare.sh)."""
     if _env_data is not None and _COMPILE_ONLY_KEY not in _env_data:
         return False
-    return os.environ.get(COMPILE_ONLY_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    return env_flag(COMPILE_ONLY_ENV)
 
 
 def _torch_c(name: str) -> Optional[Callable]:
@@ -45,15 +46,6 @@ def _torch_c(name: str) -> Optional[Callable]:
 
 class TorchGPUDriver(BaseDriver):
     """A GPU driver whose current device and stream are torch's when torch is imported (see the module docstring)."""
-
-    def fast_path_ok(self, args) -> bool:
-        """No fast path after a launch with a host tensor (pinned memory): the fast path's key (device index -1)
-        would let an unpinned host tensor through."""
-        for a in args:
-            dev = getattr(a, "device", None)
-            if dev is not None and getattr(dev, "type", None) == "cpu":
-                return False
-        return True
 
     #: the backend's name, in errors ("cuda: no CUDA device")
     name: str = ""
@@ -192,3 +184,12 @@ class TorchGPUDriver(BaseDriver):
         import torch
 
         return torch.cuda
+
+    def fast_path_ok(self, args) -> bool:
+        """No fast path after a launch with a host tensor (pinned memory): the fast path's key (device index -1)
+        would let an unpinned host tensor through."""
+        for a in args:
+            dev = getattr(a, "device", None)
+            if dev is not None and getattr(dev, "type", None) == "cpu":
+                return False
+        return True

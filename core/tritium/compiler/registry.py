@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional
 
 from .. import plugins
+from .._env import env_flag
 from ..errors import BackendUnavailable
 from .backend import Backend, BaseCompiler, BaseDriver, GPUTarget
 
@@ -153,7 +154,7 @@ def requested_target() -> Optional[tuple]:
         if name == "interpreter" and arch is None:
             arch = _interpret_mode()
         return (name, arch, "TRITIUM_TARGET")
-    if os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "yes", "on"):
+    if env_flag("TRITON_INTERPRET"):
         return ("interpreter", _interpret_mode(), "TRITON_INTERPRET")
     return None
 

@@ -552,12 +552,14 @@ def _hint(name):
                 raise SemanticError(f"{name}() values must be compile-time integers, got {x!r}")
         # as Triton: the hint is an attribute of the op that defines the value (so it holds for every use of that
         # value, the call's result assigned or not); the axis analysis reads it (passes/analysis/axis_info.py)
+        # (none for a block argument, nor in step-through mode, whose values have no defining op)
         owner = getattr(getattr(input, "handle", None), "owner", None)
-        if owner is not None and hasattr(owner, "attributes") and not hasattr(owner, "operations"):
+        if owner is not None:
             from mlir import ir
 
-            op = owner.operation if hasattr(owner, "operation") else owner
-            op.attributes[_HINT_ATTRS[name]] = ir.DenseI32ArrayAttr.get([int(_unwrap(x)) for x in vals])
+            if not isinstance(owner, ir.Block):
+                owner.operation.attributes[_HINT_ATTRS[name]] = ir.DenseI32ArrayAttr.get([int(_unwrap(x))
+                                                                                           for x in vals])
         return input
 
     f.__name__ = name

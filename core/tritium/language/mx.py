@@ -16,9 +16,6 @@ from ..runtime.jit import jit
 from . import core as _c
 from . import functions as _f
 
-_FORMATS = ("e2m1", "e4m3", "e5m2", "bf16", "fp16")
-
-
 @jit
 def _fp4_to_bits(x, TO_M_BITS: _c.constexpr, TO_BIAS: _c.constexpr, TO_HALF: _c.constexpr):
     """The two fp4 (e2m1) values of each uint8 of ``x`` as 16-bit patterns of the compute type (low nibble, high)."""

@@ -329,6 +329,11 @@ def broadcast_from_owner(ctx, value, ty, own, store: Optional[Callable] = None):
     return v
 
 
+def result_used(value) -> bool:
+    """Whether an op result ``value`` has any use (an atomic's old value is shared only then)."""
+    return any(True for _ in value.uses)
+
+
 def replicated_across_threads(ll) -> bool:
     """Some element of layout ``ll`` is held by more than one thread (a lane or warp basis is zero)."""
     return any(not any(b) for b in list(ll.lane) + list(ll.warp))
@@ -344,15 +349,14 @@ def share_from_owners(ctx, vals, ty, own, store: Optional[Callable] = None) -> l
     sty, to_s, from_s, nbytes = smem_elem(ctx, ty)
     buf = ctx.scratch(ctx.op, tt.numel(shape) * nbytes)
     idx = ctx.indices(ty)
+    ptrs = [ctx.smem_ptr(emit_offset(ctx, linear(idx[r], shape)), sty, buf.base) for r in range(ll.num_regs)]
     for r in sorted(unique_regs(ll)):
-        p = ctx.smem_ptr(emit_offset(ctx, linear(idx[r], shape)), sty, buf.base)
         if store is None:
-            if_then(ctx, own, lambda p=p, v=vals[r]: ctx.emit_op("llvm.store", [to_s(v), p]))
+            if_then(ctx, own, lambda p=ptrs[r], v=vals[r]: ctx.emit_op("llvm.store", [to_s(v), p]))
         else:
-            store(p, vals[r], own)
+            store(ptrs[r], vals[r], own)
     ctx.barrier()
-    out = [from_s(ctx.emit("llvm.load", [ctx.smem_ptr(emit_offset(ctx, linear(idx[r], shape)), sty, buf.base)],
-                           sty)) for r in range(ll.num_regs)]
+    out = [from_s(ctx.emit("llvm.load", [p], sty)) for p in ptrs]
     ctx.release(buf)
     return out
 

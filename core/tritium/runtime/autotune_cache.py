@@ -15,11 +15,9 @@ import os
 import tempfile
 from typing import Any, Dict, List, NamedTuple, Optional
 
+from .._env import env_flag
 from ..errors import BackendUnavailable
 from .config import Config
-
-_TRUE = ("1", "true", "yes", "on")
-
 
 class TuningResult(NamedTuple):
     """The outcome of tuning one key: the fastest config and every config's timing (what the benchmarker
@@ -38,15 +36,14 @@ def autotune_cache_dir() -> str:
 
 def requested_by_env() -> bool:
     """``TRITIUM_CACHE_AUTOTUNING=1`` (or ``TRITON_CACHE_AUTOTUNING``): every autotuner caches its results."""
-    return any(os.environ.get(n, "").strip().lower() in _TRUE
-               for n in ("TRITIUM_CACHE_AUTOTUNING", "TRITON_CACHE_AUTOTUNING"))
+    return env_flag("TRITIUM_CACHE_AUTOTUNING", "TRITON_CACHE_AUTOTUNING")
 
 
 def disabled() -> bool:
     """``TRITIUM_DISABLE_CACHE=1`` turns the results on disk off, as it does the kernel cache."""
     from .cache import ENV_DISABLE
 
-    return os.environ.get(ENV_DISABLE, "").strip().lower() in _TRUE
+    return env_flag(ENV_DISABLE)
 
 
 def result_path(kernel_name: str, kernel_key: str, tuning_key: tuple, configs: List[Config]) -> Optional[str]:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import builtins
 import functools
-import os
 import sys
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from .._env import env_flag
 from ..compiler.registry import launch_context
 from . import autotune_cache
 from .autotune_cache import TuningResult, autotune_cache_dir
@@ -35,8 +35,7 @@ from .precompile import enabled as precompile_enabled
 
 
 def _print_autotuning() -> bool:
-    return any(os.environ.get(n, "").strip().lower() in ("1", "true", "yes", "on")
-               for n in ("TRITIUM_PRINT_AUTOTUNING", "TRITON_PRINT_AUTOTUNING"))
+    return env_flag("TRITIUM_PRINT_AUTOTUNING", "TRITON_PRINT_AUTOTUNING")
 
 
 def _base_jit(fn: Any) -> JITFunction:

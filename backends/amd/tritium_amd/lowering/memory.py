@@ -37,8 +37,8 @@ from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import Rules
 from tritium.lowering.utils import (and_masks, bit_width, broadcast_from_owner, cmpi, if_else, if_then, is_llvm_ptr,
-                                    memory_type, owners, per_register, scalar_type, share_from_owners, source_error,
-                                    vector_of, vector_width)
+                                    memory_type, owners, per_register, result_used, scalar_type, share_from_owners,
+                                    source_error, vector_of, vector_width)
 
 RULES = Rules()
 
@@ -398,10 +398,6 @@ def _rmw_kind(ctx, rmw: RMWOp, elem) -> str:
             RMWOp.MIN: "min", RMWOp.UMAX: "umax", RMWOp.UMIN: "umin", RMWOp.XCHG: "xchg"}[rmw]
 
 
-def _used(value) -> bool:
-    return any(True for _ in value.uses)
-
-
 def _one_atomic(ctx, kind, p, v, cmp, ordering, scope):
     """One atomic on scalar ``v`` at ``p``; returns the old value."""
     t = v.type
@@ -456,11 +452,11 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, kind):
         v = do()[0] if pred is None else if_else(ctx, pred, [elem], do, lambda: [_zero(ctx, elem)])[0]
         results[r] = v
         out.append(v)
-    if scalar and not _used(ctx.op.results[0]):
+    if scalar and not result_used(ctx.op.results[0]):
         return [[out[0]]]
     if scalar:  # thread 0's result to every thread, through LDS
         return [[broadcast_from_owner(ctx, out[0], res_ty, own)]]
-    if own is not None and _used(ctx.op.results[0]):  # each first holder's results to the other copies
+    if own is not None and result_used(ctx.op.results[0]):  # each first holder's results to the other copies
         return [share_from_owners(ctx, out, res_ty, own)]
     return [out]
 

@@ -4,8 +4,7 @@ registers and the axis analysis (pointer divisibility / contiguity, mask constan
 
 Replicated elements are stored once (by their first register, in their first thread); a scalar store or atomic
 is done by thread 0, and an atomic's result reaches the other threads holding its element (all of them for a
-scalar) through shared memory.  fp8 and i1
-values are moved as i8.
+scalar) through shared memory.  fp8 and i1 values are moved as i8.
 """
 from __future__ import annotations
 
@@ -15,7 +14,8 @@ from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import LoweringError, Rules
 from tritium.lowering.utils import (and_masks, bit_width, broadcast_from_owner, cmpi, inline_asm, is_llvm_ptr,
-                                    memory_type, owners, per_register, share_from_owners, vector_width)
+                                    memory_type, owners, per_register, result_used, share_from_owners,
+                                    vector_width)
 
 RULES = Rules()
 
@@ -358,7 +358,7 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
 
     if scalar:  # thread 0's result to every thread
         return [[broadcast_from_owner(ctx, out[0], res_ty, own, store)]]
-    if own is not None and len(list(ctx.op.results[0].uses)):  # each first holder's results to the other copies
+    if own is not None and result_used(ctx.op.results[0]):  # each first holder's results to the other copies
         return [share_from_owners(ctx, out, res_ty, own, store)]
     return [out]
 

@@ -219,13 +219,14 @@ def view_scratch_size(op) -> int:
 def atomic_scratch_size(op) -> int:
     """Bytes an atomic whose result is used shares that result through: its element for a scalar (thread 0 does
     it), the whole tensor when a layout holds an element in several threads (its first holder does it); else 0."""
+    from tritium.lowering.utils import replicated_across_threads, result_used
+
     op = _as_op(op)
     res_ty = op.results[0].type
-    if not len(list(op.results[0].uses)):
+    if not result_used(op.results[0]):
         return 0
     if not isinstance(res_ty, ir.RankedTensorType):
         return elem_bytes(res_ty)
-    from tritium.lowering.utils import replicated_across_threads
 
     lay = ttg.encoding_of(res_ty)
     if lay is None or not replicated_across_threads(lay.linear(tt.shape_of(res_ty))):
