@@ -132,7 +132,7 @@ def test_matmul_fp16_leaky_relu_fp32_out_transposed(gpu):
     close(c, torch.where(ref >= 0, ref, 0.01 * ref), **TOL_16)
 
 
-@pytest.mark.parametrize("precision", ["tf32", "ieee", "tf32x3"])
+@pytest.mark.parametrize("precision", ["tf32", "ieee", "tf32x3", "bf16x3", "bf16x6"])
 @pytest.mark.parametrize("cfg", ["32x64x32_w4_s2", "128x128x64_w8_s4"])
 @pytest.mark.parametrize("M,N,Kd", [(1024, 512, 256), (333, 777, 129)])
 def test_matmul_fp32(gpu, M, N, Kd, cfg, precision):
@@ -228,7 +228,7 @@ def test_dot_acc_out_dtype(gpu, M, N, Kd, BM, BN, BK, warps, case, add_acc):
     close(z, f64(x) @ f64(y) + (f64(c) if add_acc else 0), **tol)
 
 
-@pytest.mark.parametrize("precision", ["tf32", "tf32x3", "ieee"])
+@pytest.mark.parametrize("precision", ["tf32", "tf32x3", "ieee", "bf16x3", "bf16x6"])
 @pytest.mark.parametrize("add_acc", [False, True], ids=["no_acc", "acc"])
 def test_dot_input_precision(gpu, precision, add_acc):
     M, N, Kd = 128, 64, 64

@@ -60,6 +60,22 @@ def test_tf32x3_is_three_mmas_per_tile():
     assert three == 3 * one
 
 
+@pytest.mark.parametrize("precision, products", [("bf16x3", 3), ("bf16x6", 6)])
+@pytest.mark.parametrize("arch, instr", [(80, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+                                         (90, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16")])
+def test_bf16x3_bf16x6_run_on_bf16_tensor_cores(precision, products, arch, instr):
+    """fp32 dots asking for bf16x3 / bf16x6 are split into 3 / 6 bf16 dots (tritium-f32-dot-tc), each on bf16
+    tensor cores: as many bf16 instructions per tile as plain bf16 operands take, times the products, and no
+    tf32 or FMA dot left."""
+    k = _mm("fp32", "fp32", stages=1, precision=precision, arch=arch, warps=4)
+    ref = _mm("bf16", "fp32", stages=1, arch=arch, warps=4)
+    ptx, op = k.asm["ptx"], instr.split(".")[0]
+    assert instr in ptx and "tf32" not in ptx and "fma.rn.f32" not in ptx
+    assert ptx.count(instr) == products * ref.asm["ptx"].count(instr) > 0
+    ttir = k.asm["ttir"]
+    assert ttir.count('"tt.dot"') == products and "bf16" in ttir and op in ptx
+
+
 def test_fp8_needs_sm89():
     with pytest.raises(TritiumError) as e:
         _mm("fp8e4nv", "fp16")

@@ -34,7 +34,7 @@ class CUDAOptions(BaseOptions):
     supported_fp8_dtypes: tuple = ("fp8e5", "fp8e4nv")
     allow_fp8e4nv: bool = True
     default_dot_input_precision: str = "tf32"
-    allowed_dot_input_precisions: tuple = ("tf32", "tf32x3", "ieee")
+    allowed_dot_input_precisions: tuple = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: Optional[int] = None  # fp8 dots: None = Triton's (2**30 on sm_90, else 0)
     extern_libs: Optional[tuple] = None
 
@@ -42,12 +42,15 @@ class CUDAOptions(BaseOptions):
 def _ttir_passes(arch: int = 80) -> tuple:
     """The backend's own TTIR passes, run first in the TTIR pipeline (the interpreter keeps block pointers and
     tensor descriptors): tensor descriptors and block pointers become tensors of pointers -- on sm_90+ except the
-    loads and stores through host-side descriptors that can be TMA tensor maps (``tritium-tma-descriptor-args``)."""
+    loads and stores through host-side descriptors that can be TMA tensor maps (``tritium-tma-descriptor-args``);
+    from sm_80, fp32 dots asking for ``bf16x3`` / ``bf16x6`` become bf16 tensor-core dots (``tritium-f32-dot-tc``)."""
+    from tritium.passes.ttir.f32_dot_tc import f32_dot_tc_pass
     from tritium.passes.ttir.rewrite_tensor_pointer import rewrite_tensor_pointer_pass
     from tritium.passes.ttir.tma_descriptors import tma_descriptor_args_pass
 
     tma = (("tritium-tma-descriptor-args", tma_descriptor_args_pass),) if arch >= 90 else ()
-    return tma + (("tritium-rewrite-tensor-pointer", rewrite_tensor_pointer_pass),)
+    tc = (("tritium-f32-dot-tc", f32_dot_tc_pass),) if arch >= 80 else ()
+    return tma + (("tritium-rewrite-tensor-pointer", rewrite_tensor_pointer_pass),) + tc
 
 
 class CUDACompiler(BaseCompiler):
