@@ -242,3 +242,33 @@ def test_arch_option_retargets(monkeypatch, how, arch):
     n = int(str(arch).lower().removeprefix("sm_").removeprefix("sm").removesuffix("a"))
     assert re.search(rf"cuda:{n}\b", k.asm["ttgir"])
     assert f".target sm_{n}" in k.asm["ptx"]
+
+
+@triton.jit
+def licm_loops(dst, src, n, NO_LICM: tl.constexpr, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for i in tl.range(0, n, disable_licm=NO_LICM):
+        acc += tl.load(src + o) * i
+    j = 0
+    while tl.condition(j < n, disable_licm=NO_LICM):
+        acc += 1.0
+        j += 1
+    tl.store(dst + o, acc)
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942"])
+@pytest.mark.parametrize("no_licm", [False, True])
+def test_disable_licm_reaches_llvm(target, no_licm):
+    """``tl.range(disable_licm=True)`` / ``tl.condition(c, disable_licm=True)``: LLVM loop metadata
+    ``llvm.licm.disable`` on both loops' back edges (Triton's ``llvm.loop_annotation``), none without it; the values
+    are the same either way."""
+    pytest.importorskip("llvmlite")
+    k = compile(ASTSource(licm_loops, {"dst": "*fp32", "src": "*fp32", "n": "i32"}, {"NO_LICM": no_licm, "BLOCK": 64}),
+                target=target, until="llir")
+    llir = k.asm["llir"]
+    assert llir.count(", !llvm.loop !") == (2 if no_licm else 0)
+    assert ('!{!"llvm.licm.disable"}' in llir) == no_licm
+    src, dst = np.random.randn(64).astype(np.float32), np.empty(64, np.float32)
+    licm_loops[(1,)](dst, src, 5, NO_LICM=no_licm, BLOCK=64)
+    np.testing.assert_allclose(dst, src * 10 + 5, rtol=1e-5, atol=1e-5)

@@ -24,6 +24,17 @@ from ..runtime.jit import JITFunction
 
 _MAX_INLINE_DEPTH = 64
 
+#: ``tl.range(..., disable_licm=True)`` / ``while tl.condition(c, disable_licm=True)``: LLVM loop metadata
+#: (``llvm.licm.disable``) on the loop's back edge, which upstream scf-to-cf and cf-to-llvm carry to the LLVM IR, so
+#: LLVM's own LICM leaves the loop alone (as in Triton; the TTIR passes still hoist what they may)
+LOOP_ANNOTATION = "llvm.loop_annotation"
+
+
+def _no_licm_annotation(context):
+    from mlir import ir
+
+    return ir.Attribute.parse("#llvm.loop_annotation<licm = <disable = true>>", context)
+
 
 class _Unsupported(UnsupportedError):
     pass
@@ -885,6 +896,8 @@ class CodeGenerator(ast.NodeVisitor):
             attrs["tt.flatten"] = ir.UnitAttr.get(b.context)
         if iterator.warp_specialize:
             attrs["tt.warp_specialize"] = ir.UnitAttr.get(b.context)
+        if iterator.disable_licm:
+            attrs[LOOP_ANNOTATION] = _no_licm_annotation(b.context)
         op = b.create("scf.for", [lbt, ubt, stt] + inits, [b.ty(t) for t in init_types], attrs, regions=1)
         block = op.regions[0].blocks.append(b.ty(iv_ty), *[b.ty(t) for t in init_types],
                                             arg_locs=[b.loc] * (1 + len(inits)))
@@ -932,7 +945,9 @@ class CodeGenerator(ast.NodeVisitor):
             for i, n in enumerate(carried):
                 self.lscope[n] = tensor(before.arguments[i], init_types[i])
             cond = self.visit(node.test)
-            if isinstance(cond, tl.condition):  # while tl.condition(c, disable_licm=...): the hint is dropped
+            if isinstance(cond, tl.condition):  # while tl.condition(c, disable_licm=...)
+                if cond.disable_licm:
+                    op.attributes[LOOP_ANNOTATION] = _no_licm_annotation(b.context)
                 cond = cond.condition
             if not isinstance(cond, tensor):
                 if _unwrap(cond):

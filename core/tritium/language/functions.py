@@ -665,6 +665,7 @@ class range:
         self.disallow_acc_multi_buffer = _unwrap(disallow_acc_multi_buffer)
         self.flatten = _unwrap(flatten)
         self.warp_specialize = _unwrap(warp_specialize)
+        self.disable_licm = bool(_unwrap(disable_licm))
 
     def __iter__(self):
         b = _c.current_builder_or_none()

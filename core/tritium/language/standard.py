@@ -16,7 +16,7 @@ existing ops (reshape, reductions, broadcasts, ``where``), so the interpreter an
 * ``reduce_or(input, axis, keep_dims=False)``: bitwise-or reduction of integers.
 * ``to_tensor(x)``, ``add/sub/mul(x, y, sanitize_overflow=True)`` (the operators as functions; tritium's
   ``sanitize_overflow`` option is off, so the flag changes nothing), ``condition(cond, disable_licm=False)`` (the
-  ``while`` condition wrapper; the frontend unwraps it, ``disable_licm`` is a hint).
+  ``while`` condition wrapper; the frontend unwraps it; ``disable_licm`` becomes LLVM loop metadata).
 """
 from __future__ import annotations
 

@@ -306,6 +306,9 @@ def convert_to_llvm(module) -> None:
 
     def visit(op):
         op = op.operation
+        if "llvm.loop_annotation" in op.attributes:  # scf-to-cf's copy of a loop's annotation: the branch's own
+            op.attributes["loop_annotation"] = op.attributes["llvm.loop_annotation"]
+            del op.attributes["llvm.loop_annotation"]
         if op.name.split(".")[0] not in ("llvm", "nvvm", "rocdl", "builtin"):
             bad.append(f"'{op.name}' at {tt.loc_str(op)}")
         return ir.WalkResult.ADVANCE

@@ -15,6 +15,13 @@ def _flat(values) -> list:
     return [v for vals in values for v in vals]
 
 
+def _llvm_attrs(op) -> dict:
+    """A loop's ``llvm.*`` attributes (``llvm.loop_annotation``: ``disable_licm``), which upstream scf-to-cf puts
+    on the back edge's branch and the translation turns into ``!llvm.loop`` metadata."""
+    return {a.name: a.attr for a in map(op.attributes.__getitem__, range(len(op.attributes)))
+            if a.name.startswith("llvm.")}
+
+
 def _region_block(ctx, region, ttgir_block, types):
     """A block in ``region`` whose arguments stand for ``ttgir_block``'s (of ``types``), the block lowered into it."""
     blk = ir.Block.create_at_start(region, flat_types(ctx, types))
@@ -29,7 +36,7 @@ def _scf_for(ctx, lb, ub, step, *inits, **_):
     op = ctx.op
     types = [r.type for r in op.results]
     ftys = flat_types(ctx, types)
-    new = ctx.emit_op("scf.for", [lb[0], ub[0], step[0]] + _flat(inits), ftys, regions=1)
+    new = ctx.emit_op("scf.for", [lb[0], ub[0], step[0]] + _flat(inits), ftys, _llvm_attrs(op), regions=1)
     old = op.regions[0].blocks[0]
     iv = old.arguments[0]
     blk = ir.Block.create_at_start(new.regions[0], [scalar_type(iv.type)] + ftys)
@@ -64,7 +71,7 @@ def _scf_while(ctx, *inits, **_):
     op = ctx.op
     before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
     rtypes = [r.type for r in op.results]
-    new = ctx.emit_op("scf.while", _flat(inits), flat_types(ctx, rtypes), regions=2)
+    new = ctx.emit_op("scf.while", _flat(inits), flat_types(ctx, rtypes), _llvm_attrs(op), regions=2)
     _region_block(ctx, new.regions[0], before, [a.type for a in before.arguments])
     _region_block(ctx, new.regions[1], after, [a.type for a in after.arguments])
     return regroup(ctx, rtypes, list(new.results))
