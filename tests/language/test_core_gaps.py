@@ -272,3 +272,68 @@ def test_disable_licm_reaches_llvm(target, no_licm):
     src, dst = np.random.randn(64).astype(np.float32), np.empty(64, np.float32)
     licm_loops[(1,)](dst, src, 5, NO_LICM=no_licm, BLOCK=64)
     np.testing.assert_allclose(dst, src * 10 + 5, rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def e4b15_roundtrip(bits_in, f32_out, f32_in, bits_out, N: tl.constexpr):
+    o = tl.arange(0, N)
+    tl.store(f32_out + o, tl.load(bits_in + o).to(tl.float32))  # e4b15 -> f32
+    tl.store(bits_out + o, tl.load(f32_in + o).to(tl.float8e4b15))  # f32 -> e4b15
+
+
+def test_float8e4b15_on_the_interpreter():
+    """``tl.float8e4b15`` (Triton's pre-Hopper fp8: the top byte of an fp16 whose exponent is below 16, so every
+    pattern is a number in [-1.875, 1.875]): each of the 256 patterns converts to the fp16 it stands for, and fp32
+    values round to the nearest pattern (ties to even), saturating beyond 1.875 (infinities too)."""
+    from tritium.runtime.jit import reinterpret
+
+    bits = np.arange(256, dtype=np.uint8)
+    as_f16 = (((bits.astype(np.uint16) & 0x80) << 8) | ((bits.astype(np.uint16) & 0x7F) << 7)).view(np.float16)
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-2.5, 2.5, 200), rng.uniform(-0.01, 0.01, 50), [np.inf, -np.inf, 1.875, -1.9,
+                                                                                   0.0, -0.0]]).astype(np.float32)
+    x = np.resize(x, 256)
+    f32_out, bits_out = np.empty(256, np.float32), np.empty(256, np.uint8)
+    e4b15_roundtrip[(1,)](reinterpret(bits, tl.float8e4b15), f32_out, x, reinterpret(bits_out, tl.float8e4b15), N=256)
+    np.testing.assert_array_equal(f32_out, as_f16.astype(np.float32))
+    grid = as_f16[:128].astype(np.float64)  # the non-negative values, in order
+    a = np.minimum(np.abs(x).astype(np.float64), 1.875)
+    d = np.abs(grid[None, :] - a[:, None])
+    best = d.min(1, keepdims=True)
+    cands = [np.flatnonzero(row == m) for row, m in zip(d, best[:, 0])]
+    ref = np.array([c[0] if len(c) == 1 else c[c % 2 == 0][0] for c in cands], np.uint8)  # ties to the even code
+    ref |= np.where(np.signbit(x), np.uint8(0x80), np.uint8(0))
+    np.testing.assert_array_equal(bits_out, ref)
+
+
+def test_float8e4b15_on_cuda_names_the_line():
+    with pytest.raises(CompilationError, match=r"float8e4b15 is not supported on CUDA") as e:
+        _cuda(e4b15_roundtrip, {"bits_in": "*fp8e4b15", "f32_out": "*fp32", "f32_in": "*fp32", "bits_out": "*fp8e4b15"},
+              {"N": 64})
+    assert e.value.lineno is not None
+
+
+@triton.jit
+def _plus_one_if(x, flag):
+    if flag:
+        return x + 1
+
+
+@triton.jit
+def returns_on_one_path(X, Z, N: tl.constexpr):
+    o = tl.arange(0, N)
+    x = tl.load(X + o)
+    tl.store(Z + o, _plus_one_if(x, tl.load(X) > -1e30))
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942"])
+def test_falling_off_a_function_is_poison(target):
+    """A function that returns a value on one path and falls off its end on another: the other path's value is
+    ``ub.poison`` (Triton's), LLVM's ``poison`` in the LLVM IR; the path taken gives its value."""
+    pytest.importorskip("llvmlite")
+    k = compile(ASTSource(returns_on_one_path, {"X": "*fp32", "Z": "*fp32"}, {"N": 64}), target=target, until="llir")
+    assert '"ub.poison"' in k.asm["ttir"] or "ub.poison" in k.asm["ttir"]
+    assert "poison" in k.asm["llir"]
+    x, z = np.random.randn(64).astype(np.float32), np.empty(64, np.float32)
+    returns_on_one_path[(1,)](x, z, N=64)
+    np.testing.assert_allclose(z, x + 1, rtol=1e-6)

@@ -32,7 +32,7 @@ class ElemInfo:
         self.vdt, self.sdt, self.size, self.kind, self.name = vdt, sdt, size, kind, name
 
 
-_FP8 = ("f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ")  # runtime/fp8.py's FORMATS
+_FP8 = ("f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ")  # runtime/fp8.py's FORMATS
 
 _ELEMS = {
     "i1": ElemInfo("np.bool_", "np.int8", 1, "i1"),

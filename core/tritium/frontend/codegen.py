@@ -695,6 +695,11 @@ class CodeGenerator(ast.NodeVisitor):
             return a.type, (lambda: a), (lambda: b)
         t = a.type if ta else b.type
         other = b if ta else a
+        if name.startswith("<ret") and _unwrap(other) is None:
+            # a function that returns a value on some paths and falls off its end on others: there, the value is
+            # undefined (Triton's ub.poison; a caller must not use it)
+            poison = lambda: _s.poison(t)  # noqa: E731
+            return (t, (lambda: a), poison) if ta else (t, poison, (lambda: b))
         if not _is_py_scalar(_unwrap(other)):
             raise SemanticError(f"'{name}' is a tensor in one branch of {where} and {_unwrap(other)!r} in the other")
         conv = lambda: _s.cast(_unwrap(other), t)  # noqa: E731

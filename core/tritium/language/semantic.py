@@ -201,6 +201,12 @@ def _scalar_attr(value, ty: dtype):
     raise SemanticError(f"cannot make a constant of type {ty}")
 
 
+def poison(ty: dtype) -> tensor:
+    """``ub.poison`` of ``ty``: an undefined value (what a function returns on a path without ``return``)."""
+    b = _b()
+    return _result(b.create("ub.poison", [], [b.ty(ty)], {}), ty)
+
+
 def constant(value, ty: dtype) -> tensor:
     """``arith.constant`` of ``ty`` (a scalar or block type; blocks are dense splats)."""
     ir = _ir()

@@ -47,17 +47,18 @@ DTYPE_NAMES = {
     "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2fnuz": "fp8e5b16",
     # tl dtypes (their other names -- int8, uint32, ... -- are above)
     "int1": "i1", "fp16": "fp16", "bf16": "bf16", "fp32": "fp32", "fp64": "fp64", "fp8e4nv": "fp8e4nv",
-    "fp8e5": "fp8e5", "fp8e4b8": "fp8e4b8", "fp8e5b16": "fp8e5b16",
+    "fp8e5": "fp8e5", "fp8e4b8": "fp8e4b8", "fp8e5b16": "fp8e5b16", "fp8e4b15": "fp8e4b15",
 }
 
 #: Triton's ``triton.runtime.jit.type_canonicalisation_dict``: a dtype's name (torch's, numpy's, ``tl``'s
 #: ``float8e4nv`` spellings) or a type string -> the type string
 type_canonicalisation_dict = {**DTYPE_NAMES, "float8e4nv": "fp8e4nv", "float8e5": "fp8e5", "float8e4b8": "fp8e4b8",
-                              "float8e5b16": "fp8e5b16", "uint1": "i1", "void": "void"}
+                              "float8e5b16": "fp8e5b16", "float8e4b15": "fp8e4b15", "uint1": "i1",
+                              "void": "void"}
 type_canonicalisation_dict.update({v: v for v in list(type_canonicalisation_dict.values())})
 
 SCALAR_TYPES = {"i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp8e4b8",
-                "fp8e5b16", "fp16", "bf16", "fp32", "fp64"}
+                "fp8e5b16", "fp8e4b15", "fp16", "bf16", "fp32", "fp64"}
 
 
 class Specialization(NamedTuple):

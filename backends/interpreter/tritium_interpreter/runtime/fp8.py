@@ -8,7 +8,12 @@ fp8e4nv     ``f8E4M3FN``      7     448       no infinities; NaN = S.1111.111
 fp8e5       ``f8E5M2``        15    57344     IEEE: infinities S.11111.00, NaNs S.11111.xx
 fp8e4b8     ``f8E4M3FNUZ``    8     240       no infinities, no -0; NaN = 0x80
 fp8e5b16    ``f8E5M2FNUZ``    16    57344     no infinities, no -0; NaN = 0x80
+fp8e4b15    ``f8E4M3B11FNUZ`` 15    1.875     every pattern finite (no inf, no NaN; -0 = 0x80)
 ==========  ================  ====  ========  =================================================
+
+(fp8e4b15 is Triton's format for pre-Hopper GPUs, the top byte of an fp16 whose exponent is below 16; Triton
+stands the MLIR type ``f8E4M3B11FNUZ`` in for it, whose own bias of 11 is never used: only the patterns are.  It
+has no NaN: a NaN converts to 0x7F, the largest value, as Triton's clamp to [-1.875, 1.875] does.)
 
 Conversions to fp8 are what the GPU's ``cvt.rn.satfinite`` does (the cuda backend's casts): round to nearest,
 ties to even, magnitudes beyond the largest finite value (infinities included) saturate to it with their sign,
@@ -29,7 +34,7 @@ _NAN_MARK = 0x7FC0A500  # a quiet float32 NaN whose bits 8..15 say "an fp8 NaN p
 
 #: MLIR type name -> (exponent bits, mantissa bits, bias, special values: "fn" / "ieee" / "fnuz")
 FORMATS = {"f8E4M3FN": (4, 3, 7, "fn"), "f8E5M2": (5, 2, 15, "ieee"), "f8E4M3FNUZ": (4, 3, 8, "fnuz"),
-           "f8E5M2FNUZ": (5, 2, 16, "fnuz")}
+           "f8E5M2FNUZ": (5, 2, 16, "fnuz"), "f8E4M3B11FNUZ": (4, 3, 15, "finite")}
 
 
 class _Format:
@@ -54,6 +59,8 @@ class _Format:
             vals[(e == top) & (m == 0)] = sign[(e == top) & (m == 0)] * np.inf
             vals[(e == top) & (m != 0)] = np.nan
             n_finite = top << mbits
+        elif special == "finite":    # every pattern is a number
+            n_finite = 0x80
         else:                        # fnuz: 0x80 is the one NaN
             vals[0x80] = np.nan
             n_finite = 0x80
@@ -63,7 +70,7 @@ class _Format:
             np.where(nan & 0x80, np.uint32(0x80000000), np.uint32(0))
         self.values = vals
         self.grid = mag[:n_finite].astype(np.float64)
-        self.nan = 0x80 if special == "fnuz" else 0x7F
+        self.nan = 0x80 if special == "fnuz" else 0x7F  # "finite": a NaN becomes the largest value
         self.signed_zero = special != "fnuz"
 
 
@@ -113,7 +120,7 @@ def f32_to_fp8_bits(x, name, rtz=False):
     if nan.any():  # a NaN holding one of this format's NaN patterns keeps it, others are the canonical NaN
         u = np.ascontiguousarray(x).view(np.uint32)
         p = (u & np.uint32(0xFF)).astype(np.uint8)
-        keep = ((u & np.uint32(0x7FFFFF00)) == np.uint32(_NAN_MARK)) & np.isnan(f.values[p])
+        keep = ((u & np.uint32(0x7FFFFF00)) == np.uint32(_NAN_MARK)) & np.isnan(f.values[p].astype(np.float32))
         bits = np.where(nan, np.where(keep, p, np.uint8(f.nan)), bits)
     return bits.astype(np.uint8, copy=False)
 

@@ -21,7 +21,7 @@ from tritium.dialects import tt
 from tritium.dialects.enums import RoundingMode
 from tritium.lowering import LoweringError, Rules
 from tritium.lowering.fp8 import fp8_convert
-from tritium.lowering.utils import elementwise, inline_asm, scalar_type
+from tritium.lowering.utils import elementwise, inline_asm, scalar_type, source_error
 
 RULES = Rules()
 
@@ -33,13 +33,21 @@ def _need_sm89(ctx, t) -> None:
                             f"sm_89 instructions); this kernel is compiled for sm_{arch}")
 
 
-def _fp8_name(t) -> str:
+def _fp8_name(t, ctx=None) -> str:
+    """The PTX name of fp8 type ``t``; an unsupported one is an error at the source line of ``ctx``'s op."""
     s = str(t)
     if s == "f8E4M3FN":
         return "e4m3"
     if s == "f8E5M2":
         return "e5m2"
-    raise LoweringError(f"fp8 type {s} is not supported on CUDA (f8E4M3FN / fp8e4nv and f8E5M2 / fp8e5 are)")
+    if s == "f8E4M3B11FNUZ":
+        msg = ("tl.float8e4b15 is not supported on CUDA by tritium (Triton has it before sm_90 only); use "
+               "tl.float8e4nv or tl.float8e5")
+    else:
+        msg = f"fp8 type {s} is not supported on CUDA (f8E4M3FN / fp8e4nv and f8E5M2 / fp8e5 are)"
+    if ctx is not None and ctx.op is not None:
+        raise source_error(ctx, msg)
+    raise LoweringError(msg)
 
 
 def _to_f32(ctx, v):
@@ -62,8 +70,8 @@ def _from_f32(ctx, v, t):
 
 def to_fp8(ctx, vals, dst) -> list:
     """Scalars of any float type -> fp8 ``dst`` (pairs through one cvt)."""
+    name = _fp8_name(dst, ctx)
     _need_sm89(ctx, dst)
-    name = _fp8_name(dst)
     i8, i16 = ctx.int_ty(8), ctx.int_ty(16)
     f32 = ir.F32Type.get()
     out = []
@@ -90,7 +98,7 @@ def from_fp8(ctx, vals, dst) -> list:
     out = []
     for i in range(0, len(vals), 2):
         pair = vals[i:i + 2]
-        name = _fp8_name(pair[0].type)
+        name = _fp8_name(pair[0].type, ctx)
         bs = [ctx.emit("arith.extui", [ctx.emit("arith.bitcast", [v], i8)], i16) for v in pair]
         packed = bs[0]
         if len(bs) > 1:

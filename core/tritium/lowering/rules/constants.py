@@ -25,6 +25,14 @@ def _constant(ctx, **params):
     return [[v] * ctx.nregs(ty)]
 
 
+@RULES.register("ub.poison")
+def _poison(ctx, **params):
+    """An undefined value (a function's result on a path that returns nothing): LLVM's poison in every register."""
+    ty = ctx.op.results[0].type
+    v = ctx.emit("llvm.mlir.poison", [], scalar_type(ty))
+    return [[v] * (ctx.nregs(ty) if tt.is_tensor(ty) else 1)]
+
+
 def _global_constant(ctx, attr):
     """A non-splat dense tensor constant: an internal constant global, one load per register."""
     ty = ctx.op.results[0].type
