@@ -174,6 +174,10 @@ class CompilationFailed(TritiumError):
         self.log = log
 
 
+class PTXASError(CompilationFailed):
+    """ptxas rejected the PTX (Triton's ``triton.runtime.errors.PTXASError``)."""
+
+
 class CUDAError(KernelRuntimeError, RuntimeError):
     """A CUDA driver call failed; ``code`` is the CUresult value, ``name`` its name (``CUDA_ERROR_...``)."""
 

@@ -17,6 +17,11 @@ autotuning.cache / .print      TRITON_CACHE_AUTOTUNING / TRITON_PRINT_AUTOTUNING
 language.default_fp_fusion     TRITON_DEFAULT_FP_FUSION (enable_fp_fusion's default)
 nvidia.ptxas / .libdevice_path TRITIUM_PTXAS_PATH / TRITIUM_LIBDEVICE_PATH (``ptxas.path``, ``ptxas.version``)
 =============================  ==============================================================
+
+Hooks (process settings, no variable): ``runtime.launch_enter_hook`` / ``launch_exit_hook`` (called by
+``CompiledKernel.run``, Triton's launcher entry point, with the kernel's ``launch_metadata``; tritium's own
+launches call the plugins' ``tritium_launch_enter`` / ``_exit`` hooks instead), ``runtime.jit_post_compile_hook``
+and ``runtime.jit_cache_hook`` (kept for code that saves and restores them; tritium does not call them).
 """
 from __future__ import annotations
 
@@ -66,9 +71,24 @@ class _Knobs:
 
     def __setattr__(self, name, value):
         knob = getattr(type(self), name, None)
-        if not isinstance(knob, _Env) and not (isinstance(knob, property) and knob.fset is not None):
+        if not isinstance(knob, (_Env, _Hook)) and not (isinstance(knob, property) and knob.fset is not None):
             raise AttributeError(f"triton.knobs.{self._group}.{name} has no counterpart in tritium")
         super().__setattr__(name, value)
+
+
+class _Hook:
+    """A knob holding a Python callable (or None) for this process."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else obj.__dict__.get(self.name)
+
+    def __set__(self, obj, value):
+        if value is not None and not callable(value):
+            raise TypeError(f"triton.knobs.{obj._group}.{self.name} must be callable or None, got {value!r}")
+        obj.__dict__[self.name] = value
 
 
 class NvidiaTool:
@@ -95,6 +115,10 @@ def _ptxas():
 class runtime_knobs(_Knobs):
     _group = "runtime"
     interpret = _Env("TRITON_INTERPRET")
+    launch_enter_hook = _Hook()
+    launch_exit_hook = _Hook()
+    jit_post_compile_hook = _Hook()
+    jit_cache_hook = _Hook()
 
 
 class cache_knobs(_Knobs):

@@ -11,7 +11,7 @@ import tempfile
 from typing import Optional
 
 from tritium.compiler.stages import parse_llir
-from tritium.errors import CompilationFailed  # noqa: F401  (defined with every other error)
+from tritium.errors import CompilationFailed, PTXASError  # noqa: F401  (defined with every other error)
 
 TRIPLE = "nvptx64-nvidia-cuda"
 #: the PTX ISA version we ask LLVM for: accepted by ptxas 12.4+ (CUDA 13.0's ptxas included)
@@ -156,7 +156,7 @@ def ptx_to_cubin(ptx: str, arch: int = 90) -> tuple:
         p = subprocess.run(cmd, capture_output=True, text=True)
         log = p.stdout + p.stderr
         if p.returncode != 0:
-            raise CompilationFailed(f"ptxas failed (exit {p.returncode})", log)
+            raise PTXASError(f"ptxas failed (exit {p.returncode})", log)
         with open(out, "rb") as f:
             cubin = f.read()
     return cubin, parse_ptxas_log(log)

@@ -102,9 +102,10 @@ class ASTSource:
 def signature_of(metadata: dict) -> list:
     """``[(name, type string)]`` of a kernel's runtime parameters, in order, from ``metadata["signature"]``: a
     list of ``[name, type]`` pairs (what ``compile()`` writes), or a ``{name: type}`` dict in parameter order
-    (metadata written by hand, as Triton spells it)."""
+    (metadata written by hand, as Triton spells it).  Entries typed ``constexpr`` (Triton 3.3+'s signatures name
+    the constexpr parameters too, as torch's Inductor writes them) are not runtime parameters."""
     sig = metadata.get("signature") or ()
-    return [(str(n), str(t)) for n, t in (sig.items() if isinstance(sig, dict) else sig)]
+    return [(str(n), str(t)) for n, t in (sig.items() if isinstance(sig, dict) else sig) if str(t) != "constexpr"]
 
 
 class CompiledKernel(Subscript):
@@ -152,6 +153,39 @@ class CompiledKernel(Subscript):
 
     def _init_handles(self) -> None:
         """Triton's name for loading the binary on the device: tritium's drivers load at the first launch."""
+
+    # Triton's launcher interface (what torch's Inductor calls): class-level hooks of Triton < 3.4, the packed
+    # metadata, launch_metadata and run
+    launch_enter_hook = None
+    launch_exit_hook = None
+
+    @property
+    def packed_metadata(self) -> Any:
+        return self.metadata
+
+    @property
+    def shared(self) -> int:
+        return int(self.metadata.get("shared", 0) or 0)
+
+    @property
+    def num_warps(self) -> int:
+        return int(self.metadata.get("num_warps", 4) or 4)
+
+    def launch_metadata(self, grid: Any, stream: Any, *args) -> dict:
+        """What a launch-enter hook receives: the kernel's name, metadata, grid, stream and arguments."""
+        return {"name": self.name, "function": self.function, "stream": stream, "grid": tuple(grid),
+                "metadata": self.metadata, "args": args}
+
+    def run(self, grid_0: int, grid_1: int, grid_2: int, stream: Any, function: Any, packed_metadata: Any,
+            launch_metadata: Any, launch_enter_hook: Any, launch_exit_hook: Any, *args) -> None:
+        """Triton's ``CompiledKernel.run``: launch over ``(grid_0, grid_1, grid_2)`` with ``args`` (constexpr
+        values among them are dropped), calling the hooks around it with ``launch_metadata`` when given.  The
+        launch goes to the current stream of the kernel's device (``stream`` is the one callers get from it)."""
+        if launch_enter_hook is not None and launch_metadata is not None:
+            launch_enter_hook(launch_metadata)
+        self.launch((grid_0, grid_1, grid_2), *args)
+        if launch_exit_hook is not None and launch_metadata is not None:
+            launch_exit_hook(launch_metadata)
 
     def launch(self, grid: Any, *args) -> None:
         """Launch with runtime ``args`` (non-constexpr parameters in order) over ``grid``."""
@@ -240,6 +274,7 @@ def make_pipeline(target: Any = None, options: Union[None, dict, BaseOptions] = 
         target = registry.current_target()
     elif not isinstance(target, GPUTarget):
         target = registry.target_from_spec(target)
+    target = registry.canonical_target(target)
     compiler = registry.get_compiler(target.backend)
     if not compiler.supports_target(target):
         raise TritiumError(f"the '{target.backend}' backend does not support target {target}")
@@ -342,5 +377,23 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
     return kernel
 
 
-__all__ = ["ASTSource", "CompiledKernel", "compile", "make_pipeline", "Pipeline", "signature_of",
+def make_backend(target: Any) -> BaseCompiler:
+    """Triton's ``make_backend(target)``: the compiler of ``target``'s backend (``parse_options``, ``hash``, ...)."""
+    target = target if isinstance(target, GPUTarget) else registry.target_from_spec(target)
+    target = registry.canonical_target(target)
+    compiler = registry.get_compiler(target.backend)
+    if not compiler.supports_target(target):
+        raise TritiumError(f"the '{target.backend}' backend does not support target {target}")
+    return compiler
+
+
+def triton_key() -> str:
+    """Triton's ``triton_key()``: a string that changes whenever this compiler could generate other code (the
+    version and a hash of tritium's own sources); what torch's Inductor puts in its cache keys."""
+    from .. import __version__
+
+    return f"tritium-{__version__}-{_fcache.tritium_code_hash()}"
+
+
+__all__ = ["ASTSource", "CompiledKernel", "compile", "make_backend", "triton_key", "make_pipeline", "Pipeline", "signature_of",
            "StageNotImplemented", "AttrDict", "options_to_dict"]

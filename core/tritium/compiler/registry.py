@@ -82,10 +82,26 @@ def parse_target_spec(spec: str) -> tuple:
     return name.strip().lower(), (arch.strip() or None) if sep else None
 
 
+#: other names of backends: Triton's (``cpu``: triton-cpu's target name, which torch's Inductor gives CPU kernels;
+#: ``nvidia`` / ``amd``: its plugin names) -> tritium's
+ALIASES = {"cpu": "interpreter", "nvidia": "cuda", "amd": "hip"}
+
+
+def canonical_target(target: GPUTarget) -> GPUTarget:
+    """``target`` with its backend under tritium's name (``GPUTarget("cpu", ...)`` is the interpreter's)."""
+    name = ALIASES.get(target.backend)
+    if name is None:
+        return target
+    if name == "interpreter":
+        return get_compiler(name).target_for_arch(None)
+    return GPUTarget(name, target.arch, target.warp_size)
+
+
 def get_backend(name: str, require_deps: bool = True) -> Backend:
     """The backend called ``name``; ``BackendUnavailable`` if there is none or (``require_deps``) its extras are
     missing: the message has the pip command."""
     bs = backends()
+    name = ALIASES.get(name, name) if name not in bs else name
     if name not in bs:
         broken = plugins.unavailable_plugins()
         extra = ""
@@ -219,9 +235,15 @@ def select() -> Selection:
     return sel
 
 
-def set_active(name: Optional[str]) -> None:
-    """Force the backend (``"interpreter"``, ``"cuda:90"``, ...) regardless of the environment; None undoes it."""
+def set_active(name: Any) -> None:
+    """Force the backend (``"interpreter"``, ``"cuda:90"``, ...) regardless of the environment; None undoes it.
+    A backend's driver (Triton's ``driver.set_active(backend.driver())``) selects that backend."""
     global _forced
+    if name is not None and not isinstance(name, str):
+        drv = name
+        name = next((n for n, d in list(_drivers.items()) if d is drv), None)
+        if name is None:
+            raise TypeError(f"set_active: {drv!r} is neither a backend name nor a tritium backend's driver")
     _forced = name
     _selection_cache.clear()
     _launch_contexts.clear()

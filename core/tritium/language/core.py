@@ -817,7 +817,9 @@ def builtin(fn):
 
 
 def is_builtin(fn) -> bool:
-    return getattr(fn, "__tritium_builtin__", False)
+    """A function the frontend calls at compile time with the kernel's values (``@tl.core.builtin``; Triton's
+    marker ``__triton_builtin__`` too, which torch's Inductor puts on its helpers)."""
+    return getattr(fn, "__tritium_builtin__", False) or getattr(fn, "__triton_builtin__", False)
 
 
 def extern(fn):
@@ -834,3 +836,17 @@ def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, 
 
 def _py_max(*a):
     return _py.max(*a)
+
+
+def __getattr__(name):
+    """Triton's ``triton.language.core`` also holds every builtin (``tl.core.view``, ``tl.core.dot``, ...): names
+    this module does not define are looked up in :mod:`tritium.language.functions` (loaded on first use)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from . import functions
+
+    try:
+        return getattr(functions, name)
+    except AttributeError:
+        raise AttributeError(f"module 'tritium.language.core' (triton.language.core) has no attribute {name!r}: "
+                             f"tritium does not provide it") from None

@@ -25,6 +25,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from .._env import env_flag
+from ..errors import OutOfResources, PTXASError  # noqa: F401  (Triton's names here: triton.runtime.autotuner)
 from ..compiler.registry import launch_context
 from . import autotune_cache
 from .autotune_cache import TuningResult, autotune_cache_dir

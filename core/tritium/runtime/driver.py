@@ -7,6 +7,7 @@ code know; they are defined once, in :mod:`tritium.compiler`.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional
 
 from ..compiler.backend import BaseCompiler, BaseDriver, GPUTarget
@@ -87,7 +88,11 @@ class ActiveDriver:
 
 active = ActiveDriver()
 
-__all__ = ["active", "ActiveDriver", "backends", "get_backend", "get_compiler", "get_driver", "backend_status",
+#: Triton's ``from triton.runtime.driver import driver`` (its DriverConfig: ``driver.active``,
+#: ``driver.set_active(...)``, ``driver.reset_active()``): this module plays that part itself
+driver = sys.modules[__name__]
+
+__all__ = ["active", "driver", "ActiveDriver", "backends", "get_backend", "get_compiler", "get_driver", "backend_status",
            "select", "Selection", "set_active", "reset_active", "reset", "parse_target_spec", "target_from_spec",
            "current_target", "requested_target", "launch", "launch_with_hooks", "bound_launch", "launch_context",
            "LaunchContext", "launch_hooks"]
