@@ -8,6 +8,12 @@ it elsewhere.  A ``triton.*`` module tritium has no counterpart for is not found
 any missing module; the real Triton is never imported while the alias is installed.
 
 :func:`uninstall_as_triton` removes the finder and forgets the ``triton`` modules it gave out.
+
+Processes the program starts (torch's Inductor compiles kernels in worker processes) inherit the alias:
+:func:`install_as_triton` sets ``TRITIUM_AS_TRITON=1`` in the environment, and the ``tritium-as-triton.pth``
+start-up hook the package installs (:mod:`tritium._autoalias`) installs the alias in any Python process that starts
+with it set -- which is also how an unchanged program or ``pytest`` run gets it: ``TRITIUM_AS_TRITON=1 python
+prog.py``.  :func:`uninstall_as_triton` removes the variable again.
 """
 from __future__ import annotations
 
@@ -15,11 +21,15 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 
 #: the Triton release whose language and API tritium provides (what ``triton.__version__`` says under the alias)
 TRITON_VERSION = "3.6.0"
+
+#: the environment variable that makes every Python process of the environment stand tritium in for triton
+ENV = "TRITIUM_AS_TRITON"
 
 #: Triton module names whose content tritium keeps in another module
 RENAMED = {
@@ -97,6 +107,7 @@ def install_as_triton() -> None:
         _FINDER = TritonAliasFinder()
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+    os.environ[ENV] = "1"  # worker processes (Inductor's compile workers) stand in too: tritium/_autoalias.py
 
 
 def uninstall_as_triton() -> None:
@@ -104,6 +115,7 @@ def uninstall_as_triton() -> None:
     global _FINDER
     if _FINDER is not None and _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
+    os.environ.pop(ENV, None)
     for name in [n for n in sys.modules if n == "triton" or n.startswith("triton.")]:
         mod = sys.modules[name]
         if isinstance(mod, _TritonModule) or getattr(mod, "__name__", "").startswith("tritium"):

@@ -152,7 +152,15 @@ class CompiledKernel(Subscript):
         return bool(self.metadata.get("complete", True))
 
     def _init_handles(self) -> None:
-        """Triton's name for loading the binary on the device: tritium's drivers load at the first launch."""
+        """Triton's name for loading the binary on the device: tritium's drivers load at the first launch.  A
+        kernel rebuilt from a pickled ``__dict__`` with ``run`` / ``function`` / ``module`` set to None (torch's
+        Inductor sends kernels from its compile workers so) gets its own ``run`` back."""
+        for name in ("run", "launch_metadata"):
+            if name in self.__dict__ and self.__dict__[name] is None:
+                del self.__dict__[name]
+        md = self.__dict__.get("metadata")
+        if md is not None and not isinstance(md, dict) and hasattr(md, "_asdict"):  # Inductor's namedtuple of it
+            self.metadata = AttrDict(md._asdict())
 
     # Triton's launcher interface (what torch's Inductor calls): class-level hooks of Triton < 3.4, the packed
     # metadata, launch_metadata and run

@@ -100,7 +100,8 @@ class JITFunction(_Subscript, KernelInterface):
         self.__globals__ = fn.__globals__
         self.noinline = noinline
         self.debug = debug
-        self.repr = repr
+        # Triton's: the kernel's name in launch metadata, ``repr(specialization)`` (the function's name by default)
+        self.repr = _NameRepr(fn.__name__) if repr is None else repr
         self.launch_metadata = launch_metadata
         self.signature = inspect.signature(fn)
         self.arg_names = list(self.signature.parameters)
@@ -318,6 +319,16 @@ class JITFunction(_Subscript, KernelInterface):
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+class _NameRepr:
+    """A JITFunction's default ``repr``: its name whatever the specialization (picklable, unlike a lambda)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, _specialization=None) -> str:
+        return self.name
 
 
 def jit(fn: Optional[Callable] = None, *, version=None, repr=None, launch_metadata=None,
