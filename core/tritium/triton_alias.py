@@ -48,7 +48,13 @@ class _TritonModule(types.ModuleType):
     def __getattr__(self, attr):
         import tritium
 
-        return getattr(tritium, attr)
+        try:
+            return getattr(tritium, attr)
+        except AttributeError:
+            if attr.startswith("__"):
+                raise
+            raise AttributeError(f"module 'triton' has no attribute {attr!r}: tritium, standing in for Triton "
+                                 f"{TRITON_VERSION}, does not provide triton.{attr}") from None
 
     def __dir__(self):
         import tritium
@@ -69,8 +75,9 @@ class TritonAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             found = importlib.util.find_spec(real)
         except (ImportError, ValueError):
             found = None
-        if found is None:
-            return None
+        if found is None:  # an ImportError, as for any missing module (code probes optional parts so)
+            raise ModuleNotFoundError(f"No module named '{name}': tritium, standing in for Triton {TRITON_VERSION}, "
+                                      f"does not provide it", name=name)
         spec = importlib.machinery.ModuleSpec(name, self, is_package=found.submodule_search_locations is not None)
         spec.loader_state = real
         return spec

@@ -58,12 +58,21 @@ def test_missing_module_is_not_found_and_uninstall_undoes(tmp_path):
         tritium.install_as_triton()
         try:
             import triton.no_such_module
-        except ModuleNotFoundError:
-            pass
+        except ModuleNotFoundError as e:
+            assert "triton.no_such_module" in str(e) and "does not provide it" in str(e), e
         else:
             raise AssertionError("found a module tritium does not have")
         import triton
+        try:
+            triton.no_such_api
+        except AttributeError as e:
+            assert "does not provide triton.no_such_api" in str(e), e
+        else:
+            raise AssertionError("an attribute tritium does not have")
+        import os
+        assert os.environ["TRITIUM_AS_TRITON"] == "1"  # worker processes inherit the alias
         tritium.uninstall_as_triton()
+        assert "TRITIUM_AS_TRITON" not in os.environ
         assert not any(n == "triton" or n.startswith("triton.") for n in sys.modules)
         import importlib.util
         spec = importlib.util.find_spec("triton")
@@ -112,3 +121,74 @@ def test_refused_after_the_real_triton(tmp_path):
             else:
                 raise AssertionError("installed over the real Triton")
     """, tmp_path)
+
+
+def test_environment_variable_stands_in_at_start_up(tmp_path):
+    """``TRITIUM_AS_TRITON=1``: an unchanged program's ``import triton`` is tritium (the tritium-as-triton.pth hook
+    the package installs), in that process and the processes it starts; unset, ``triton`` is not tritium."""
+    script = tmp_path / "plain.py"
+    script.write_text(textwrap.dedent("""
+        import subprocess, sys
+        import triton
+        print(triton.__version__, getattr(triton, "__tritium__", None) is not None)
+        child = subprocess.run([sys.executable, "-c", "import triton; print(hasattr(triton, '__tritium__'))"],
+                               capture_output=True, text=True)
+        print(child.stdout.strip())
+    """))
+    env = dict(os.environ, TRITIUM_TARGET="interpreter", TRITIUM_AS_TRITON="1")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["3.6.0", "True", "True"], r.stdout + r.stderr
+    env.pop("TRITIUM_AS_TRITON")
+    r = subprocess.run([sys.executable, "-c", "import triton; print(hasattr(triton, '__tritium__'))"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert "True" not in r.stdout
+
+
+def test_triton_backends_and_inductor_entry_points(tmp_path):
+    """What torch's Inductor reads before it compiles anything: ``triton.backends.backends`` under Triton's names
+    (the interpreter as ``cpu``), driver classes whose ``is_active()`` asks tritium and of which
+    ``driver.active`` is an instance, ``driver.set_active(backend.driver())``, ``make_backend(target)`` with
+    ``parse_options`` / ``hash``, ``triton_key()``, ``GPUTarget("cpu", ...)`` compiling for the interpreter, and a
+    ``CompiledKernel.run`` taking Triton's launcher arguments (a signature naming its constexprs)."""
+    out = _run("""
+        import numpy as np
+        import tritium
+        tritium.install_as_triton()
+        import triton, triton.language as tl
+        import triton.backends, triton.backends.compiler
+        from triton.backends.compiler import GPUTarget, BaseBackend
+        from triton.compiler.compiler import ASTSource, make_backend, triton_key
+        from triton.runtime.driver import driver
+        from triton.runtime.autotuner import OutOfResources, PTXASError
+        assert not hasattr(triton.backends.compiler, "AttrsDescriptor")
+        bs = triton.backends.backends
+        assert "cpu" in bs and "nvidia" in bs and "amd" in bs, dict(bs)
+        cpu = bs["cpu"]
+        assert cpu.driver.is_active()
+        driver.set_active(cpu.driver())
+        assert isinstance(driver.active, cpu.driver) and not isinstance(driver.active, bs["nvidia"].driver)
+        target = GPUTarget("cpu", 0, 0)
+        backend = make_backend(target)
+        opts = backend.parse_options({})
+        assert opts.__dict__["num_warps"] == 4 and isinstance(backend.hash(), str) and triton_key()
+        assert isinstance(backend, BaseBackend)
+
+        @triton.jit
+        def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + o, tl.load(x_ptr + o, mask=o < n) * 3, mask=o < n)
+
+        k = triton.compile(ASTSource(scale, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                                     {"BLOCK": 32}), target=target, options={"num_warps": 2})
+        x = np.random.rand(100).astype(np.float32)
+        out = np.zeros_like(x)
+        seen = []
+        k._init_handles()
+        k.run(4, 1, 1, 0, k.function, k.packed_metadata, k.launch_metadata((4, 1, 1), 0, x, out, 100, 32),
+              seen.append, seen.append, x, out, 100, 32)
+        np.testing.assert_allclose(out, 3 * x, rtol=1e-6)
+        assert len(seen) == 2 and seen[0]["name"] == "scale"
+        print("ok")
+    """, tmp_path)
+    assert out.strip().endswith("ok")
