@@ -7,6 +7,9 @@ if [ ! -f /tmp/dsite/llvm/lib/libLLVM.so ]; then
   mkdir -p /tmp/dsite/llvm/lib && xz -dc .wh3/libLLVM.so.xz > /tmp/dsite/llvm/lib/libLLVM.so
 fi
 python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/tsite . || echo "tritium install failed"
+# /tmp/tsite is on PYTHONPATH, not a site directory: have Python read its .pth files (tritium-as-triton.pth, the
+# TRITIUM_AS_TRITON start-up hook that Inductor's compile workers need) as site-packages' are
+printf 'import site\nsite.addsitedir("/tmp/tsite")\n' > /tmp/tsite/sitecustomize.py
 if [ -n "${OLD:-}" ]; then
   (cd "$OLD" && python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/tsite_old .)
 fi
