@@ -37,6 +37,10 @@ class CUDAOptions(BaseOptions):
     allowed_dot_input_precisions: tuple = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: Optional[int] = None  # fp8 dots: None = Triton's (2**30 on sm_90, else 0)
     extern_libs: Optional[tuple] = None
+    enable_reflect_ftz: bool = True  # libdevice flushes denormals (nvvm-reflect-ftz), as Triton's default
+    # programmatic dependent launch (Triton's launch_pdl, which torch's Inductor passes): tritium launches kernels
+    # without it, which is always correct (a kernel then starts after the previous one ends, as without PDL)
+    launch_pdl: bool = False
 
 
 def _ttir_passes(arch: int = 80) -> tuple:
@@ -163,7 +167,7 @@ class CUDACompiler(BaseCompiler):
         """LLVM IR -> PTX (llvmlite: libdevice linked, O3, NVPTX)."""
         from .ptx import llir_to_ptx
 
-        return llir_to_ptx(src, metadata["name"], _arch(metadata))
+        return llir_to_ptx(src, metadata["name"], _arch(metadata), reflect_ftz=options.enable_reflect_ftz)
 
     @staticmethod
     def make_cubin(src: str, metadata: dict, options: CUDAOptions) -> bytes:

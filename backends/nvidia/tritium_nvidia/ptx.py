@@ -64,9 +64,11 @@ def sm_name(arch: int) -> str:
 
 
 
-def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3) -> str:
+def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3, reflect_ftz: bool = True) -> str:
     """Parse and verify ``llir``, link libdevice if referenced, internalise non-kernel functions, optimise
-    and emit PTX for ``sm_<arch>[a]``."""
+    and emit PTX for ``sm_<arch>[a]``.  ``reflect_ftz`` (Triton's ``enable_reflect_ftz``, on by default as there):
+    libdevice's ``__nvvm_reflect("__CUDA_FTZ")`` is 1, so its functions flush denormals (the module flag
+    ``nvvm-reflect-ftz``); off, they keep them."""
     llvm, mod = parse_llir(llir)
     if "__nv_" in llir:
         path = libdevice_path()
@@ -78,6 +80,10 @@ def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3) -> s
         lib.triple = TRIPLE
         try:
             mod.link_in(lib)
+            if reflect_ftz:
+                flag = llvm.parse_assembly(f'target triple = "{TRIPLE}"\n!llvm.module.flags = !{{!0}}\n'
+                                           '!0 = !{i32 4, !"nvvm-reflect-ftz", i32 1}\n')
+                mod.link_in(flag)
         except RuntimeError as e:
             raise CompilationFailed("linking libdevice failed", str(e)) from None
     for fn in mod.functions:
