@@ -3,8 +3,9 @@
 # "Running on a GPU"): libLLVM.so from .wh3, this tree installed into /tmp/tsite (and, with OLD=dir, that tree
 # into /tmp/tsite_old), ptxas and libdevice from the installed triton; then kernels compile there, as for a user.
 #   source scripts/gpu_jit_env.sh
-if [ ! -f /tmp/dsite/llvm/lib/libLLVM.so ]; then
-  mkdir -p /tmp/dsite/llvm/lib && xz -dc .wh3/libLLVM.so.xz > /tmp/dsite/llvm/lib/libLLVM.so
+if [ ! -s /tmp/dsite/llvm/lib/libLLVM.so ]; then  # (-s: a call without .wh3 must not leave an empty file)
+  mkdir -p /tmp/dsite/llvm/lib && xz -dc .wh3/libLLVM.so.xz > /tmp/libLLVM.so.part \
+    && mv /tmp/libLLVM.so.part /tmp/dsite/llvm/lib/libLLVM.so || echo "libLLVM.so: carry .wh3"
 fi
 python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/tsite . || echo "tritium install failed"
 # /tmp/tsite is on PYTHONPATH, not a site directory: have Python read its .pth files (tritium-as-triton.pth, the
