@@ -171,7 +171,9 @@ def run_one(impl: str, device: str, only=None, n: int = 20) -> None:
             rec["eager_us"] = _time_calls(torch, device, c["fn"], c["args"], n)
             rec["compiled_us"] = _time_calls(torch, device, compiled, c["args"], n)
         except Exception as e:  # noqa: BLE001 - a failing case is recorded, the others still run
-            rec.update(ok=False, error=f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
+            msg = str(e)
+            rec.update(ok=False, error=f"{type(e).__name__}: {msg.splitlines()[0][:300] if msg else ''}",
+                       detail=msg[-2500:])
         print(json.dumps(rec), flush=True)
 
 

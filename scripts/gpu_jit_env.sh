@@ -7,12 +7,12 @@ if [ ! -s /tmp/dsite/llvm/lib/libLLVM.so ]; then  # (-s: a call without .wh3 mus
   mkdir -p /tmp/dsite/llvm/lib && xz -dc .wh3/libLLVM.so.xz > /tmp/libLLVM.so.part \
     && mv /tmp/libLLVM.so.part /tmp/dsite/llvm/lib/libLLVM.so || echo "libLLVM.so: carry .wh3"
 fi
-python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/tsite . || echo "tritium install failed"
+python3 -m pip install -q --upgrade --no-deps --no-build-isolation --no-index --target /tmp/tsite . || echo "tritium install failed"
 # /tmp/tsite is on PYTHONPATH, not a site directory: have Python read its .pth files (tritium-as-triton.pth, the
 # TRITIUM_AS_TRITON start-up hook that Inductor's compile workers need) as site-packages' are
 printf 'import site\nsite.addsitedir("/tmp/tsite")\n' > /tmp/tsite/sitecustomize.py
 if [ -n "${OLD:-}" ]; then
-  (cd "$OLD" && python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/tsite_old .)
+  (cd "$OLD" && python3 -m pip install -q --no-deps --no-build-isolation --no-index --upgrade --target /tmp/tsite_old .)
 fi
 TR=$(python3 -c "import triton, os; print(os.path.dirname(triton.__file__))")
 export TRITIUM_PTXAS_PATH=$TR/backends/nvidia/bin/ptxas

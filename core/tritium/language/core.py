@@ -313,6 +313,16 @@ uint8 = dtype("uint8")
 uint16 = dtype("uint16")
 uint32 = dtype("uint32")
 uint64 = dtype("uint64")
+
+
+def get_int_dtype(bitwidth: int, signed: bool) -> "dtype":
+    """Triton's ``tl.core.get_int_dtype``: the integer dtype of ``bitwidth`` bits (1, 8, 16, 32, 64)."""
+    bitwidth = int(_unwrap(bitwidth))
+    if bitwidth == 1:
+        return int1
+    if bitwidth not in (8, 16, 32, 64):
+        raise ValueError(f"no integer dtype of {bitwidth} bits")
+    return dtype(f"{'int' if _unwrap(signed) else 'uint'}{bitwidth}")
 float8e5 = dtype("fp8e5")
 float8e5b16 = dtype("fp8e5b16")
 float8e4nv = dtype("fp8e4nv")
