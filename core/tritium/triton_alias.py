@@ -53,6 +53,9 @@ class _TritonModule(types.ModuleType):
         except AttributeError:
             if attr.startswith("__"):
                 raise
+        try:  # a submodule not imported yet (Triton's __init__ imports triton.backends, which code then uses)
+            return importlib.import_module(f"triton.{attr}")
+        except ImportError:
             raise AttributeError(f"module 'triton' has no attribute {attr!r}: tritium, standing in for Triton "
                                  f"{TRITON_VERSION}, does not provide triton.{attr}") from None
 

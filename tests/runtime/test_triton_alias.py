@@ -156,6 +156,7 @@ def test_triton_backends_and_inductor_entry_points(tmp_path):
         import tritium
         tritium.install_as_triton()
         import triton, triton.language as tl
+        assert triton.backends.compiler.GPUTarget is tritium.compiler.GPUTarget  # no import of them needed
         import triton.backends, triton.backends.compiler
         from triton.backends.compiler import GPUTarget, BaseBackend
         from triton.compiler.compiler import ASTSource, make_backend, triton_key

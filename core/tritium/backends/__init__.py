@@ -107,4 +107,6 @@ class _Backends(Mapping):
 
 backends = _Backends()
 
+from . import compiler  # noqa: E402,F401  (as Triton's: triton.backends.compiler without importing it)
+
 __all__ = ["Backend", "backends", "TRITON_NAMES"]
