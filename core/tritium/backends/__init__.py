@@ -7,8 +7,9 @@ triton.backends.backends`` turns on ``cpu_backend = "triton"``, ``backend.driver
 (:mod:`tritium.compiler.registry`), one entry per registered backend: ``cuda`` as ``nvidia``, ``hip`` as ``amd``,
 the interpreter as ``cpu`` (Triton's name for a backend that runs kernels on the host's CPU tensors), a plugin's
 backend under its own name.  ``backend.compiler(target)`` is that backend's tritium compiler; ``backend.driver``
-a class whose ``is_active()`` asks the tritium driver, whose instances are that driver, and of which
-``triton.runtime.driver.active`` is an instance while that backend is the selected one.
+a class whose ``is_active()`` asks what Triton's does (torch, where imported) or else the tritium driver, whose
+instances are that driver, and of which ``triton.runtime.driver.active`` is an instance while that backend is the
+one set active (``driver.set_active``; asking never probes a device).
 """
 from __future__ import annotations
 
@@ -35,17 +36,39 @@ class _DriverMeta(type):
 
         name = cls.tritium_backend
         if isinstance(obj, ActiveDriver):
-            try:
-                return obj.backend_name == name
-            except Exception:  # noqa: BLE001 - no backend selectable: the active driver is no backend's
+            # only a backend set active counts: selecting one would probe the devices (cuInit), which a process
+            # that forks workers afterwards (Inductor's compile pool) must not do
+            forced = registry._forced
+            if not isinstance(forced, str):
                 return False
+            fname = registry.parse_target_spec(forced)[0]
+            return registry.ALIASES.get(fname, fname) == name
         return obj is registry._drivers.get(name)
+
+
+def _torch_gpu(name: str):
+    """Triton's own test for its GPU drivers, where torch is imported: ``torch.cuda.is_available()`` and the
+    torch build's vendor.  It does not initialise the CUDA driver in this process (tritium's driver probe calls
+    ``cuInit``), which matters to torch's Inductor: its compile pool forks workers after asking, and a process
+    forked after ``cuInit`` has no CUDA.  None: no answer this way (no torch, or not a GPU backend)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or name not in ("cuda", "hip"):
+        return None
+    try:
+        return bool(torch.cuda.is_available()) and ((torch.version.hip is None) == (name == "cuda"))
+    except Exception:  # noqa: BLE001 - a broken torch: ask the driver
+        return None
 
 
 def _driver_class(name: str) -> type:
     def is_active(cls) -> bool:
         from ..compiler import registry
 
+        answer = _torch_gpu(name)
+        if answer is not None:
+            return answer and not registry.get_backend(name, require_deps=False).missing
         try:
             return registry.backend_status(name)[0]
         except Exception:  # noqa: BLE001 - a backend whose driver cannot load is not active
