@@ -1,0 +1,101 @@
+"""Liger-Kernel's own tests with tritium in place of Triton (or with Triton itself), unchanged and unpatched.
+
+Liger-Kernel (github.com/linkedin/Liger-Kernel) is a kernel library that ``import triton``s: its tests run here
+through ``TRITIUM_AS_TRITON=1`` alone (the start-up hook the package installs), from a checkout of its sources that
+this script never copies into the project:
+
+    python bench/liger.py --liger-src ~/Liger-Kernel                    # tritium, on the interpreter (CPU tensors)
+    python bench/liger.py --fetch --ref main                             # git clone into a temporary directory
+    python bench/liger.py --liger-src ~/Liger-Kernel --impl triton       # the same tests with Triton
+    python bench/liger.py --liger-src ~/Liger-Kernel --device cuda       # on the GPU
+    python bench/liger.py --liger-src ~/Liger-Kernel -- -k rms_norm -x   # after --: pytest's own arguments
+
+The tests need ``transformers`` (``pip install transformers``); ``liger_kernel`` itself is put on ``PYTHONPATH``
+from the checkout's ``src`` (installing it would pull a real Triton in). The default selection is
+``test/transformers`` without the files for other DSLs (CuTe DSL, cuTile) and the model-patching tests, which test
+Hugging Face model surgery rather than kernels. On the CPU, Liger's tests pick ``device = "cpu"`` when torch sees no
+GPU, and tritium's interpreter runs the kernels (``TRITON_INTERPRET=1`` for Triton's interpreter). Prints pytest's
+summary and, with ``--json``, the counts.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP_FILES = ("cute", "cutile", "cutedsl", "monkey_patch", "auto_model")
+
+
+def _select(src: str) -> list:
+    files = sorted(glob.glob(os.path.join(src, "test", "transformers", "test_*.py")))
+    return [f for f in files if not any(s in os.path.basename(f) for s in SKIP_FILES)]
+
+
+def run(src: str, impl: str, device: str, pytest_args: list, timeout: int) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(src, "src"), src] +
+                                        ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    if impl == "tritium":
+        env["TRITIUM_AS_TRITON"] = "1"
+    else:
+        env.pop("TRITIUM_AS_TRITON", None)
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    files = [a for a in pytest_args if a.endswith(".py") or "::" in a] or _select(src)
+    rest = [a for a in pytest_args if a not in files]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *files, *rest]
+    t = time.perf_counter()
+    p = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True, timeout=timeout)
+    wall = time.perf_counter() - t
+    out = p.stdout + p.stderr
+    last = [ln for ln in out.splitlines() if re.search(r"\d+ (passed|failed|error)", ln)]
+    summary = last[-1] if last else out[-2000:]
+    counts = {k: int(v) for v, k in re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)", summary)}
+    return {"impl": impl, "device": device, "summary": summary.strip("= "), "counts": counts, "wall_s": wall,
+            "returncode": p.returncode, "failures": [ln for ln in out.splitlines() if ln.startswith(("FAILED",
+                                                                                                     "ERROR"))]}
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--liger-src", help="a Liger-Kernel checkout")
+    ap.add_argument("--fetch", action="store_true", help="git clone Liger-Kernel into a temporary directory")
+    ap.add_argument("--ref", default="main", help="the branch or tag --fetch checks out")
+    ap.add_argument("--impl", choices=("tritium", "triton"), default="tritium")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--timeout", type=int, default=3600)
+    ap.add_argument("--json", help="write the result here")
+    a = ap.parse_args(argv)
+    tmp = None
+    src = a.liger_src
+    if a.fetch:
+        tmp = tempfile.mkdtemp(prefix="liger-")
+        subprocess.run(["git", "clone", "--depth", "1", "--branch", a.ref,
+                        "https://github.com/linkedin/Liger-Kernel", tmp], check=True)
+        src = tmp
+    if not src:
+        ap.error("give --liger-src DIR or --fetch")
+    res = run(os.path.abspath(os.path.expanduser(src)), a.impl, a.device, extra, a.timeout)
+    print(f"{res['impl']} on {res['device']}: {res['summary']} ({res['wall_s']:.0f} s)")
+    for f in res["failures"]:
+        print("  " + f)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
