@@ -193,3 +193,29 @@ def test_triton_backends_and_inductor_entry_points(tmp_path):
         print("ok")
     """, tmp_path)
     assert out.strip().endswith("ok")
+
+
+def test_prewarm_imports_the_compiler_in_the_background(tmp_path):
+    """install_as_triton() starts importing MLIR, llvmlite and the passes in a thread (torch.compile traces for
+    seconds before its first kernel); once per process, and TRITIUM_PREWARM=0 turns it off."""
+    out = _run("""
+        import os, sys, threading, time
+        import tritium
+        from tritium.compiler import prewarm
+        tritium.install_as_triton()
+        assert prewarm.start() is False  # already started
+        names = [t.name for t in threading.enumerate()]
+        for _ in range(600):
+            if "mlir.ir" in sys.modules and "llvmlite.binding" in sys.modules and "tritium.lowering" in sys.modules:
+                break
+            time.sleep(0.1)
+        assert "mlir.ir" in sys.modules and "tritium.passes.ttir.pipeline" in sys.modules
+        print("ok")
+    """, tmp_path)
+    assert out.strip().endswith("ok")
+    script = tmp_path / "off.py"
+    script.write_text("import sys, time, tritium\nfrom tritium.compiler import prewarm\n"
+                      "tritium.install_as_triton()\ntime.sleep(1)\nprint(prewarm.start(), 'mlir.ir' in sys.modules)\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, TRITIUM_PREWARM="0", TRITIUM_TARGET="interpreter"))
+    assert r.stdout.split() == ["False", "False"], r.stdout + r.stderr

@@ -1,0 +1,52 @@
+"""Import the compiler's heavy parts (the MLIR bindings, llvmlite and LLVM's targets, tritium's passes and lowering
+rules) in a background thread, ahead of the first compile.
+
+A process's first compile otherwise pays about a second or two of imports before any kernel work (measured on
+the CPU machine: MLIR 1.1 s, llvmlite 0.6 s of a 3.1 s first compile whose second one took 0.14 s).  Code that
+compiles later anyway -- torch.compile, which traces the model for seconds before it asks for the first kernel --
+gets those imports for free when they start early: :func:`tritium.install_as_triton` calls :func:`start` (so do
+Inductor's compile workers, through the start-up hook).  ``TRITIUM_PREWARM=0`` turns it off.  Failures are
+ignored here: the compile that needs the module reports them.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+
+log = logging.getLogger(__name__)
+
+#: what a GPU compile imports, in the order it needs them
+MODULES = ("mlir.ir", "tritium.dialects", "tritium.frontend.codegen", "tritium.passes.ttir.pipeline",
+           "tritium.passes.ttgir.pipeline", "tritium.lowering", "llvmlite.binding")
+
+_started = False
+_lock = threading.Lock()
+
+
+def _work(extra: tuple) -> None:
+    for name in MODULES + extra:
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001 - see the module doc
+            log.debug("prewarm: %s: %s", name, e)
+    try:
+        from .stages import llvm_binding
+
+        llvm_binding()
+    except Exception as e:  # noqa: BLE001
+        log.debug("prewarm: llvm targets: %s", e)
+
+
+def start(extra: tuple = ("tritium_nvidia.compiler", "tritium_nvidia.lowering")) -> bool:
+    """Start the imports in a daemon thread (once per process); False when disabled or already started."""
+    global _started
+    if os.environ.get("TRITIUM_PREWARM", "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    with _lock:
+        if _started:
+            return False
+        _started = True
+    threading.Thread(target=_work, args=(extra,), name="tritium-prewarm", daemon=True).start()
+    return True
