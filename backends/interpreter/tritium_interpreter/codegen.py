@@ -909,6 +909,18 @@ def _along_axis(kind):
     return h
 
 
+def _h_map_elementwise(g, op, out, pad):
+    attrs = tt.decode_attributes(op)
+    name, pack = attrs["combine"], int(attrs.get("pack", 1) or 1)
+    if name not in g.funcs:
+        g.err(op, f"map_elementwise function @{name} not found")
+    srcs = [g.get(v) for v in op.operands]
+    res = [g.define(r) for r in op.results]
+    _, shape = _split_type(op.results[0].type)
+    out.append(f"{pad}{_unpack(res)}_rt.map_elementwise(lambda _a, *_x: _f_{name}(_ctx, _a, *_x), "
+               f"({''.join(s + ', ' for s in srcs)}), {pack}, {tuple(shape)!r}, _active)")
+
+
 def _h_print(g, op, out, pad):
     attrs = tt.decode_attributes(op)
     prefix, hex_ = attrs.get("prefix", ""), attrs.get("hex", False)
@@ -957,7 +969,7 @@ _HANDLERS = {
     "tt.int_to_ptr": _h_identity_i64, "tt.ptr_to_int": _h_identity_i64,
     "tt.dot": _h_dot, "tt.bitcast": _cast("bitcast"), "tt.fp_to_fp": _cast("fp_to_fp"), "tt.clampf": _h_clampf,
     "tt.histogram": _h_histogram, "tt.extern_elementwise": _h_extern,
-    "tt.elementwise_inline_asm": _h_inline_asm, "tt.reduce": _along_axis("reduce"), "tt.scan": _along_axis("scan"),
+    "tt.elementwise_inline_asm": _h_inline_asm, "tt.reduce": _along_axis("reduce"), "tt.map_elementwise": _h_map_elementwise, "tt.scan": _along_axis("scan"),
     "tt.print": _h_print, "tt.assert": _h_assert, "tt.barrier": _h_barrier, "tt.assume": _h_assume,
 }
 

@@ -930,6 +930,10 @@ OPS: tuple[OpDef, ...] = (
           attrs={"asm_string": STR, "constraints": STR, "pure": BOOL, "packed_element": I32},
           pure=False, effects=_RW, verify=_v_inline_asm,
           doc="inline assembly applied elementwise, packed_element elements per call"),
+    OpDef("map_elementwise", (("srcs", _M),), results=(("result", _M),),
+          attrs={"combine": required(SYMBOL), "pack": I32}, pure=False, effects=_RW,
+          verify=_v_same_shape_operands_result,
+          doc="the scalar function @combine applied per element (pack elements of each operand per call)"),
     # reductions and scans: the combine function is a symbol reference to a private func.func that ends in
     # func.return.  Triton's tt.reduce.return / tt.scan.return have no counterpart: IRDL op names cannot
     # contain '.', and IRDL ops cannot be terminators (see the module docstring).

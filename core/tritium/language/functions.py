@@ -536,6 +536,13 @@ def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
     return _s.inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)
 
 
+@builtin
+def map_elementwise(scalar_fn, *args, pack=1):
+    """``scalar_fn`` (a @jit function of scalars) applied to each element of the broadcast ``args``, ``pack``
+    elements of each per call; per-element control flow in it runs only the branch each element takes."""
+    return _s.map_elementwise(scalar_fn, args, pack)
+
+
 # ----------------------------------------------------------------------------------------------
 # hints and debugging
 # ----------------------------------------------------------------------------------------------

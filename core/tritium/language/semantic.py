@@ -1687,6 +1687,69 @@ def _broadcast_all(args):
     return args, (head.type.shape if head.type.is_block() else None)
 
 
+def map_elementwise(fn, args, pack=1):
+    """``tt.map_elementwise``: ``fn`` (a @jit function of scalars) applied to every element of ``args`` (broadcast
+    to one shape), ``pack`` elements of each operand per call; one tensor, or a tuple when ``fn`` returns several.
+
+    ``fn`` becomes a private function like a reduction's combine function, taking for operand i its elements
+    ``i*pack .. i*pack+pack-1`` and returning result r's ``pack`` elements at ``r*pack ..``; so its body may branch
+    per element (an ``if`` runs one side only), which ``tl.where`` cannot."""
+    from mlir import ir
+    pack = _cx_int(pack, "map_elementwise() pack", 1)
+    if pack < 1:
+        raise SemanticError(f"map_elementwise() pack must be at least 1, got {pack}")
+    a = list(args)
+    if not a:
+        raise SemanticError("map_elementwise() needs at least one tensor argument")
+    vals, shape = _broadcast_all([to_tensor(x) for x in a])
+    b = _b()
+    if shape is None:  # scalars only: the function itself
+        if pack != 1:
+            raise SemanticError("map_elementwise() of scalars takes pack=1")
+        return b.codegen.call_function(fn, vals) if b.codegen is not None else fn(*vals)
+    elem_types = [v.type.scalar for v in vals]
+    in_types = [b.ty(t) for t in elem_types for _ in range(pack)]
+    name = b.unique_name("map_" + getattr(fn, "__name__", "fn"))
+    saved_ip, saved_loc = b.ip, b.loc
+    b.ip = ir.InsertionPoint.at_block_begin(b.module.body)
+    func = b.create("func.func", [], [], {"sym_name": b.str_attr(name),
+                                          "function_type": ir.TypeAttr.get(ir.FunctionType.get(in_types, [], b.context)),
+                                          "sym_visibility": b.str_attr("private")}, regions=1)
+    block = func.regions[0].blocks.append(*in_types, arg_locs=[b.loc] * len(in_types))
+    b.ip = ir.InsertionPoint(block)
+    try:
+        sargs = [tensor(block.arguments[i], elem_types[i // pack]) for i in range(len(in_types))]
+        res = b.codegen.call_function(fn, sargs) if b.codegen is not None else fn(*sargs)
+        single = not isinstance(res, (tuple, list))
+        res = [res] if single else list(res)
+        outs = []
+        for r in res:
+            r = _unwrap(r)
+            if r is None:
+                raise SemanticError("the function given to map_elementwise() must return a value on every path")
+            r = to_tensor(r) if not isinstance(r, tensor) else r
+            if r.type.is_block():
+                raise SemanticError("the function given to map_elementwise() must return scalars")
+            outs.append(r)
+        if len(outs) % pack:
+            raise SemanticError(f"map_elementwise(pack={pack}): the function must return a multiple of {pack} "
+                                f"values (pack per result), got {len(outs)}")
+        rtypes = [o.type for o in outs[::pack]]
+        for k in range(1, pack):
+            if [o.type for o in outs[k::pack]] != rtypes:
+                raise SemanticError("map_elementwise(): the packed results of one result differ in type")
+        b.create("func.return", outs, [])
+        func.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(in_types, [b.ty(o.type) for o in outs], b.context))
+    finally:
+        b.ip, b.loc = saved_ip, saved_loc
+    rtys = [block_type(t, shape) for t in rtypes]
+    op = b.create("tt.map_elementwise", vals, [b.ty(t) for t in rtys],
+                  {"combine": ir.FlatSymbolRefAttr.get(name, b.context), "pack": b.i32_attr(pack)})
+    res = tuple(tensor(r, t) for r, t in zip(op.results, rtys))
+    return res[0] if single else res  # as Triton: a tuple whenever fn returned one (pack > 1 too)
+
+
 def inline_asm_elementwise(asm, constraints, args, dt, is_pure, pack):
     """``tt.elementwise_inline_asm``: returns one tensor, or a tuple when ``dt`` is a sequence of dtypes."""
     asm = _cx_str(asm, "inline_asm_elementwise() asm")

@@ -35,7 +35,7 @@ from .context import BUDGET, Ctx, program_ids, where_loc
 from .control import for_loop, if_, while_
 from .debug import device_assert, device_print
 from .memory import SHIFT, Memory, atomic, load, store
-from .reduce import histogram, reduce_generic, reduce_ufunc, scan_generic, scan_ufunc
+from .reduce import histogram, map_elementwise, reduce_generic, reduce_ufunc, scan_generic, scan_ufunc
 from .shapes import addptr, bcast, bmask, cat, gather, join, lane_mask, reshape, same_lead, select, splat
 from .tensor_desc import TensorDesc, desc_addrs, make_tensor_desc
 
@@ -45,7 +45,8 @@ __all__ = [
     # shapes and masks
     "addptr", "bcast", "bmask", "cat", "gather", "join", "lane_mask", "reshape", "same_lead", "select", "splat",
     # control flow, reductions
-    "for_loop", "if_", "while_", "histogram", "reduce_generic", "reduce_ufunc", "scan_generic", "scan_ufunc",
+    "for_loop", "if_", "while_", "histogram", "map_elementwise", "reduce_generic", "reduce_ufunc", "scan_generic",
+    "scan_ufunc",
     # arithmetic
     "bf16_bits_to_f32", "bitcast", "ceildivsi", "clampf", "cmpf_one", "cmpf_ord", "cmpf_ueq", "cmpf_uno", "ctlz",
     "ctpop", "cttz", "divsi", "divui", "erf", "extsi", "extui", "f32_to_bf16_bits", "fma", "fptosi", "fptoui",

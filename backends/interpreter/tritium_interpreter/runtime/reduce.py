@@ -84,3 +84,29 @@ def histogram(ctx, x, nbins, mask, active, rdt):
     p = np.broadcast_to(np.arange(P).reshape((P,) + (1,) * (x.ndim - 1)), ok.shape)
     flat = (p * nbins + x)[ok]
     return np.bincount(flat, minlength=P * nbins).reshape(P, nbins).astype(rdt)
+
+
+def map_elementwise(fn, xs, pack, shape, active):
+    """``tt.map_elementwise``: the generated scalar function called once on whole arrays, one lane per call (the
+    programs' lanes times the calls of each: its loops and branches diverge per element as they do per program),
+    ``pack`` consecutive elements of each operand per call; returns the results, each of ``(lanes,) + shape``."""
+    xs = same_lead(list(xs))
+    lead = xs[0].shape[0]
+    full = (lead,) + tuple(shape)
+    n = int(np.prod(shape)) if shape else 1
+    m = -(-n // pack)  # calls per program; a last partial group repeats the last element (its results are dropped)
+    idx = np.minimum(np.arange(m * pack), n - 1).reshape(m, pack)
+    flat = [np.broadcast_to(x, full).reshape(lead, n) for x in xs]
+    args = [f[:, idx[:, j]].reshape(lead * m) for f in flat for j in range(pack)]
+    act = None if active is None else np.repeat(np.broadcast_to(active, (lead,)), m)
+    res = fn(act, *args)
+    outs = []
+    for r in range(len(res) // pack):
+        o = None
+        for j in range(pack):
+            part = np.broadcast_to(res[r * pack + j], (lead * m,)).reshape(lead, m)
+            if o is None:
+                o = np.empty((lead, m * pack), dtype=part.dtype)
+            o[:, j::pack] = part
+        outs.append(o[:, :n].reshape(full))
+    return tuple(outs)

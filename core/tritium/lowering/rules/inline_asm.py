@@ -86,3 +86,25 @@ def _inline_asm(ctx, args, *, asm_string, constraints, pure=False, packed_elemen
                 pos += 1
                 outs[ri].extend(_unpack(ctx, w, t, k) if k > 1 else [w])
     return outs
+
+
+@RULES.register("tt.map_elementwise")
+def _map_elementwise(ctx, srcs, *, combine, pack=1):
+    """The scalar function @combine inlined once per ``pack`` registers (its per-element branches stay branches);
+    operands of one shape and layout, as for every elementwise op."""
+    from ..walker import inline_combine
+
+    results = list(ctx.op.results)
+    n = ctx.nregs(results[0].type)
+    srcs = [per_register(a, n) for a in srcs]
+    outs = [[None] * n for _ in results]
+    for c in range(0, n, pack):
+        # a thread holding fewer than pack elements (or a last partial group) repeats its last one: the function is
+        # elementwise, the extra results are dropped
+        idx = [min(c + j, n - 1) for j in range(pack)]
+        got = inline_combine(ctx, combine, [vals[i] for vals in srcs for i in idx], [])
+        for r in range(len(results)):
+            for j in range(pack):
+                if c + j < n:
+                    outs[r][c + j] = got[r * pack + j]
+    return outs
