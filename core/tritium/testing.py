@@ -444,4 +444,56 @@ def perf_report(benchmarks):
     return lambda fn: Mark(fn, benchmarks)
 
 
-__all__ = ["assert_close", "do_bench", "do_bench_cudagraph", "Benchmark", "Mark", "Table", "perf_report"]
+def _props(device=None) -> dict:
+    from .runtime import driver
+
+    return driver.active.utils.get_device_properties(device)
+
+
+def get_dram_gbps(device=None) -> float:
+    """Triton's ``get_dram_gbps``: the device memory's peak bandwidth in GB/s from its clock (kHz, double data
+    rate) and bus width (bits)."""
+    p = _props(device)
+    return p["mem_clock_rate"] * 2 * p["mem_bus_width"] / 8 / 1e6
+
+
+def _ops_per_subcore(dtype, table: dict) -> int:
+    name = str(getattr(dtype, "name", dtype)).replace("torch.", "")
+    for names, ops in table.items():
+        if name in names:
+            return ops
+    raise RuntimeError(f"dtype {dtype} not supported")
+
+
+def _capability(device=None) -> tuple:
+    from .runtime import driver
+
+    t = driver.active.get_current_target()
+    arch = t.arch if isinstance(t.arch, int) else 80
+    return divmod(arch, 10)
+
+
+def get_max_tensorcore_tflops(dtype, clock_rate, device=None) -> float:
+    """Triton's ``get_max_tensorcore_tflops``: 4 tensor cores per SM, each doing ``ops`` dense multiply-adds
+    of ``dtype`` per clock (``clock_rate`` in kHz): 256 for tf32 / int32, 512 for 16-bit, 1024 for 8-bit types
+    (Ampere and later; fp16 only, 256, before)."""
+    sub = _props(device)["multiprocessor_count"] * 4
+    if _capability(device)[0] < 8:
+        ops = 256
+    else:
+        ops = _ops_per_subcore(dtype, {("float32", "fp32", "int32", "tf32"): 256,
+                                       ("float16", "fp16", "bfloat16", "bf16", "int16"): 512,
+                                       ("int8", "float8_e4m3fn", "float8_e5m2", "fp8e4nv", "fp8e5", "fp8e4b15",
+                                        "float8e4nv", "float8e5"): 1024})
+    return sub * clock_rate * ops * 1e-9
+
+
+def get_max_simd_tflops(dtype, clock_rate, device=None) -> float:
+    """Triton's ``get_max_simd_tflops``: the CUDA cores' peak (4 sub-cores per SM, 32 fp32 / 64 fp16 lanes)."""
+    sub = _props(device)["multiprocessor_count"] * 4
+    ops = _ops_per_subcore(dtype, {("float32", "fp32"): 32, ("float16", "fp16", "bfloat16", "bf16"): 64})
+    return sub * clock_rate * ops * 1e-9
+
+
+__all__ = ["assert_close", "do_bench", "do_bench_cudagraph", "Benchmark", "Mark", "Table", "perf_report",
+           "get_dram_gbps", "get_max_tensorcore_tflops", "get_max_simd_tflops"]

@@ -174,6 +174,11 @@ def test_triton_backends_and_inductor_entry_points(tmp_path):
         opts = backend.parse_options({})
         assert opts.__dict__["num_warps"] == 4 and isinstance(backend.hash(), str) and triton_key()
         assert isinstance(backend, BaseBackend)
+        from triton.runtime.cache import triton_key as key2
+        from triton.testing import get_dram_gbps, get_max_simd_tflops, get_max_tensorcore_tflops
+        assert key2() == triton_key()
+        assert get_dram_gbps() > 0 and get_max_tensorcore_tflops("float16", 1e6) == 2 * get_max_tensorcore_tflops(
+            "float32", 1e6) > get_max_simd_tflops("float32", 1e6) > 0
 
         @triton.jit
         def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):

@@ -395,12 +395,7 @@ def make_backend(target: Any) -> BaseCompiler:
     return compiler
 
 
-def triton_key() -> str:
-    """Triton's ``triton_key()``: a string that changes whenever this compiler could generate other code (the
-    version and a hash of tritium's own sources); what torch's Inductor puts in its cache keys."""
-    from .. import __version__
-
-    return f"tritium-{__version__}-{_fcache.tritium_code_hash()}"
+triton_key = _fcache.triton_key
 
 
 __all__ = ["ASTSource", "CompiledKernel", "compile", "make_backend", "triton_key", "make_pipeline", "Pipeline", "signature_of",
