@@ -88,6 +88,9 @@ class TritonAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         if spec.name == "triton":
             import tritium
+            from tritium.compiler import prewarm
+
+            prewarm.start()  # code that imports triton compiles later: the compiler's imports start now
 
             mod = _TritonModule("triton", tritium.__doc__)
             mod.__version__ = TRITON_VERSION
@@ -118,9 +121,6 @@ def install_as_triton() -> None:
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
     os.environ[ENV] = "1"  # worker processes (Inductor's compile workers) stand in too: tritium/_autoalias.py
-    from .compiler import prewarm
-
-    prewarm.start()  # code that imports triton compiles later: the compiler's imports start now, in the background
 
 
 def uninstall_as_triton() -> None:

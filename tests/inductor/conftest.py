@@ -1,8 +1,8 @@
 """torch.compile (Inductor) with tritium standing in for Triton, on the CPU: Inductor's ``cpu_backend = "triton"``
 generates Triton kernels for CPU tensors, which tritium's interpreter runs (``triton.backends.backends["cpu"]``).
 
-The alias must be installed before torch imports ``triton``: these tests run in a subprocess of their own when
-this process already imported a real Triton.  Inductor's caches go to a temporary directory per session."""
+The alias must be installed before torch imports ``triton`` (skipped when this process already imported a real
+Triton); it is removed again after this package's tests.  Inductor's caches go to a temporary directory."""
 import os
 
 import pytest
@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def inductor_cpu_triton(tmp_path_factory):
     import sys
 
@@ -30,3 +30,5 @@ def inductor_cpu_triton(tmp_path_factory):
     yield cfg
     cfg.cpu_backend = saved
     torch._dynamo.reset()
+    if real is None:  # the tests after these run without the alias (and without TRITIUM_AS_TRITON), as before
+        tritium.uninstall_as_triton()

@@ -201,13 +201,16 @@ def test_triton_backends_and_inductor_entry_points(tmp_path):
 
 
 def test_prewarm_imports_the_compiler_in_the_background(tmp_path):
-    """install_as_triton() starts importing MLIR, llvmlite and the passes in a thread (torch.compile traces for
-    seconds before its first kernel); once per process, and TRITIUM_PREWARM=0 turns it off."""
+    """The first ``import triton`` under install_as_triton() starts importing MLIR, llvmlite and the passes in a
+    thread (torch.compile traces for seconds before its first kernel); once per process, waited for at exit (a
+    short script must not abort in a C++ import at finalisation), and TRITIUM_PREWARM=0 turns it off."""
     out = _run("""
         import os, sys, threading, time
+        os.environ.pop("TRITIUM_TARGET", None)
         import tritium
         from tritium.compiler import prewarm
         tritium.install_as_triton()
+        import triton
         assert prewarm.start() is False  # already started
         names = [t.name for t in threading.enumerate()]
         for _ in range(600):
@@ -220,7 +223,8 @@ def test_prewarm_imports_the_compiler_in_the_background(tmp_path):
     assert out.strip().endswith("ok")
     script = tmp_path / "off.py"
     script.write_text("import sys, time, tritium\nfrom tritium.compiler import prewarm\n"
-                      "tritium.install_as_triton()\ntime.sleep(1)\nprint(prewarm.start(), 'mlir.ir' in sys.modules)\n")
+                      "tritium.install_as_triton()\nimport triton\ntime.sleep(1)\n"
+                      "print(prewarm.start(), 'mlir.ir' in sys.modules)\n")
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, TRITIUM_PREWARM="0", TRITIUM_TARGET="interpreter"))
     assert r.stdout.split() == ["False", "False"], r.stdout + r.stderr

@@ -4,12 +4,17 @@ rules) in a background thread, ahead of the first compile.
 A process's first compile otherwise pays about a second or two of imports before any kernel work (measured on
 the CPU machine: MLIR 1.1 s, llvmlite 0.6 s of a 3.1 s first compile whose second one took 0.14 s).  Code that
 compiles later anyway -- torch.compile, which traces the model for seconds before it asks for the first kernel --
-gets those imports for free when they start early: :func:`tritium.install_as_triton` calls :func:`start` (so do
-Inductor's compile workers, through the start-up hook).  ``TRITIUM_PREWARM=0`` turns it off.  Failures are
-ignored here: the compile that needs the module reports them.
+gets those imports for free when they start early: under :func:`tritium.install_as_triton`, the first ``import
+triton`` calls :func:`start` (so do Inductor's compile workers).  ``TRITIUM_PREWARM=0`` turns it off.  Failures
+are ignored here: the compile that needs the module reports them.
+
+The process waits for the thread at exit (``atexit``): a thread still inside a C++ extension's import when the
+interpreter finalises aborts the process.  On the interpreter backend (``TRITON_INTERPRET=1`` /
+``TRITIUM_TARGET=interpreter``) LLVM and the GPU backends are not imported.
 """
 from __future__ import annotations
 
+import atexit
 import importlib
 import logging
 import os
@@ -18,25 +23,44 @@ import threading
 log = logging.getLogger(__name__)
 
 #: what a GPU compile imports, in the order it needs them
-MODULES = ("mlir.ir", "tritium.dialects", "tritium.frontend.codegen", "tritium.passes.ttir.pipeline",
-           "tritium.passes.ttgir.pipeline", "tritium.lowering", "llvmlite.binding")
+MODULES = ("mlir.ir", "tritium.dialects", "tritium.frontend.codegen", "tritium.passes.ttir.pipeline")
+#: and for a GPU backend
+GPU_MODULES = ("tritium.passes.ttgir.pipeline", "tritium.lowering", "llvmlite.binding")
 
 _started = False
 _lock = threading.Lock()
 
 
+_thread = None
+
+
+def _interpreting() -> bool:
+    from .._env import is_true
+
+    return is_true(os.environ.get("TRITON_INTERPRET", "")) or \
+        os.environ.get("TRITIUM_TARGET", "").strip().lower().startswith("interpreter")
+
+
 def _work(extra: tuple) -> None:
-    for name in MODULES + extra:
+    gpu = not _interpreting()
+    for name in MODULES + (GPU_MODULES + extra if gpu else ()):
         try:
             importlib.import_module(name)
         except Exception as e:  # noqa: BLE001 - see the module doc
             log.debug("prewarm: %s: %s", name, e)
-    try:
-        from .stages import llvm_binding
+    if gpu:
+        try:
+            from .stages import llvm_binding
 
-        llvm_binding()
-    except Exception as e:  # noqa: BLE001
-        log.debug("prewarm: llvm targets: %s", e)
+            llvm_binding()
+        except Exception as e:  # noqa: BLE001
+            log.debug("prewarm: llvm targets: %s", e)
+
+
+def _join_at_exit() -> None:
+    t = _thread
+    if t is not None and t.is_alive():
+        t.join(timeout=60)
 
 
 def start(extra: tuple = ("tritium_nvidia.compiler", "tritium_nvidia.lowering")) -> bool:
@@ -44,9 +68,12 @@ def start(extra: tuple = ("tritium_nvidia.compiler", "tritium_nvidia.lowering"))
     global _started
     if os.environ.get("TRITIUM_PREWARM", "1").strip().lower() in ("0", "false", "no", "off"):
         return False
+    global _thread
     with _lock:
         if _started:
             return False
         _started = True
-    threading.Thread(target=_work, args=(extra,), name="tritium-prewarm", daemon=True).start()
+    _thread = threading.Thread(target=_work, args=(extra,), name="tritium-prewarm", daemon=True)
+    atexit.register(_join_at_exit)
+    _thread.start()
     return True
