@@ -260,9 +260,10 @@ def mfma_reason(version: int, a_ty, b_ty, c_ty, precision) -> str:
     if ka in ("f16", "bf16") and kb == ka and kc == "f32":
         return ""
     if ka == kb == "f32" and kc == "f32":
-        # hip computes fp32 dots at full precision (Triton's hip default is ieee; the language's default tf32 and
-        # tf32x3 get the exact v_mfma_f32_*_f32, xf32 is not used)
-        if precision not in (InputPrecision.IEEE, InputPrecision.TF32, InputPrecision.TF32x3):
+        # hip computes fp32 dots at full precision (Triton's hip default is ieee; the language's default tf32,
+        # tf32x3, bf16x3 and bf16x6 get the exact v_mfma_f32_*_f32, xf32 is not used)
+        if precision not in (InputPrecision.IEEE, InputPrecision.TF32, InputPrecision.TF32x3, InputPrecision.BF16x3,
+                             InputPrecision.BF16x6):
             return f"input precision {precision.name}"
         return ""
     if ka == kb == "i8" and kc == "i32":
