@@ -1434,6 +1434,21 @@ def descriptor_store(desc, value, offsets):
 # reductions and scans
 # ----------------------------------------------------------------------------------------------
 
+def _private_func(name: str, in_types, out_types=()):
+    """A private ``func.func @name`` at the top of the module and its entry block (what combine functions and
+    map_elementwise's scalar functions are); the caller fills the block with the builder pointed at it."""
+    from mlir import ir
+    b = _b()
+    ftype = ir.FunctionType.get(list(in_types), list(out_types), b.context)
+    saved, b.ip = b.ip, ir.InsertionPoint.at_block_begin(b.module.body)
+    try:
+        func = b.create("func.func", [], [], {"sym_name": b.str_attr(name), "function_type": ir.TypeAttr.get(ftype),
+                                              "sym_visibility": b.str_attr("private")}, regions=1)
+    finally:
+        b.ip = saved
+    return func, func.regions[0].blocks.append(*in_types, arg_locs=[b.loc] * len(in_types))
+
+
 def _combine_fn(hint: str, elem_types, fn, key=None):
     """A private func.func taking 2*k scalars of ``elem_types`` and returning k: the combine function."""
     from mlir import ir
@@ -1445,12 +1460,8 @@ def _combine_fn(hint: str, elem_types, fn, key=None):
     k = len(elem_types)
     name = b.unique_name(hint + "_" + "_".join(t.mlir_str() for t in elem_types))
     in_types = [b.ty(t) for t in elem_types] * 2
-    ftype = ir.FunctionType.get(in_types, [b.ty(t) for t in elem_types], b.context)
     saved_ip, saved_loc = b.ip, b.loc
-    b.ip = ir.InsertionPoint.at_block_begin(b.module.body)
-    func = b.create("func.func", [], [], {"sym_name": b.str_attr(name), "function_type": ir.TypeAttr.get(ftype),
-                                          "sym_visibility": b.str_attr("private")}, regions=1)
-    block = func.regions[0].blocks.append(*in_types, arg_locs=[b.loc] * len(in_types))
+    _, block = _private_func(name, in_types, [b.ty(t) for t in elem_types])
     b.ip = ir.InsertionPoint(block)
     try:
         args = [tensor(block.arguments[i], elem_types[i % k]) for i in range(2 * k)]
@@ -1711,11 +1722,7 @@ def map_elementwise(fn, args, pack=1):
     in_types = [b.ty(t) for t in elem_types for _ in range(pack)]
     name = b.unique_name("map_" + getattr(fn, "__name__", "fn"))
     saved_ip, saved_loc = b.ip, b.loc
-    b.ip = ir.InsertionPoint.at_block_begin(b.module.body)
-    func = b.create("func.func", [], [], {"sym_name": b.str_attr(name),
-                                          "function_type": ir.TypeAttr.get(ir.FunctionType.get(in_types, [], b.context)),
-                                          "sym_visibility": b.str_attr("private")}, regions=1)
-    block = func.regions[0].blocks.append(*in_types, arg_locs=[b.loc] * len(in_types))
+    func, block = _private_func(name, in_types)  # its results are known once the body is built
     b.ip = ir.InsertionPoint(block)
     try:
         sargs = [tensor(block.arguments[i], elem_types[i // pack]) for i in range(len(in_types))]

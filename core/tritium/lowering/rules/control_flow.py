@@ -18,8 +18,7 @@ def _flat(values) -> list:
 def _llvm_attrs(op) -> dict:
     """A loop's ``llvm.*`` attributes (``llvm.loop_annotation``: ``disable_licm``), which upstream scf-to-cf puts
     on the back edge's branch and the translation turns into ``!llvm.loop`` metadata."""
-    return {a.name: a.attr for a in map(op.attributes.__getitem__, range(len(op.attributes)))
-            if a.name.startswith("llvm.")}
+    return {k: op.attributes[k] for k in op.attributes if k.startswith("llvm.")}
 
 
 def _region_block(ctx, region, ttgir_block, types):
