@@ -19,6 +19,7 @@ from . import cache as _fcache
 from . import registry
 from .backend import BaseCompiler, BaseOptions, GPUTarget
 from .cache import jsonable
+from .ir_source import IRSource, is_ir_path
 from .launch import Subscript, launch as _launch
 
 
@@ -310,7 +311,17 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
     with the stages asked for is returned without running any stage (``kernel.from_cache``); a fresh result is
     stored unless a stage was overridden.  ``use_cache=False`` or ``TRITIUM_DISABLE_CACHE=1`` bypass it.
     """
+    if is_ir_path(src):
+        src = IRSource(src)
+    if isinstance(src, IRSource):  # the module fixes some options (ttg.num-warps); the caller's win
+        options = options if isinstance(options, BaseOptions) else {**src.parse_options(), **dict(options or {})}
     target, compiler, opts, stages = make_pipeline(target, options)
+    first = 0
+    if isinstance(src, IRSource):
+        if src.ext not in stages:
+            raise StageNotImplemented(f"{src.path}: the '{target.backend}' backend has no stage '{src.ext}' to "
+                                      f"start from (its stages: {', '.join(stages)})")
+        first = list(stages).index(src.ext)
     if until is not None and until not in stages:
         raise StageNotImplemented(f"the '{target.backend}' backend has no stage '{until}' "
                                   f"(its stages: {', '.join(stages)})")
@@ -322,14 +333,14 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
     key = _fcache.compile_key(src_hash, target, compiler, opts_dict, list(stages), stage_plugins)
     fcache = None if (not use_cache or _fcache.disabled_reason()) else _fcache.get_file_cache()
     if fcache is not None:
-        need = None if until is None else list(stages)[:list(stages).index(until) + 1]
+        need = None if until is None else list(stages)[first:list(stages).index(until) + 1]
         hit = fcache.get(key, need)
         if hit is not None:
             _fcache.stats["hits"] += 1
             asm, md = hit
             if need is not None:
                 asm = {k: v for k, v in asm.items() if k in need}
-                md = {**md, "complete": list(asm) == list(stages)}
+                md = {**md, "complete": list(asm) == list(stages)[first:]}
             asm, md = _relocate(asm, md, src)
             kernel = CompiledKernel(asm, md, src)
             kernel.from_cache = True
@@ -354,7 +365,11 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
     }
     asm: dict = {}
     cur = src
-    for name, fn in stages.items():
+    if isinstance(src, IRSource):  # its own stage is the text; the stages after it run
+        cur = asm[src.ext] = src.stage_text(target)
+        metadata["signature"] = [[n, t] for n, t in src.signature.items()]
+        metadata["arg_names"] = list(src.arg_names)
+    for name, fn in list(stages.items())[first + (1 if isinstance(src, IRSource) else 0):]:
         try:
             cur = fn(cur, metadata)
         except ModuleNotFoundError as e:
@@ -371,7 +386,7 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
         pm.hook.tritium_stage_output(kernel_name=metadata["name"], stage=name, output=cur, metadata=metadata)
         if name == until:
             break
-    metadata["complete"] = list(asm) == list(stages)
+    metadata["complete"] = list(asm) == list(stages)[first:]
     metadata = jsonable(metadata)  # whatever stages added, metadata stays JSON-serialisable
     if fcache is not None and not metadata.get("overridden"):
         try:
