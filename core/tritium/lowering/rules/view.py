@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...dialects import tt
 from ..table import Rules
-from ..utils import exchange, linear, reg_lookup
+from ..utils import exchange, linear, reg_lookup, reshape_index
 
 RULES = Rules()
 
@@ -66,9 +66,14 @@ def _trans(ctx, src, *, order):
 
 @RULES.register("tt.reshape")
 def _reshape(ctx, src, **_):
-    """Row-major order is kept (``allow_reorder`` / ``efficient_layout`` give no freedom used here)."""
+    """Row-major order is kept (``allow_reorder`` / ``efficient_layout`` give no freedom used here).  When every
+    thread already holds the source elements of its result elements (the thread-locality pass's views), the
+    registers are renamed; otherwise the values go through the scratch buffer."""
     src_ty, res_ty = ctx.op.operands[0].type, ctx.op.results[0].type
     sshape, dshape = tt.shape_of(src_ty), tt.shape_of(res_ty)
+    m = reg_lookup(ctx.linear(src_ty), ctx.linear(res_ty), lambda ix: reshape_index(ix, dshape, sshape))
+    if m is not None:
+        return [[src[i] for i in m]]
     return [exchange(ctx, [(src, src_ty, lambda ix: linear(ix, sshape))], res_ty, lambda ix: linear(ix, dshape))]
 
 

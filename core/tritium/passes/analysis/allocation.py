@@ -23,8 +23,8 @@ Buffers and their sizes (bytes; ``bytes(T)`` is the element size, pointers 8, ``
       size = num_warps * (distinct non-axis elements a warp holds) * (tile repetitions along axis)
              * sum(bytes(T_i))
 
-* **view ops that move data between threads** (scratch, :func:`view_scratch_size`): ``trans``, ``reshape``,
-  ``cat``, ``join``, and ``broadcast`` / ``expand_dims`` whose two layouts put an element in different threads:
+* **view ops that move data between threads** (scratch, :func:`view_scratch_size`): ``trans``, ``cat``, ``join``,
+  and ``reshape`` / ``broadcast`` / ``expand_dims`` whose two layouts put an element in different threads:
   ``sum(prod(operand shape)) * bytes(T)`` (``split`` keeps its rule's own bracketed buffer);
 * **atomic_rmw / atomic_cas** whose result is used (scratch): ``bytes(T)`` on a scalar pointer (one thread does
   the atomic and shares the result through shared memory), ``prod(shape) * bytes(T)`` on a tensor whose layout
@@ -195,8 +195,8 @@ def _same_threads(src_ty, dst_ty, project) -> bool:
 
 def view_scratch_size(op) -> int:
     """Bytes a view op moves between threads through (the source tensors written once, then read in the result's
-    layout: :func:`tritium.lowering.utils.exchange`): ``tt.trans`` / ``tt.reshape`` / ``tt.cat`` / ``tt.join``
-    always, ``tt.broadcast`` / ``tt.expand_dims`` when the two layouts place an element in different threads
+    layout: :func:`tritium.lowering.utils.exchange`): ``tt.trans`` / ``tt.cat`` / ``tt.join`` always,
+    ``tt.reshape`` / ``tt.broadcast`` / ``tt.expand_dims`` when the two layouts place an element in different threads
     (``tt.split``, two exchanges in one op, keeps the rule's own bracketed scratch)."""
     op = _as_op(op)
     name = op.name
@@ -211,7 +211,13 @@ def view_scratch_size(op) -> int:
         axis = int(op.attributes["axis"].value)
         if _same_threads(src_ty, dst_ty, lambda b: b[:axis] + b[axis + 1:]):
             return 0
-    elif name not in ("tt.trans", "tt.reshape", "tt.cat", "tt.join"):
+    elif name == "tt.reshape":
+        from tritium.lowering.utils import reshape_index
+
+        sshape, dshape = tt.shape_of(src_ty), tt.shape_of(dst_ty)
+        if _same_threads(src_ty, dst_ty, lambda ix: reshape_index(ix, dshape, sshape)):
+            return 0
+    elif name not in ("tt.trans", "tt.cat", "tt.join"):
         return 0
     return sum(tt.numel(tt.shape_of(v.type)) for v in op.operands) * elem_bytes(dst_ty)
 

@@ -2,7 +2,7 @@
 
 Order (Triton's ``make_ttgir`` for what we have, then the analyses its ``make_llir`` runs first)::
 
-    tritium-coalesce, tritium-remove-layout-conversions, tritium-accelerate-matmul,
+    tritium-coalesce, tritium-remove-layout-conversions, tritium-optimize-thread-locality, tritium-accelerate-matmul,
     tritium-remove-layout-conversions, tritium-optimize-dot-operands, tritium-pipeline (cuda),
     tritium-stream-pipeline (hip), tritium-prefetch, tritium-tma-lowering,
     tritium-cse, tritium-dce,
@@ -26,6 +26,7 @@ from .coalesce import as_op, erase_dead
 from .accelerate_matmul import accelerate_matmul_pass
 from .coalesce import coalesce_pass
 from .optimize_dot_operands import optimize_dot_operands_pass
+from .optimize_thread_locality import optimize_thread_locality_pass
 from .pipeline_loops import pipeline_loops_pass
 from .prefetch import prefetch_pass
 from .remove_layout_conversions import remove_layout_conversions_pass
@@ -45,6 +46,7 @@ ttg_dce_pass.__name__ = "tritium-ttg-dce"
 PIPELINE = (
     ("tritium-coalesce", coalesce_pass),
     ("tritium-remove-layout-conversions", remove_layout_conversions_pass),
+    ("tritium-optimize-thread-locality", optimize_thread_locality_pass),
     ("tritium-accelerate-matmul", accelerate_matmul_pass),
     ("tritium-remove-layout-conversions", remove_layout_conversions_pass),
     ("tritium-optimize-dot-operands", optimize_dot_operands_pass),
