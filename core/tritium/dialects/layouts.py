@@ -809,6 +809,14 @@ class SharedLayout:
         """``(contiguous dim, the dim of rows or None)``."""
         return self.order[0], (self.order[1] if rank >= 2 else None)
 
+    def phases(self, shape) -> int:
+        """The phases a buffer of ``shape`` really has: a row narrower than ``vec * max_phase`` elements keeps its
+        XORed vector index inside the row (as Triton's linear layout of it: each phase bit's column offset is
+        taken modulo the row), so fewer phases (one when the row is at most ``vec`` wide)."""
+        if len(shape) < 2:
+            return 1
+        return max(1, min(self.max_phase, shape[self.order[0]] // self.vec))
+
     def offset(self, index, shape) -> int:
         """Element offset of ``index`` in a buffer of ``shape`` (swizzled along the two fastest dims)."""
         rank = len(shape)
@@ -822,7 +830,7 @@ class SharedLayout:
         col = index[fast]
         if rank >= 2:
             row = index[self.order[1]]
-            phase = (row // self.per_phase) % self.max_phase
+            phase = (row // self.per_phase) % self.phases(shape)
             col = ((col // self.vec) ^ phase) * self.vec + col % self.vec
         return sum(index[d] * strides[d] for d in range(rank) if d != fast) + col
 

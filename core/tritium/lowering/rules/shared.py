@@ -77,10 +77,11 @@ def emit_byte_offset(ctx, lay, shape, idx, eb: int):
             strides[d] = s
             s *= shape[d]
         col = c(idx[fast])
-        if rank >= 2 and lay.max_phase > 1:
+        max_phase = lay.phases(shape)
+        if rank >= 2 and max_phase > 1:
             row = c(idx[slow])
             phase = ctx.emit("arith.andi", [ctx.emit("arith.divui", [row, ctx.c32(lay.per_phase)], i32),
-                                            ctx.c32(lay.max_phase - 1)], i32)
+                                            ctx.c32(max_phase - 1)], i32)
             vec = ctx.emit("arith.divui", [col, ctx.c32(lay.vec)], i32)
             col = add(mul(ctx.emit("arith.xori", [vec, phase], i32), lay.vec),
                       ctx.emit("arith.remui", [col, ctx.c32(lay.vec)], i32))
