@@ -20,19 +20,36 @@ Per op:
 * ``wgmma.commit_group``, then ``wgmma.wait_group`` (:data:`WAIT_PENDING`, 0: the dot is synchronous) with every
   accumulator register tied through it, so nothing reads them earlier.
 
-fp8 into an fp32 accumulator (:func:`promotion_steps`): Hopper's fp8 wgmma adds into its accumulator with about
-14 bits of precision, so the products of one ``tt.dot`` (``maxNumImpreciseAcc`` 0; or every
-``maxNumImpreciseAcc`` elements of K when ``32 <= maxNumImpreciseAcc < K``, Triton's partial accumulator) go into a
-fresh partial tile (at most 64 columns, scale-d 0), which is waited for and added to the accumulator in fp32, two
-partial tiles in flight (``wgmma.wait_group 1``).  ``maxNumImpreciseAcc >= K`` accumulates all of K in the
-instruction (Triton's sm_90 default, which the language sets for fp8 dots that do not say: 2**30; it loses about
-0.15 on 512-long fp8 dot products).
+fp8 into an fp32 accumulator (:func:`promotion_steps`, Triton's ``max_num_imprecise_acc`` split): Hopper's fp8
+wgmma adds into its accumulator with about 14 bits of precision, so when ``maxNumImpreciseAcc <= K`` (the dot's
+K) the wgmmas of every ``ceil(maxNumImpreciseAcc / 32)`` k-steps (at least one) go into a fresh, zero-initialised
+partial tile (``scale-d`` 0), which is waited for and added to the real accumulator in fp32: one ``add.f32`` per
+thread and accumulator register per group of K (``contract``, as every fadd under ``enable_fp_fusion``, so the
+PTX says ``add.f32`` as Triton's does; ``add.rn.f32`` without fusion, as Triton's then).  The count is Triton's
+(``test_dot_max_num_imprecise_acc`` checks ``BLOCK_M * BLOCK_N / threads * BLOCK_K / L`` of them; ``L == K``: one
+add per dot; a zero-constant accumulator takes the first partial as is).  ``maxNumImpreciseAcc > K`` accumulates
+all of K in the instruction (Triton's sm_90 default, which the language sets for fp8 dots that do not say: 2**30;
+it loses about 0.15 on 512-long fp8 dot products).  ``maxNumImpreciseAcc < 32`` never reaches wgmma from a
+``tt.dot``: accelerate_matmul keeps such dots on ``mma.sync`` with f16 operands, as Triton; a hand-written 0 adds
+after every k-step, as Triton's lowering would.
+
+This lives in the lowering rather than in a TTGIR rewrite into several ``warp_group_dot`` + ``arith.addf``: a
+warp_group_dot reads whole memdescs (splitting K would need K-slices of the swizzled operand buffers and a zero
+accumulator tensor per slice), while here a group is just a range of the k-steps the rule already walks, and the
+partial tiles can be sub-tiles: each unit is a sub-tile at most 64 columns wide (32 registers, so the partials
+do not double the accumulator's register footprint) times one group of k-steps, two units in flight (issue unit
+``i + 1``, ``wgmma.wait_group 1``, add unit ``i``), the adds reading only waited-for registers.  Such a dot is
+always complete when the rule returns: the pipeliner keeps it synchronous (``_async_ok``), and one marked
+``isAsync`` (TTGIR from Triton, where it is followed by ``warp_group_dot_wait {pendings = 0}``) is lowered the
+same way, its later ``warp_group_dot_wait`` then waiting for nothing of it.
 
 ``ttg.local_alloc`` (with a source) / ``ttg.local_store`` into an ``#ttg.nvmma_shared`` buffer on sm_90+: the
 generic rule, then ``fence.proxy.async.shared::cta``, so the thread's generic-proxy stores are visible to wgmma's
 async-proxy reads after the barrier membar puts before the dot.
 """
 from __future__ import annotations
+
+from mlir import ir
 
 from tritium.dialects import layouts, tt
 from tritium.dialects.enums import InputPrecision
@@ -130,21 +147,23 @@ class _Operand:
 
 
 def promotion_steps(a_type: str, acc_type: str, max_imprecise: int, K: int, kk: int):
-    """For fp8 operands into an fp32 accumulator: how many k-steps wgmma accumulates in its own (reduced, about
-    14-bit) precision before the partial result is added in fp32 (None: all of them, in the instruction).
-    ``maxNumImpreciseAcc`` 0: every ``tt.dot``'s K; ``32 <= m < K``: ``m`` elements of K
-    (Triton's partial accumulator); ``m >= K``: none (all of K in the instruction)."""
+    """For fp8 operands into an fp32 accumulator: how many k-steps (of ``kk`` elements) wgmma accumulates in its
+    own (reduced, about 14-bit) precision before the partial result is added in fp32; None: all of K, in the
+    instruction.  Triton's rule: a partial accumulator when ``maxNumImpreciseAcc <= K``, added once the k-steps
+    issued into it reach ``maxNumImpreciseAcc`` elements (so every ``ceil(m / kk)`` steps, at least one) and after
+    the last step."""
     if acc_type != "f32" or a_type not in ("e4m3", "e5m2"):
         return None
-    if max_imprecise == 0:
-        return K // kk
-    if max_imprecise < K:
-        return max(1, max_imprecise // kk)
-    return None
+    if max_imprecise > K:
+        return None
+    return min(K // kk, max(1, -(-max_imprecise // kk)))
 
 
 def _fadd(ctx, xs, ys):
-    return [ctx.emit("arith.addf", [x, y], x.type) for x, y in zip(xs, ys)]
+    """``xs + ys`` in fp32, one ``arith.addf`` per register (``contract`` under ``enable_fp_fusion``, as the
+    elementwise rule gives every fadd: NVPTX then prints ``add.f32``, else ``add.rn.f32``)."""
+    attrs = {"fastmath": ir.Attribute.parse("#arith.fastmath<contract>")} if ctx.enable_fp_fusion else None
+    return [ctx.emit("arith.addf", [x, y], x.type, attrs) for x, y in zip(xs, ys)]
 
 
 def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending=WAIT_PENDING) -> list:
@@ -199,9 +218,9 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending=WAIT_PENDING
         return acc
 
     group = promotion_steps(a_type, acc_type, max_imprecise, K, kk)
-    if pending is None and (group is not None or acc_type == "f16"):
+    if pending is None and acc_type == "f16":
         raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(op)}: an asynchronous dot needs its accumulator "
-                            f"in the instruction's own registers (f32 / s32, no fp8 promotion)")
+                            f"in the instruction's own registers (f32 / s32)")
     if A.registers:  # pack A's fragments before the fence: no register writes between it and the wgmmas
         for _, m0, _ in tiles:
             for j in range(steps):
@@ -222,7 +241,8 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending=WAIT_PENDING
             out[r0:r0 + per] = W.unpack_f16(ctx, words) if acc_type == "f16" else words
     else:
         # fp8 -> fp32, promoted: each unit (a sub-tile at most 64 wide, `group` k-steps) into a fresh partial
-        # accumulator, added to the fp32 accumulator once waited for; two units in flight (wait_group 1)
+        # accumulator, added to the fp32 accumulator once waited for; two units in flight (wait_group 1).  Done
+        # (every unit waited for) even when the op is asynchronous (`pending` None): nothing is left in flight
         sub = min(n, 64)
         units = [(r0 + s * sub // 2, m0, n0 + s * sub, j0, min(steps, j0 + group))
                  for r0, m0, n0 in tiles for s in range(n // sub) for j0 in range(0, steps, group)]

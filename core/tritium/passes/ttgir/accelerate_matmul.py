@@ -17,8 +17,10 @@ For each ``tt.dot %a, %b, %c`` (result ``[.., M, N]`` in a blocked layout), :fun
 * **wgmma** (``#ttg.nvidia_mma<3, warpsPerCTA, [16, n, k]>``) on cuda sm_90 when the dot also qualifies for
   Hopper's warpgroup instructions (:func:`wgmma_reason`, Triton's ``supportMMA(op, 3)``): a 2-D dot, ``num_warps``
   a multiple of 4, M a multiple of 64, N of 8, K at least the instruction's K (32 bytes); fp16 / bf16, tf32 (not
-  tf32x3), int8, fp8 (e4m3 / e5m2; with an fp32 accumulator ``maxNumImpreciseAcc`` 0: the lowering adds each
-  dot's partial product in fp32, or at least 32, as Triton; the language's default is 2**30 on sm_90); operands of
+  tf32x3), int8, fp8 (e4m3 / e5m2; with an fp32 accumulator ``maxNumImpreciseAcc`` at least 32, as Triton: the
+  lowering adds every ``maxNumImpreciseAcc`` elements of K in fp32 when it is at most K; the language's default is
+  2**30 on sm_90; below 32 (0 included) the dot stays on ``mma.sync`` with its fp8 operands converted to f16 in
+  their ``dot_op`` registers, Triton's exact fp8 path on Hopper: :func:`_f16_operands`); operands of
   non-16-bit types must
   fit a K-major buffer.  Only the result (and the accumulator) get the layout here: the operands keep
   theirs, and optimize_dot_operands stores them into shared memory and turns the ``tt.dot`` into a
@@ -141,7 +143,7 @@ def wgmma_reason(backend: str, arch, a_ty, b_ty, c_ty, precision, max_imprecise:
     elif ka == kb == "i8" and kc == "i32":
         pass
     elif ka == kb == "fp8" and kc in ("f32", "f16"):
-        if kc == "f32" and 0 < max_imprecise < 32:
+        if kc == "f32" and max_imprecise < 32:
             return f"maxNumImpreciseAcc {max_imprecise} < 32 with an fp32 accumulator"
     else:
         return f"no wgmma for {ka} x {kb} -> {kc} (input precision {precision.name})"
@@ -469,6 +471,26 @@ def _amd_dot(op, arch, num_warps: int):
     return mfma
 
 
+def exact_fp8_on_hopper(op, arch) -> bool:
+    """Whether cuda ``tt.dot`` ``op`` is an fp8 dot into fp32 on sm_90+ whose ``maxNumImpreciseAcc`` (below 32)
+    keeps it off wgmma: it then runs on ``mma.sync`` with f16 operands, as Triton's (whose sm_90 fp8 dots off
+    wgmma all take f16; tritium keeps the native fp8 ``mma.sync`` for the others, which allow imprecise
+    accumulation)."""
+    a, c = op.operands[0], op.operands[2]
+    if arch is None or arch < 90 or _kind(a.type) != "fp8" or _kind(c.type) != "f32":
+        return False
+    return int(tt.decode_attributes(op).get("maxNumImpreciseAcc", 0) or 0) < 32
+
+
+def _f16_operands(op, mma):
+    """A and B of ``op`` converted to ``#ttg.dot_op<i, mma, 2>`` and there (``tt.fp_to_fp``) from fp8 to f16, so the
+    ``mma.sync`` is the f16 one: fp8 values are exact in f16 and the products are summed in fp32."""
+    f16 = ir.F16Type.get()
+    for i in (0, 1):
+        v = create_convert(op.operands[i], layouts.DotOperandLayout(i, mma, 2), before=op)
+        op.operands[i] = _retype_elem(v, f16, op, tt.FP_TO_FP)
+
+
 def accelerate_matmul(root) -> int:
     """Rewrite every ``tt.dot`` under ``root`` (a module); returns how many got tensor-core layouts."""
     mod = as_op(root)
@@ -489,8 +511,12 @@ def accelerate_matmul(root) -> int:
             count += 1
         elif tt.is_fp8(tt.elem_of(a.type)):
             a, b = _fp8_to_f32(a, op), _fp8_to_f32(b, op)
+        upcast = isinstance(res_layout, layouts.NvidiaMmaLayout) and res_layout.version == 2 and \
+            backend == "cuda" and exact_fp8_on_hopper(op, arch)
         with op.location:
-            if a_layout is not None:
+            if upcast:
+                _f16_operands(op, res_layout)
+            elif a_layout is not None:
                 op.operands[0] = create_convert(a, a_layout, before=op)
                 op.operands[1] = create_convert(b, b_layout, before=op)
             if res_layout != old:

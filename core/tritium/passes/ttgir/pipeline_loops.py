@@ -366,7 +366,7 @@ def _make_dots_async(body, term):
     tied through it; a result that only goes back into the same dot as its accumulator (a matmul's) is waited
     for with ``pendings = 1`` right after the dot (its previous instance done).  Either way every dot of
     iteration ``i - 1`` is done by the end of iteration ``i``: the copies into the stage it read go last.  Dots
-    must be directly in the body, accumulate in f32 / s32 and not in fp8 partial sums."""
+    must be directly in the body, accumulate in f32 / s32 and not in fp8 partial sums (:func:`_async_ok`)."""
     dots = [as_op(o) for o in walk(as_op(body.owner)) if as_op(o).name == ttg.WARP_GROUP_DOT]
     if not dots or any(d.operation.block != body or not _async_ok(d) for d in dots):
         return None
@@ -426,12 +426,13 @@ def _join_wait(w, value):
 
 def _async_ok(dot) -> bool:
     """An asynchronous dot keeps its accumulator in the instruction's registers: f32 / s32, no fp8 partial
-    accumulators (``maxNumImpreciseAcc`` below K)."""
+    accumulators (``maxNumImpreciseAcc`` at most K: the lowering adds them to the accumulator after waiting for
+    them, so such a dot is complete when it returns)."""
     if str(tt.elem_of(dot.results[0].type)) not in _ASYNC_ACC:
         return False
     b_shape, b_elem, _ = ttg.memdesc_layout(dot.operands[1].type)
     imprecise = dot.attributes["maxNumImpreciseAcc"].value if "maxNumImpreciseAcc" in dot.attributes else 0
-    return not (tt.is_fp8(b_elem) and int(imprecise) < int(b_shape[0]))
+    return not (tt.is_fp8(b_elem) and int(imprecise) <= int(b_shape[0]))
 
 
 def pipeline_loops(root) -> int:
