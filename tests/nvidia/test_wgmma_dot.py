@@ -58,9 +58,14 @@ def test_wgmma_operand_buffers():
 
 
 def test_fp8_promotion():
-    assert promotion_steps("e4m3", "f32", 0, 128, 32) == 4  # unset: each dot's K, added in fp32
-    assert promotion_steps("e5m2", "f32", 64, 128, 32) == 2  # Triton's partial accumulator
-    assert promotion_steps("e4m3", "f32", 1 << 30, 128, 32) is None  # all of K in the instruction
+    # Triton's partial accumulator: added every ceil(m / 32) k-steps (at least one) while m <= K
+    assert promotion_steps("e4m3", "f32", 0, 128, 32) == 1  # (a tt.dot with 0 stays on mma.sync)
+    assert promotion_steps("e5m2", "f32", 32, 128, 32) == 1
+    assert promotion_steps("e5m2", "f32", 64, 128, 32) == 2
+    assert promotion_steps("e5m2", "f32", 48, 128, 32) == 2
+    assert promotion_steps("e4m3", "f32", 128, 128, 32) == 4  # m == K: once per dot
+    assert promotion_steps("e4m3", "f32", 129, 128, 32) is None  # all of K in the instruction
+    assert promotion_steps("e4m3", "f32", 1 << 30, 128, 32) is None
     assert promotion_steps("e4m3", "f16", 0, 128, 32) is None
     assert promotion_steps("f16", "f32", 0, 64, 16) is None
 

@@ -155,7 +155,8 @@ def test_attention_dots_are_async_on_sm90():
         assert "C7514" not in k.metadata["ptxas_log"]
 
 
-def test_fp8_partial_sums_stay_synchronous():
+@pytest.mark.parametrize("imprecise", [32, 64])  # every 32 of K, and all of K (64) then added in fp32
+def test_fp8_partial_sums_stay_synchronous(imprecise):
     sig = dict(SIG, a_ptr="*fp8e4nv", b_ptr="*fp8e4nv")
     cx = dict(CX, BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, stride_bk=1)
     del cx["stride_bn"]
@@ -165,7 +166,7 @@ def test_fp8_partial_sums_stay_synchronous():
     @tritium.jit
     def mm_fp8_promoted(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
                         stride_cn, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
-                        BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
+                        BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr, IMPRECISE: tl.constexpr):
         offs_m = tl.arange(0, BLOCK_SIZE_M)
         offs_n = tl.arange(0, BLOCK_SIZE_N)
         offs_k = tl.arange(0, BLOCK_SIZE_K)
@@ -173,14 +174,14 @@ def test_fp8_partial_sums_stay_synchronous():
         b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
         acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
         for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc, max_num_imprecise_acc=0)
+            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc, max_num_imprecise_acc=IMPRECISE)
             a_ptrs += BLOCK_SIZE_K * stride_ak
             b_ptrs += BLOCK_SIZE_K * stride_bk
         tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn, acc.to(tl.float16))
 
     attrs = {p: {"tt.divisibility": 16} for p in ("a_ptr", "b_ptr", "c_ptr", "stride_am", "stride_bn", "stride_cm")}
-    k = tritium.compile(ASTSource(mm_fp8_promoted, sig, cx, attrs), target="cuda:90", options={"num_stages": 3},
-                        until="ttgir", use_cache=False)
+    k = tritium.compile(ASTSource(mm_fp8_promoted, sig, dict(cx, IMPRECISE=imprecise), attrs), target="cuda:90",
+                        options={"num_stages": 3}, until="ttgir", use_cache=False)
     ttgir = k.asm["ttgir"]
     assert '"ttg.async_copy_global_to_local"' in _loop(ttgir)  # pipelined, but the dot stays synchronous
     assert '"ttg.warp_group_dot"(' in ttgir and "isAsync" not in ttgir and "warp_group_dot_wait" not in ttgir
