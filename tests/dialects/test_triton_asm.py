@@ -55,12 +55,17 @@ LAYOUTS_2D = {
     "dot_a": dot_op(0, mma(2, [2, 2], [16, 8]), 2),
     "dot_b": dot_op(1, mma(2, [4, 1], [16, 8]), 2),
     "dot_a8": dot_op(0, mma(2, [4, 1], [16, 8]), 8),
+    # 2-D slices of the operands of batched (3-D) dots: a batch dim in mma v3 (as a layout) and v2
+    "slice3_a": sliced(1, dot_op(0, "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1, 1], "
+                                    "instrShape = [16, 32, 16]}>", 2)),
+    "slice3_b": sliced(1, dot_op(1, "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1, 1], "
+                                    "instrShape = [1, 16, 8]}>", 2)),
 }
 SHARED = {"none": None, "swz_1_1_1": swizzled(1, 1, 1, [1, 0]), "swz_4_2_4": swizzled(4, 2, 4, [1, 0]),
           "swz_col": swizzled(1, 1, 1, [0, 1])}
 
 
-def convert2d_ir(m, n, src, dst, shared=None):
+def convert2d_ir(m, n, src, dst, shared=None, num_warps=4):
     """A kernel in Triton's TTGIR: load an ``m x n`` fp16 tensor in ``src``, carry it and its offsets (through a
     shared buffer of layout ``shared``, when given) into ``dst``, store it there."""
     via = "" if shared is None else f"""
@@ -73,7 +78,7 @@ def convert2d_ir(m, n, src, dst, shared=None):
 #dst = {dst}
 {'' if shared is None else f'#sh = {shared}'}
 #smem = #ttg.shared_memory
-module attributes {{"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.threads-per-warp" = 32 : i32}} {{
+module attributes {{"ttg.num-warps" = {num_warps} : i32, "ttg.num-ctas" = 1 : i32, "ttg.threads-per-warp" = 32 : i32}} {{
   tt.func public @convert2d(%in: !tt.ptr<f16> {{tt.divisibility = 16 : i32}}, %out: !tt.ptr<f16> {{tt.divisibility = 16 : i32}}) {{
     %stride = arith.constant dense<{n}> : tensor<{m}x1xi32, #src>
     %r = tt.make_range {{end = {m} : i32, start = 0 : i32}} : tensor<{m}xi32, #ttg.slice<{{dim = 1, parent = #src}}>>
@@ -244,6 +249,30 @@ def test_shared_round_trip_compiles_sm90(tmp_path):
     assert "bar.sync" in k.asm["ptx"] and "st.shared" in k.asm["ptx"]
 
 
+#: pairs of mma layouts whose conversion moves data between warps, with their warp counts
+MMA_PAIRS = [(mma(2, [1, 4], [16, 8]), mma(2, [4, 1], [16, 8]), 4), (mma(2, [2, 8], [16, 8]), mma(2, [8, 2], [16, 8]), 16),
+             (mma(3, [1, 4], [16, 32, 32]), mma(3, [4, 1], [16, 64, 32]), 4),
+             (mma(3, [2, 8], [16, 64, 32]), mma(3, [8, 2], [16, 32, 32]), 16)]
+
+
+@pytest.mark.parametrize("pair", range(len(MMA_PAIRS)))
+def test_large_conversion_in_rounds_sm90(tmp_path, pair):
+    """A 256x256 conversion (256 KiB of i32 offsets through scratch in one round, more than an SM has) goes in
+    rounds of rows through at most 64 KiB."""
+    src, dst, warps = MMA_PAIRS[pair]
+    k = tritium.compile(write(tmp_path, "c.ttgir", convert2d_ir(256, 256, src, dst, num_warps=warps)),
+                        target="cuda:90")
+    from tritium.dialects.layouts import convert_rounds
+
+    lay = [L.parse_layout(translate_types(t, {})) for t in (src, dst)]
+    k32 = convert_rounds(*(x.linear((256, 256)) for x in lay), 4)
+    # [8, 2] warps cover 128 rows: only the top row bit is a register's, two rounds of 128 KiB
+    assert k32 == (1 if pair in (1, 3) else 2)
+    assert k.metadata["shared"] <= (256 * 256 * 4) >> k32
+    assert k.asm["ptx"].count("bar.sync") >= 2 * (1 << k32)  # a barrier between writes and reads of every round
+    assert convert_rounds(*(x.linear((64, 64)) for x in lay), 4) == 0  # 16 KiB: one round
+
+
 def test_own_ttgir_round_trip(tmp_path):
     """A kernel's own TTGIR text (``asm["ttgir"]``) compiled from a file gives the same PTX."""
     import tritium.language as tl
@@ -370,3 +399,142 @@ def test_triton_ttir_compiles_sm90(tmp_path):
     k = tritium.compile(write(tmp_path, "t2d.ttir", T2D_TTIR), target="cuda:90")
     assert list(k.asm) == ["ttir", "ttgir", "llir", "ptx", "cubin"]
     assert ".entry t2d" in k.asm["ptx"]
+
+
+#: Triton 3.6's TTIR (locations dropped but for one block's) of a row sum, a row cumsum and a column argmax: the
+#: combine regions of ``tt.reduce`` / ``tt.scan`` in Triton's generic form, one with two operands and results
+RED_TTIR = """module {
+  tt.func public @red(%x_ptr: !tt.ptr<f32>, %s_ptr: !tt.ptr<f32>, %c_ptr: !tt.ptr<f32>, %a_ptr: !tt.ptr<i32>) attributes {noinline = false} {
+    %r = arith.constant dense<32> : tensor<16x1xi32>
+    %r_0 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %r_1 = tt.expand_dims %r_0 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+    %r_2 = arith.muli %r_1, %r : tensor<16x1xi32>
+    %r_3 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %r_4 = tt.expand_dims %r_3 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %r_5 = tt.broadcast %r_2 : tensor<16x1xi32> -> tensor<16x32xi32>
+    %r_6 = tt.broadcast %r_4 : tensor<1x32xi32> -> tensor<16x32xi32>
+    %r_7 = arith.addi %r_5, %r_6 : tensor<16x32xi32>
+    %x = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<16x32x!tt.ptr<f32>>
+    %x_8 = tt.addptr %x, %r_7 : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi32>
+    %x_9 = tt.load %x_8 : tensor<16x32x!tt.ptr<f32>>
+    %0 = tt.splat %s_ptr : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+    %1 = tt.addptr %0, %r_0 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %2 = "tt.reduce"(%x_9) <{axis = 1 : i32}> ({
+    ^bb0(%arg4: f32 loc(callsite(#loc12 at #loc11)), %arg5: f32 loc(callsite(#loc12 at #loc11))):
+      %10 = arith.addf %arg4, %arg5 : f32
+      tt.reduce.return %10 : f32
+    }) : (tensor<16x32xf32>) -> tensor<16xf32>
+    tt.store %1, %2 : tensor<16x!tt.ptr<f32>>
+    %3 = tt.splat %c_ptr : !tt.ptr<f32> -> tensor<16x32x!tt.ptr<f32>>
+    %4 = tt.addptr %3, %r_7 : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi32>
+    %5 = "tt.scan"(%x_9) <{axis = 1 : i32, reverse = false}> ({
+    ^bb0(%arg4: f32, %arg5: f32):
+      %10 = arith.addf %arg4, %arg5 : f32
+      tt.scan.return %10 : f32
+    }) : (tensor<16x32xf32>) -> tensor<16x32xf32>
+    tt.store %4, %5 : tensor<16x32x!tt.ptr<f32>>
+    %6 = tt.splat %a_ptr : !tt.ptr<i32> -> tensor<32x!tt.ptr<i32>>
+    %7 = tt.addptr %6, %r_3 : tensor<32x!tt.ptr<i32>>, tensor<32xi32>
+    %8 = tt.broadcast %r_1 : tensor<16x1xi32> -> tensor<16x32xi32>
+    %9:2 = "tt.reduce"(%x_9, %8) <{axis = 0 : i32}> ({
+    ^bb0(%arg4: f32 loc(callsite(#loc12 at #loc49)), %arg5: i32 loc(callsite(#loc12 at #loc49)), %arg6: f32 loc(callsite(#loc12 at #loc49)), %arg7: i32 loc(callsite(#loc12 at #loc49))):
+      %tie = arith.cmpf oeq, %arg4, %arg6 : f32
+      %tie_10 = arith.cmpi slt, %arg5, %arg7 : i32
+      %tie_11 = arith.andi %tie, %tie_10 : i1
+      %gt = arith.cmpf ogt, %arg4, %arg6 : f32
+      %gt_12 = arith.ori %gt, %tie_11 : i1
+      %v_ret = arith.select %gt_12, %arg4, %arg6 : f32
+      %i_ret = arith.select %gt_12, %arg5, %arg7 : i32
+      tt.reduce.return %v_ret, %i_ret : f32, i32
+    }) : (tensor<16x32xf32>, tensor<16x32xi32>) -> (tensor<32xf32>, tensor<32xi32>)
+    tt.store %7, %9#1 : tensor<32x!tt.ptr<i32>>
+    tt.return
+  }
+}
+"""
+
+#: the same kernel's TTGIR as Triton 3.6 writes it (its layouts, a convert_layout of the reduction's result)
+RED_TTGIR = """#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @red(%x_ptr: !tt.ptr<f32>, %s_ptr: !tt.ptr<f32>, %c_ptr: !tt.ptr<f32>, %a_ptr: !tt.ptr<i32>) attributes {noinline = false} {
+    %cst = arith.constant dense<32> : tensor<16x1xi32, #blocked>
+    %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32, #blocked1>
+    %r_0 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32, #ttg.slice<{dim = 1, parent = #blocked}>>
+    %r_1 = tt.expand_dims %r_0 {axis = 1 : i32} : tensor<16xi32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<16x1xi32, #blocked>
+    %r_2 = arith.muli %r_1, %cst : tensor<16x1xi32, #blocked>
+    %r_3 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #blocked1>
+    %r_4 = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #ttg.slice<{dim = 0, parent = #blocked}>>
+    %r_5 = tt.expand_dims %r_4 {axis = 0 : i32} : tensor<32xi32, #ttg.slice<{dim = 0, parent = #blocked}>> -> tensor<1x32xi32, #blocked>
+    %r_6 = tt.broadcast %r_2 : tensor<16x1xi32, #blocked> -> tensor<16x32xi32, #blocked>
+    %r_7 = tt.broadcast %r_5 : tensor<1x32xi32, #blocked> -> tensor<16x32xi32, #blocked>
+    %r_8 = arith.addi %r_6, %r_7 : tensor<16x32xi32, #blocked>
+    %x = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<16x32x!tt.ptr<f32>, #blocked>
+    %x_9 = tt.addptr %x, %r_8 : tensor<16x32x!tt.ptr<f32>, #blocked>, tensor<16x32xi32, #blocked>
+    %x_10 = tt.load %x_9 : tensor<16x32x!tt.ptr<f32>, #blocked>
+    %0 = tt.splat %s_ptr : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>, #blocked1>
+    %1 = tt.addptr %0, %r : tensor<16x!tt.ptr<f32>, #blocked1>, tensor<16xi32, #blocked1>
+    %2 = "tt.reduce"(%x_10) <{axis = 1 : i32}> ({
+    ^bb0(%arg4: f32 loc(callsite(#loc1 at #loc12)), %arg5: f32 loc(callsite(#loc1 at #loc12))):
+      %12 = arith.addf %arg4, %arg5 : f32
+      tt.reduce.return %12 : f32
+    }) : (tensor<16x32xf32, #blocked>) -> tensor<16xf32, #ttg.slice<{dim = 1, parent = #blocked}>>
+    %3 = ttg.convert_layout %2 : tensor<16xf32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<16xf32, #blocked1>
+    tt.store %1, %3 : tensor<16x!tt.ptr<f32>, #blocked1>
+    %4 = tt.splat %c_ptr : !tt.ptr<f32> -> tensor<16x32x!tt.ptr<f32>, #blocked>
+    %5 = tt.addptr %4, %r_8 : tensor<16x32x!tt.ptr<f32>, #blocked>, tensor<16x32xi32, #blocked>
+    %6 = "tt.scan"(%x_10) <{axis = 1 : i32, reverse = false}> ({
+    ^bb0(%arg4: f32, %arg5: f32):
+      %12 = arith.addf %arg4, %arg5 : f32
+      tt.scan.return %12 : f32
+    }) : (tensor<16x32xf32, #blocked>) -> tensor<16x32xf32, #blocked>
+    tt.store %5, %6 : tensor<16x32x!tt.ptr<f32>, #blocked>
+    %7 = tt.splat %a_ptr : !tt.ptr<i32> -> tensor<32x!tt.ptr<i32>, #blocked1>
+    %8 = tt.addptr %7, %r_3 : tensor<32x!tt.ptr<i32>, #blocked1>, tensor<32xi32, #blocked1>
+    %9 = tt.broadcast %r_1 : tensor<16x1xi32, #blocked> -> tensor<16x32xi32, #blocked>
+    %10:2 = "tt.reduce"(%x_10, %9) <{axis = 0 : i32}> ({
+    ^bb0(%arg4: f32 loc(callsite(#loc1 at #loc49)), %arg5: i32 loc(callsite(#loc1 at #loc49)), %arg6: f32 loc(callsite(#loc1 at #loc49)), %arg7: i32 loc(callsite(#loc1 at #loc49))):
+      %tie = arith.cmpf oeq, %arg4, %arg6 : f32
+      %tie_11 = arith.cmpi slt, %arg5, %arg7 : i32
+      %tie_12 = arith.andi %tie, %tie_11 : i1
+      %gt = arith.cmpf ogt, %arg4, %arg6 : f32
+      %gt_13 = arith.ori %gt, %tie_12 : i1
+      %v_ret = arith.select %gt_13, %arg4, %arg6 : f32
+      %i_ret = arith.select %gt_13, %arg5, %arg7 : i32
+      tt.reduce.return %v_ret, %i_ret : f32, i32
+    }) : (tensor<16x32xf32, #blocked>, tensor<16x32xi32, #blocked>) -> (tensor<32xf32, #ttg.slice<{dim = 0, parent = #blocked}>>, tensor<32xi32, #ttg.slice<{dim = 0, parent = #blocked}>>)
+    %11 = ttg.convert_layout %10#1 : tensor<32xi32, #ttg.slice<{dim = 0, parent = #blocked}>> -> tensor<32xi32, #blocked1>
+    tt.store %8, %11 : tensor<32x!tt.ptr<i32>, #blocked1>
+    tt.return
+  }
+}
+"""
+
+
+def run_red(k, torch, device="cpu"):
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(16, 32, generator=g).to(device)
+    s, c = torch.empty(16, device=device), torch.empty(16, 32, device=device)
+    a = torch.empty(32, dtype=torch.int32, device=device)
+    k[(1, 1, 1)](x, s, c, a)
+    return x, s, c, a
+
+
+def check_red(torch, x, s, c, a):
+    torch.testing.assert_close(s, x.sum(1), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(c, x.cumsum(1), atol=1e-5, rtol=1e-5)
+    assert torch.equal(a, x.argmax(0).int())
+
+
+def test_triton_reduce_scan_regions_on_the_interpreter(tmp_path):
+    torch = pytest.importorskip("torch")
+    text = to_tritium(RED_TTIR)
+    assert text.count("func.func private @__triton_") == 3 and "tt.reduce.return" not in text
+    k = tritium.compile(write(tmp_path, "red.ttir", RED_TTIR), target="cpu")
+    check_red(torch, *run_red(k, torch))
+
+
+@pytest.mark.parametrize("name", ["red.ttir", "red.ttgir"])
+def test_triton_reduce_scan_regions_compile_sm90(tmp_path, name):
+    k = tritium.compile(write(tmp_path, name, RED_TTIR if name.endswith("ttir") else RED_TTGIR), target="cuda:90")
+    assert ".entry red" in k.asm["ptx"] and "shfl.sync" in k.asm["ptx"]

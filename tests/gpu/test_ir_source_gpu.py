@@ -13,11 +13,21 @@ from tests.dialects import test_triton_asm as T
 
 torch = pytest.importorskip("torch")
 
+
+def cases(params: list, every: int = 8) -> list:
+    """All of ``params`` on a GPU; every ``every``-th in a compile-only run (the CPU machine's check that the GPU
+    tests' kernels compile, which must stay short; tests/dialects/test_triton_asm.py compiles a sample too)."""
+    from tritium_nvidia.driver import compile_only
+
+    return params[::every] if compile_only() else params
+
+
 PAIRS = [(s, d) for s, d in itertools.permutations(T.LAYOUTS_2D, 2)]
+CONVERT2D = [(s, d, (64, 64)) for s, d in PAIRS] + [(s, d, shape) for shape in ((128, 32), (16, 128))
+                                                     for s, d in PAIRS[::4]]
 
 
-@pytest.mark.parametrize("src,dst", PAIRS)
-@pytest.mark.parametrize("shape", [(64, 64), (128, 32), (16, 128)])
+@pytest.mark.parametrize("src,dst,shape", cases(CONVERT2D))
 def test_convert2d(gpu, tmp_path, src, dst, shape):
     k = tritium.compile(T.write(tmp_path, "c.ttgir", T.convert2d_ir(*shape, T.LAYOUTS_2D[src], T.LAYOUTS_2D[dst])))
     x = torch.randn(shape, device=gpu.device).half()
@@ -27,11 +37,15 @@ def test_convert2d(gpu, tmp_path, src, dst, shape):
     assert torch.equal(z, x)
 
 
-@pytest.mark.parametrize("shared", [s for s in T.SHARED if s != "none"])
-@pytest.mark.parametrize("src,dst", [("blocked_row", "mma2"), ("mma3", "blocked_col"), ("blocked_2x2", "blocked_row"),
-                                     ("mma2_tall", "mma3_wide")])
-@pytest.mark.parametrize("shape", [(64, 64), (128, 128), (64, 1), (1, 64)])
-def test_convert2d_through_shared(gpu, tmp_path, src, dst, shared, shape):
+THROUGH_SHARED = list(itertools.product(
+    [s for s in T.SHARED if s != "none"],
+    [("blocked_row", "mma2"), ("mma3", "blocked_col"), ("blocked_2x2", "blocked_row"), ("mma2_tall", "mma3_wide")],
+    [(64, 64), (128, 128), (64, 1), (1, 64)]))
+
+
+@pytest.mark.parametrize("shared,pair,shape", cases(THROUGH_SHARED))
+def test_convert2d_through_shared(gpu, tmp_path, shared, pair, shape):
+    src, dst = pair
     k = tritium.compile(T.write(tmp_path, "c.ttgir", T.convert2d_ir(*shape, T.LAYOUTS_2D[src], T.LAYOUTS_2D[dst],
                                                                     T.SHARED[shared])))
     x = torch.randn(shape, device=gpu.device).half()
@@ -41,13 +55,28 @@ def test_convert2d_through_shared(gpu, tmp_path, src, dst, shared, shape):
     assert torch.equal(z, x)
 
 
+@pytest.mark.parametrize("pair", range(len(T.MMA_PAIRS)))
+@pytest.mark.parametrize("shape", [(256, 256), (256, 128), (128, 256), (16, 16)])
+def test_convert_mma_to_mma(gpu, tmp_path, pair, shape):
+    """Both ways between mma layouts; 256 x 256 goes in rounds through scratch (more than 64 KiB in one)."""
+    a, b, warps = T.MMA_PAIRS[pair]
+    for src, dst in ((a, b), (b, a)):
+        k = tritium.compile(T.write(tmp_path, "c.ttgir", T.convert2d_ir(*shape, src, dst, num_warps=warps)))
+        x = torch.randn(shape, device=gpu.device).half()
+        z = torch.zeros_like(x)
+        k[(1, 1, 1)](x, z)
+        gpu.done()
+        assert torch.equal(z, x)
+
+
 PARENTS = ["blocked_row", "blocked_col", "mma2", "mma3", "dot_a", "dot_b"]
 
 
-@pytest.mark.parametrize("src,dst", list(itertools.product(PARENTS, repeat=2))[::3])
-@pytest.mark.parametrize("src_dim,dst_dim", [(0, 1), (1, 0), (1, 1)])
-@pytest.mark.parametrize("elem", ["i32", "i1"])
-@pytest.mark.parametrize("m", [64, 256])
+CONVERT1D = [(src, dst, sd, dd, elem, m) for src, dst in list(itertools.product(PARENTS, repeat=2))[::3]
+             for sd, dd in ((0, 1), (1, 0), (1, 1)) for elem in ("i32", "i1") for m in (64, 256)]
+
+
+@pytest.mark.parametrize("src,dst,src_dim,dst_dim,elem,m", cases(CONVERT1D))
 def test_convert1d(gpu, tmp_path, src, dst, src_dim, dst_dim, elem, m):
     k = tritium.compile(T.write(tmp_path, "c.ttgir", T.convert1d_ir(m, T.LAYOUTS_2D[src], src_dim, T.LAYOUTS_2D[dst],
                                                                     dst_dim, elem)))
@@ -82,3 +111,12 @@ def test_triton_ttir_transpose(gpu, tmp_path, m, n):
     k[((m + 31) // 32, 1, 1)](x, out, m, n, n)
     gpu.done()
     assert torch.equal(out, x.t().half())
+
+
+@pytest.mark.parametrize("name", ["red.ttir", "red.ttgir"])
+def test_triton_reduce_scan_argmax(gpu, tmp_path, name):
+    """Triton 3.6's TTIR / TTGIR (its layouts) of a row sum, row cumsum and column argmax."""
+    k = tritium.compile(T.write(tmp_path, name, T.RED_TTIR if name.endswith("ttir") else T.RED_TTGIR))
+    out = T.run_red(k, torch, gpu.device)
+    gpu.done()
+    T.check_red(torch, *out)

@@ -107,6 +107,39 @@ class LinearLayout:
         return True
 
 
+#: the most scratch one round of a ``ttg.convert_layout`` through shared memory takes (see :func:`convert_rounds`)
+CONVERT_ROUND_BYTES = 64 * 1024
+
+
+def convert_rounds(src: LinearLayout, dst: LinearLayout, elem_bytes: int, limit: int = CONVERT_ROUND_BYTES) -> int:
+    """``k``: a conversion from ``src`` to ``dst`` through a scratch buffer larger than ``limit`` bytes goes in
+    ``2**k`` rounds, round ``c`` moving the elements whose index along dim 0 has ``c`` in its top ``k`` bits, through
+    a buffer of ``1 / 2**k`` of the tensor (as Triton converts in repetitions of a smaller tile).  A top bit
+    qualifies when, in both layouts, one register basis is that bit alone and no other basis touches it: a
+    register's round is then the same in every thread.  0 when one round fits (or no bit qualifies)."""
+    shape = src.shape
+    total = elem_bytes
+    for n in shape:
+        total *= n
+    need = 0
+    while (total >> need) > limit:
+        need += 1
+    if not need or not shape:
+        return 0
+    lg = _log2(shape[0])
+    k = 0
+    while k < min(need, lg) and all(_register_bit(ll, 0, lg - 1 - k) for ll in (src, dst)):
+        k += 1
+    return k
+
+
+def _register_bit(ll: LinearLayout, d: int, bit: int) -> bool:
+    unit = tuple((1 << bit) if i == d else 0 for i in range(ll.rank))
+    if unit not in ll.reg:
+        return False
+    return all(b == unit or not (b[d] >> bit) & 1 for b in list(ll.reg) + list(ll.lane) + list(ll.warp))
+
+
 @lru_cache(maxsize=1024)
 def _first_registers(ll: LinearLayout) -> dict:
     out: dict = {}
@@ -372,10 +405,8 @@ class NvidiaMmaLayout(_MmaWarps):
             raise ValueError(f"nvidia_mma version must be 2 or 3, got {self.version}")
         if len(self.warps_per_cta) not in (2, 3):
             raise ValueError(f"nvidia_mma of rank {len(self.warps_per_cta)}: only 2-D and batched 3-D dots")
-        # (a wgmma accumulator also needs whole warpgroups along M: checked where one is made, acc_tiles; as a
-        # layout of any tensor, e.g. in hand-written TTGIR, fewer warps along M are fine)
-        if self.version == 3 and len(self.warps_per_cta) != 2:
-            raise ValueError(f"nvidia_mma v3 needs 2-D warpsPerCTA, got {self.warps_per_cta}")
+        # (a wgmma accumulator also needs 2-D and whole warpgroups along M: checked where one is made, acc_tiles;
+        # as a layout of any tensor, e.g. in hand-written TTGIR, a batch dim or fewer warps along M are fine)
 
 
     @property
@@ -392,9 +423,9 @@ class NvidiaMmaLayout(_MmaWarps):
 
     def warp_bases(self, shape, dims_bits) -> list:
         """The warp bases: ``dims_bits`` maps a dim to its list of warp bases; the bit order is this layout's
-        (version 2: N, M, batch; version 3: M, N)."""
+        (version 2: N, M, batch; version 3: M, N, batch)."""
         r = self.rank
-        seq = ((r - 1, r - 2) + ((0,) if r == 3 else ())) if self.version == 2 else (r - 2, r - 1)
+        seq = ((r - 1, r - 2) if self.version == 2 else (r - 2, r - 1)) + ((0,) if r == 3 else ())
         return [b for d in seq for b in dims_bits[d]]
 
     def linear(self, shape) -> LinearLayout:

@@ -20,8 +20,9 @@ Ops: ``tt.make_range``, ``splat``, ``broadcast``, ``expand_dims``, ``reshape``, 
 ``get_program_id``, ``get_num_programs``; ``ttg.convert_layout``, ``local_alloc``, ``local_load``,
 ``local_store``, ``local_dealloc``, ``memdesc_trans``.  Layouts: ``blocked``, ``slice``, ``nvidia_mma``,
 ``dot_op``, ``swizzled_shared``, ``nvmma_shared``, ``amd_mfma``, ``amd_wmma`` (one CTA per CGA).  Anything else
-(``#ttg.linear`` layouts, ``tt.reduce`` / ``tt.scan`` regions, atomics, ...) raises :class:`TritonAsmError`
-naming the line.
+(``#ttg.linear`` layouts, atomics, ...) raises :class:`TritonAsmError` naming the line.  ``tt.reduce`` /
+``tt.scan`` (which Triton prints in generic form, with their combine region) become tritium's, whose ``combine``
+names a private function made of the region (``tt.reduce.return`` its ``func.return``).
 """
 from __future__ import annotations
 
@@ -493,6 +494,44 @@ def _unit_to_bool(attrs: dict) -> dict:
     return {k: ("true" if v is None else v) for k, v in attrs.items()}
 
 
+_REGION_OP = re.compile(r'^(\s*)(%[\w#]+(?::\d+)?)\s*=\s*"tt\.(reduce|scan)"\((.*?)\)\s*(<\{.*\}>)?\s*\(\{\s*$')
+_REGION_END = re.compile(r"^\s*\}\)\s*(\{.*\})?\s*:\s*(.*)$")
+
+
+def _combine_region(kind: str, header, body: List[str], end, aliases: dict, name: str) -> Tuple[str, List[str]]:
+    """A ``tt.reduce`` / ``tt.scan`` with its combine region (Triton's generic form) as tritium's op, whose
+    ``combine`` names a private function: ``(the op's line, the function's lines)``."""
+    from . import tt
+
+    indent, results, operands, props = header
+    m = re.match(r"\s*\^\w+\((.*)\)\s*:\s*$", body[0])
+    if not m:
+        raise TritonAsmError(f"tt.{kind}: expected the combine region's block arguments, got {body[0].strip()!r}")
+    args = [translate_types(a, aliases) for a in split_top(m.group(1))]
+    n = len(args) // 2
+    elem_types = [a.split(":", 1)[1].strip() for a in args[:n]]
+    lines = [f"  func.func private @{name}({', '.join(args)}) -> ({', '.join(elem_types)}) {{"]
+    for b in body[1:]:
+        rm = re.match(r"^(\s*)tt\.(?:reduce|scan)\.return\b(.*)$", b)
+        lines.append(f"{rm.group(1)}func.return{rm.group(2)}" if rm else translate_types(b, aliases))
+    lines.append("  }")
+    attrs = {}
+    for text in (props[1:-1] if props else "", end.group(1) or ""):
+        attrs.update(_attr_entries(text, aliases))
+    attrs["combine"] = f"@{name}"
+    ops = split_top(operands)
+    seg = lambda k: f"array<i32: {', '.join(['1'] * k + ['0'] * (tt.MIXED_SLOTS - k))}>"  # noqa: E731
+    attrs["operandSegmentSizes"], attrs["resultSegmentSizes"] = seg(len(ops)), seg(n)
+    arrow = split_top(end.group(2), "->")
+    ins = [translate_types(t, aliases) for t in _types(arrow[0])]
+    outs = [translate_types(t, aliases) for t in _types(arrow[1])]
+    res = results.split(":")[0]
+    a = ", ".join(f"{k} = {v}" if v is not None else k for k, v in sorted(attrs.items()))
+    out = f"{indent}{results if n == 1 else res + ':' + str(n)} = \"tt.{kind}\"({', '.join(ops)}) {{{a}}} : " \
+          f"({', '.join(ins)}) -> " + (outs[0] if len(outs) == 1 else f"({', '.join(outs)})")
+    return out, lines
+
+
 _ALIAS = re.compile(r"^\s*#([\w.]+)\s*=\s*(.*)$")
 _OP = re.compile(r"^(\s*)((?:%[\w#]+(?::\d+)?\s*,\s*)*%[\w#]+(?::\d+)?\s*=\s*)?((?:tt|ttg|triton_gpu)\.[\w.]+)\b(.*)$")
 
@@ -501,10 +540,27 @@ def to_tritium(text: str) -> str:
     """Triton's TTIR / TTGIR text (custom assembly) as tritium's (see the module docstring).  Text that is already
     tritium's (generic ``tt`` / ``ttg`` ops, positional layouts) comes back unchanged but for locations."""
     aliases: dict = {}
-    out = []
+    out: List[str] = []
+    funcs: List[str] = []  # the combine functions of reduce / scan regions, put first in the module
+    region = None  # (kind, header, body lines, first line number) while inside a combine region
     for lineno, raw in enumerate(text.splitlines(), 1):
         try:
             line = _strip_locs(raw)
+            if region is not None:
+                end = _REGION_END.match(line)
+                if not end:
+                    region[2].append(line)
+                    continue
+                kind, header, body, _ = region
+                op, lines = _combine_region(kind, header, body, end, aliases, f"__triton_{kind}_combine_{len(funcs)}")
+                funcs.append("\n".join(lines))
+                out.append(op)
+                region = None
+                continue
+            rm = _REGION_OP.match(line)
+            if rm:
+                region = (rm.group(3), (rm.group(1), rm.group(2), rm.group(4), rm.group(5)), [], lineno)
+                continue
             m = _ALIAS.match(line)
             if m:
                 name, value = m.group(1), m.group(2).strip()
@@ -533,6 +589,13 @@ def to_tritium(text: str) -> str:
             out.append(translate_types(line, aliases))
         except TritonAsmError as e:
             raise TritonAsmError(f"line {lineno}: {e}\n    {raw.strip()}") from None
+    if region is not None:
+        raise TritonAsmError(f"line {region[3]}: the tt.{region[0]} region is not closed")
+    if funcs:
+        at = next((i for i, ln in enumerate(out) if re.match(r"\s*module\b.*\{\s*$", ln)), None)
+        if at is None:
+            raise TritonAsmError("a tt.reduce / tt.scan region outside a module")
+        out[at + 1:at + 1] = funcs
     return "\n".join(out) + "\n"
 
 

@@ -534,6 +534,44 @@ def exchange(ctx, sources, dst_ty, dst_offset, row_major=None) -> list:
     return out
 
 
+def exchange_rounds(ctx, vals, src_ty, dst_ty, shape, k: int) -> list:
+    """:func:`exchange` of one tensor in ``2**k`` rounds through a buffer of ``1 / 2**k`` of it: round ``c`` moves
+    the rows (dim 0) whose top ``k`` index bits are ``c``, which only registers select, the same in every thread
+    (:func:`tritium.dialects.layouts.convert_rounds` chose ``k`` so).  A barrier separates a round's writes from its
+    reads and its reads from the next round's writes."""
+    sty, to_s, from_s, nbytes = smem_elem(ctx, dst_ty)
+    rows = shape[0] >> k
+    chunk = tt.numel(shape) >> k  # elements of one round, row major
+    buf = ctx.scratch(ctx.op, chunk * nbytes)
+    width = max(1, 16 // nbytes) if len(shape) > 1 else 1
+    src_ll, dst_ll = ctx.linear(src_ty), ctx.linear(dst_ty)
+    sidx, didx = ctx.indices(src_ty), ctx.indices(dst_ty)
+
+    def runs(ll):
+        return row_vectors(ll, shape, width) if width > 1 else [(r, 1) for r in range(ll.num_regs)]
+
+    out = [None] * dst_ll.num_regs
+    for c in range(1 << k):
+        if c:
+            ctx.barrier()
+        seen = set()
+        for r, n in runs(src_ll):
+            e = src_ll.index(r)
+            if e[0] // rows != c or e in seen:
+                continue
+            seen.add(e)
+            o = emit_offset(ctx, ("add", linear(sidx[r], shape), -c * chunk))
+            _vector_store(ctx, [to_s(v) for v in vals[r:r + n]], ctx.smem_ptr(o, sty, buf.base), sty, nbytes)
+        ctx.barrier()
+        for r, n in runs(dst_ll):
+            if dst_ll.index(r)[0] // rows != c:
+                continue
+            o = emit_offset(ctx, ("add", linear(didx[r], shape), -c * chunk))
+            out[r:r + n] = [from_s(v) for v in _vector_load(ctx, ctx.smem_ptr(o, sty, buf.base), sty, n, nbytes)]
+    ctx.release(buf)
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # Inline asm, external functions, constant globals
 # ------------------------------------------------------------------------------------------------

@@ -338,8 +338,9 @@ def acc_tiles(layout: layouts.NvidiaMmaLayout, shape) -> list:
     warp bases (rows ``16 * (warp % 4)`` within the warpgroup, warpgroups along M then N)."""
     if layout.version != 3:
         raise ValueError(f"acc_tiles needs an nvidia_mma version 3 layout, got {layout}")
-    if layout.warps_per_cta[0] % 4:
-        raise ValueError(f"a wgmma accumulator needs whole warpgroups (multiples of 4 warps) along M, got {layout}")
+    if layout.rank != 2 or layout.warps_per_cta[0] % 4:
+        raise ValueError(f"a wgmma accumulator is 2-D with whole warpgroups (multiples of 4 warps) along M, "
+                         f"got {layout}")
     ll = layout.linear(tuple(shape))
     per = layout.instr_n // 2
     return [(r0, ll.index(r0)) for r0 in range(0, ll.num_regs, per)]

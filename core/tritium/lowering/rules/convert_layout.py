@@ -1,11 +1,12 @@
 """``ttg.convert_layout``: nothing to do for equal layouts, register moves when every thread keeps its
 elements, else one round through the op's scratch buffer (the whole tensor, row major; the allocation analysis
-sizes it so), in vectors of up to 16 bytes where a thread's registers are consecutive there."""
+sizes it so), in vectors of up to 16 bytes where a thread's registers are consecutive there; a tensor larger than
+``layouts.CONVERT_ROUND_BYTES`` goes in rounds of rows (:func:`tritium.dialects.layouts.convert_rounds`)."""
 from __future__ import annotations
 
-from ...dialects import tt
+from ...dialects import layouts, tt
 from ..table import Rules
-from ..utils import exchange, linear, reg_lookup
+from ..utils import exchange, exchange_rounds, linear, reg_lookup, smem_elem
 
 RULES = Rules()
 
@@ -20,5 +21,9 @@ def _convert_layout(ctx, src):
     if m is not None:
         return [[src[i] for i in m]]
     shape = tt.shape_of(src_ty)
+    _, _, _, nbytes = smem_elem(ctx, res_ty)
+    k = layouts.convert_rounds(src_ll, dst_ll, nbytes)
+    if k:
+        return [exchange_rounds(ctx, src, src_ty, res_ty, shape, k)]
     return [exchange(ctx, [(src, src_ty, lambda ix: linear(ix, shape))], res_ty, lambda ix: linear(ix, shape),
                      row_major=shape)]

@@ -127,7 +127,9 @@ def convert_scratch_size(src_ty, dst_ty) -> int:
     shape = tuple(ir.RankedTensorType(src_ty).shape)
     if _register_only(src, dst, shape):
         return 0
-    return tt.numel(shape) * elem_bytes(src_ty)
+    eb = elem_bytes(src_ty)
+    rounds = layouts.convert_rounds(src.linear(shape), dst.linear(shape), eb)
+    return (tt.numel(shape) * eb) >> rounds
 
 
 def _warp_bits_along(layout, shape, axis) -> int:
