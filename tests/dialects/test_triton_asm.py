@@ -538,3 +538,46 @@ def test_triton_reduce_scan_regions_on_the_interpreter(tmp_path):
 def test_triton_reduce_scan_regions_compile_sm90(tmp_path, name):
     k = tritium.compile(write(tmp_path, name, RED_TTIR if name.endswith("ttir") else RED_TTGIR), target="cuda:90")
     assert ".entry red" in k.asm["ptx"] and "shfl.sync" in k.asm["ptx"]
+
+
+#: a scan whose combine region checks for overflow with tt.assert (the form of Triton's test_scan_layouts)
+SCAN_ASSERT_TTGIR = """#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [0, 1]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @scan(%in: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %out: !tt.ptr<i32> {tt.divisibility = 16 : i32}) {
+    %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #blocked}>>
+    %r2 = tt.expand_dims %r {axis = 1 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<32x1xi32, #blocked>
+    %c = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32, #ttg.slice<{dim = 0, parent = #blocked}>>
+    %c2 = tt.expand_dims %c {axis = 0 : i32} : tensor<16xi32, #ttg.slice<{dim = 0, parent = #blocked}>> -> tensor<1x16xi32, #blocked>
+    %n = arith.constant dense<16> : tensor<32x1xi32, #blocked>
+    %rs = arith.muli %r2, %n : tensor<32x1xi32, #blocked>
+    %rb = tt.broadcast %rs : tensor<32x1xi32, #blocked> -> tensor<32x16xi32, #blocked>
+    %cb = tt.broadcast %c2 : tensor<1x16xi32, #blocked> -> tensor<32x16xi32, #blocked>
+    %off = arith.addi %rb, %cb : tensor<32x16xi32, #blocked>
+    %p = tt.splat %in : !tt.ptr<i32> -> tensor<32x16x!tt.ptr<i32>, #blocked>
+    %p2 = tt.addptr %p, %off : tensor<32x16x!tt.ptr<i32>, #blocked>, tensor<32x16xi32, #blocked>
+    %x = tt.load %p2 : tensor<32x16x!tt.ptr<i32>, #blocked>
+    %s = "tt.scan"(%x) <{axis = 1 : i32, reverse = false}> ({
+    ^bb0(%a: i32, %b: i32):
+      %sum = arith.addi %a, %b : i32
+      %a64 = arith.extsi %a : i32 to i64
+      %b64 = arith.extsi %b : i32 to i64
+      %s64 = arith.addi %a64, %b64 : i64
+      %i32.max = arith.constant 2147483647: i64
+      %ok = arith.cmpi sle, %s64, %i32.max : i64
+      tt.assert %ok, "overflow detected" : i1
+      tt.scan.return %sum : i32
+    }) : (tensor<32x16xi32, #blocked>) -> tensor<32x16xi32, #blocked>
+    %q = tt.splat %out : !tt.ptr<i32> -> tensor<32x16x!tt.ptr<i32>, #blocked>
+    %q2 = tt.addptr %q, %off : tensor<32x16x!tt.ptr<i32>, #blocked>, tensor<32x16xi32, #blocked>
+    tt.store %q2, %s : tensor<32x16x!tt.ptr<i32>, #blocked>
+    tt.return
+  }
+}
+"""
+
+
+def test_assert_in_a_combine_region_sm90(tmp_path):
+    text = to_tritium(SCAN_ASSERT_TTGIR)
+    assert '"tt.assert"(%ok) {message = "overflow detected"} : (i1) -> ()' in text
+    k = tritium.compile(write(tmp_path, "scan.ttgir", SCAN_ASSERT_TTGIR), target="cuda:90")
+    assert ".entry scan" in k.asm["ptx"] and "__assertfail" in k.asm["ptx"]

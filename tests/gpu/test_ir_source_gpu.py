@@ -120,3 +120,12 @@ def test_triton_reduce_scan_argmax(gpu, tmp_path, name):
     out = T.run_red(k, torch, gpu.device)
     gpu.done()
     T.check_red(torch, *out)
+
+
+def test_scan_with_assert_in_its_region(gpu, tmp_path):
+    k = tritium.compile(T.write(tmp_path, "scan.ttgir", T.SCAN_ASSERT_TTGIR))
+    x = torch.randint(-1000, 1000, (32, 16), dtype=torch.int32, device=gpu.device)
+    z = torch.zeros_like(x)
+    k[(1, 1, 1)](x, z)
+    gpu.done()
+    assert torch.equal(z, x.cumsum(1).int())

@@ -131,7 +131,8 @@ class IRSource:
         try:
             module = ir.Module.parse(self.text, ctx)
         except Exception as e:  # noqa: BLE001 - MLIR's parse errors are plain exceptions
-            raise TritiumError(f"{self.path}: the TTGIR does not parse: {e}") from None
+            why = "; ".join(f"{d.location}: {d.message}" for d in getattr(e, "error_diagnostics", ()) or ())
+            raise TritiumError(f"{self.path}: the TTGIR does not parse: {e}" + (f" ({why})" if why else "")) from None
         with ctx, ir.Location.unknown():
             attrs = module.operation.attributes
             if ttg.TARGET not in attrs:

@@ -16,7 +16,7 @@ derives them (a ``tt.load`` names only its pointer type).  Upstream dialects (``
 and ops already in generic form pass through with their types rewritten.
 
 Ops: ``tt.make_range``, ``splat``, ``broadcast``, ``expand_dims``, ``reshape``, ``trans``, ``bitcast``,
-``fp_to_fp``, ``int_to_ptr``, ``ptr_to_int``, ``addptr``, ``load``, ``store``, ``gather``, ``dot``,
+``fp_to_fp``, ``int_to_ptr``, ``ptr_to_int``, ``addptr``, ``load``, ``store``, ``gather``, ``dot``, ``assert``,
 ``get_program_id``, ``get_num_programs``; ``ttg.convert_layout``, ``local_alloc``, ``local_load``,
 ``local_store``, ``local_dealloc``, ``memdesc_trans``.  Layouts: ``blocked``, ``slice``, ``nvidia_mma``,
 ``dot_op``, ``swizzled_shared``, ``nvmma_shared``, ``amd_mfma``, ``amd_wmma`` (one CTA per CGA).  Anything else
@@ -366,7 +366,7 @@ _PRECISION = {"tf32": 0, "tf32x3": 1, "ieee": 2, "bf16x3": 3, "bf16x6": 4}
 _AXES = {"x": 0, "y": 1, "z": 2}
 UNARY = {"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.bitcast", "tt.fp_to_fp",
          "tt.int_to_ptr", "tt.ptr_to_int", "ttg.convert_layout", "ttg.local_load", "ttg.memdesc_trans"}
-SUPPORTED = UNARY | {"tt.make_range", "tt.addptr", "tt.load", "tt.store", "tt.gather", "tt.dot", "tt.get_program_id",
+SUPPORTED = UNARY | {"tt.assert", "tt.make_range", "tt.addptr", "tt.load", "tt.store", "tt.gather", "tt.dot", "tt.get_program_id",
                      "tt.get_num_programs", "ttg.local_alloc", "ttg.local_store", "ttg.local_dealloc"}
 
 
@@ -433,6 +433,12 @@ def translate_op(results: str, name: str, rest: str, aliases: dict) -> str:
     """One ``tt`` / ``ttg`` op in custom form (``name`` and the text after it) as tritium's generic form."""
     if name not in SUPPORTED:
         raise TritonAsmError(f"the op {name} in Triton's custom form is not supported by tritium's reader")
+    if name == "tt.assert":
+        m = re.fullmatch(r'\s*(%[\w#.]+)\s*,\s*("(?:[^"\\]|\\.)*")\s*:\s*(.*?)\s*', rest)
+        if not m:
+            raise TritonAsmError(f'tt.assert: expected %condition, "message" : type, got {rest.strip()!r}')
+        return _generic(name, results, [m.group(1)], {"message": m.group(2)}, [translate_types(m.group(3), aliases)],
+                        [])
     tokens, attr, lhs, res = _split_op(rest)
     attrs = _attr_entries(attr, aliases)
     lhs_t = [translate_types(t, aliases) for t in _types(lhs)] if lhs else []
@@ -513,7 +519,7 @@ def _combine_region(kind: str, header, body: List[str], end, aliases: dict, name
     lines = [f"  func.func private @{name}({', '.join(args)}) -> ({', '.join(elem_types)}) {{"]
     for b in body[1:]:
         rm = re.match(r"^(\s*)tt\.(?:reduce|scan)\.return\b(.*)$", b)
-        lines.append(f"{rm.group(1)}func.return{rm.group(2)}" if rm else translate_types(b, aliases))
+        lines.append(f"{rm.group(1)}func.return{rm.group(2)}" if rm else _line(b, aliases))
     lines.append("  }")
     attrs = {}
     for text in (props[1:-1] if props else "", end.group(1) or ""):
@@ -534,6 +540,23 @@ def _combine_region(kind: str, header, body: List[str], end, aliases: dict, name
 
 _ALIAS = re.compile(r"^\s*#([\w.]+)\s*=\s*(.*)$")
 _OP = re.compile(r"^(\s*)((?:%[\w#]+(?::\d+)?\s*,\s*)*%[\w#]+(?::\d+)?\s*=\s*)?((?:tt|ttg|triton_gpu)\.[\w.]+)\b(.*)$")
+
+
+def _line(line: str, aliases: dict) -> str:
+    """One line (locations stripped) that is no alias and opens no region, in tritium's form."""
+    stripped = line.strip()
+    if stripped.startswith("tt.func"):
+        return translate_types(line.replace("tt.func", "func.func", 1), aliases)
+    if stripped.startswith("tt.return"):
+        return translate_types(line.replace("tt.return", "func.return", 1), aliases)
+    if re.match(r"(%[\w#]+\s*=\s*)?tt\.call\b", stripped):
+        return translate_types(line.replace("tt.call", "func.call", 1), aliases)
+    m = _OP.match(line)
+    if m:
+        indent, res, name, rest = m.groups()
+        res = (res or "").strip().rstrip("=").strip()
+        return indent + translate_op(res, name.replace("triton_gpu.", "ttg."), rest, aliases)
+    return translate_types(line, aliases)
 
 
 def to_tritium(text: str) -> str:
@@ -568,25 +591,7 @@ def to_tritium(text: str) -> str:
                     continue
                 aliases[name] = _Reader(value, aliases).value()
                 continue
-            stripped = line.strip()
-            if stripped.startswith("tt.func"):
-                line = line.replace("tt.func", "func.func", 1)
-                out.append(translate_types(line, aliases))
-                continue
-            if stripped.startswith("tt.return"):
-                out.append(translate_types(line.replace("tt.return", "func.return", 1), aliases))
-                continue
-            if re.match(r"(%[\w#]+\s*=\s*)?tt\.call\b", stripped):
-                out.append(translate_types(line.replace("tt.call", "func.call", 1), aliases))
-                continue
-            m = _OP.match(line)
-            if m:
-                indent, res, name, rest = m.groups()
-                name = name.replace("triton_gpu.", "ttg.")
-                res = (res or "").strip().rstrip("=").strip()
-                out.append(indent + translate_op(res, name, rest, aliases))
-                continue
-            out.append(translate_types(line, aliases))
+            out.append(_line(line, aliases))
         except TritonAsmError as e:
             raise TritonAsmError(f"line {lineno}: {e}\n    {raw.strip()}") from None
     if region is not None:
