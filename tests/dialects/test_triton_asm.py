@@ -55,6 +55,9 @@ LAYOUTS_2D = {
     "dot_a": dot_op(0, mma(2, [2, 2], [16, 8]), 2),
     "dot_b": dot_op(1, mma(2, [4, 1], [16, 8]), 2),
     "dot_a8": dot_op(0, mma(2, [4, 1], [16, 8]), 8),
+    # Triton's test_reduce_layouts' linear layout (a lane basis of zeros: two lanes hold each element)
+    "linear": ("#ttg.linear<{register = [[0, 16], [1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], lane = [[0, 0], [0, 1], "
+               "[0, 2], [0, 4], [0, 8]], warp = [[32, 0], [0, 32]], block = []}>"),
     # 2-D slices of the operands of batched (3-D) dots: a batch dim in mma v3 (as a layout) and v2
     "slice3_a": sliced(1, dot_op(0, "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1, 1], "
                                     "instrShape = [16, 32, 16]}>", 2)),
@@ -166,6 +169,22 @@ def test_layouts(triton_text, expected):
     assert translate_types("tensor<64x64xf16, #a>", {"a": expected}) == f"tensor<64x64xf16, {expected.to_str()}>"
 
 
+def test_linear_layout_fitted_to_the_tensor():
+    lay = L.parse_layout(translate_types(LAYOUTS_2D["linear"], {}))
+    assert isinstance(lay, L.LinearEncoding) and lay.span() == (64, 64) and lay.num_warps == 4
+    assert L.parse_layout(lay.to_str()) == lay
+    for shape in [(64, 64), (128, 16), (16, 128), (32, 32)]:
+        ll = lay.linear(shape)
+        owners = {}
+        for w in range(4):
+            for ln in range(32):
+                for e in ll.elements(w, ln):
+                    assert all(0 <= x < n for x, n in zip(e, shape))
+                    owners[e] = owners.get(e, 0) + 1
+        assert len(owners) == shape[0] * shape[1]  # every element held, by as many threads each
+        assert len(set(owners.values())) == 1
+
+
 def test_memdesc_and_locations():
     aliases = {"sh": L.SharedLayout(4, 2, 4, (1, 0))}
     from tritium.dialects.triton_asm import _Reader
@@ -208,8 +227,12 @@ def test_ops_generic_form():
 
 def test_unsupported_names_the_line(tmp_path):
     text = convert1d_ir(64, blocked([1, 4], [8, 4], [4, 1], [1, 0]), 0, blocked([1, 4], [8, 4], [4, 1], [1, 0]), 1)
-    text = text.replace("#src = #ttg.blocked", "#src = #ttg.linear<{register = []}>\n#unused = #ttg.blocked", 1)
-    with pytest.raises(TritonAsmError, match=r"line 1: the layout #ttg.linear is not supported"):
+    text = text.replace("#src = #ttg.blocked", "#src = #ttg.amd_wmma<{version = 1}>\n#unused = #ttg.blocked", 1)
+    with pytest.raises(TritonAsmError, match=r"line 1: #ttg.amd_wmma: missing parameter 'warpsPerCTA'"):
+        tritium.compile(write(tmp_path, "k.ttgir", text), target="cuda:90")
+    text = text.replace("#ttg.amd_wmma<{version = 1}>", "#ttg.linear<{register = [[1]], lane = [], warp = [], "
+                                                       "block = [[2]]}>")
+    with pytest.raises(TritonAsmError, match=r"line 1: #ttg.linear with block bases"):
         tritium.compile(write(tmp_path, "k.ttgir", text), target="cuda:90")
     bad = "module {\n  tt.func public @k(%p: !tt.ptr<f32>) {\n    %x = tt.histogram %p : !tt.ptr<f32> -> i32\n" \
           "    tt.return\n  }\n}\n"

@@ -12,6 +12,8 @@ import tritium
 from tests.dialects import test_triton_asm as T
 
 torch = pytest.importorskip("torch")
+#: the TTGIR here carries NVIDIA layouts (nvidia_mma, its dot operands): CUDA only; the TTIR kernels run anywhere
+NV_TTGIR = pytest.mark.cuda_only("TTGIR with NVIDIA layouts")
 
 
 def cases(params: list, every: int = 8) -> list:
@@ -27,6 +29,7 @@ CONVERT2D = [(s, d, (64, 64)) for s, d in PAIRS] + [(s, d, shape) for shape in (
                                                      for s, d in PAIRS[::4]]
 
 
+@NV_TTGIR
 @pytest.mark.parametrize("src,dst,shape", cases(CONVERT2D))
 def test_convert2d(gpu, tmp_path, src, dst, shape):
     k = tritium.compile(T.write(tmp_path, "c.ttgir", T.convert2d_ir(*shape, T.LAYOUTS_2D[src], T.LAYOUTS_2D[dst])))
@@ -43,6 +46,7 @@ THROUGH_SHARED = list(itertools.product(
     [(64, 64), (128, 128), (64, 1), (1, 64)]))
 
 
+@NV_TTGIR
 @pytest.mark.parametrize("shared,pair,shape", cases(THROUGH_SHARED))
 def test_convert2d_through_shared(gpu, tmp_path, shared, pair, shape):
     src, dst = pair
@@ -55,6 +59,7 @@ def test_convert2d_through_shared(gpu, tmp_path, shared, pair, shape):
     assert torch.equal(z, x)
 
 
+@NV_TTGIR
 @pytest.mark.parametrize("pair", range(len(T.MMA_PAIRS)))
 @pytest.mark.parametrize("shape", [(256, 256), (256, 128), (128, 256), (16, 16)])
 def test_convert_mma_to_mma(gpu, tmp_path, pair, shape):
@@ -76,6 +81,7 @@ CONVERT1D = [(src, dst, sd, dd, elem, m) for src, dst in list(itertools.product(
              for sd, dd in ((0, 1), (1, 0), (1, 1)) for elem in ("i32", "i1") for m in (64, 256)]
 
 
+@NV_TTGIR
 @pytest.mark.parametrize("src,dst,src_dim,dst_dim,elem,m", cases(CONVERT1D))
 def test_convert1d(gpu, tmp_path, src, dst, src_dim, dst_dim, elem, m):
     k = tritium.compile(T.write(tmp_path, "c.ttgir", T.convert1d_ir(m, T.LAYOUTS_2D[src], src_dim, T.LAYOUTS_2D[dst],
@@ -113,7 +119,7 @@ def test_triton_ttir_transpose(gpu, tmp_path, m, n):
     assert torch.equal(out, x.t().half())
 
 
-@pytest.mark.parametrize("name", ["red.ttir", "red.ttgir"])
+@pytest.mark.parametrize("name", ["red.ttir", pytest.param("red.ttgir", marks=NV_TTGIR)])
 def test_triton_reduce_scan_argmax(gpu, tmp_path, name):
     """Triton 3.6's TTIR / TTGIR (its layouts) of a row sum, row cumsum and column argmax."""
     k = tritium.compile(T.write(tmp_path, name, T.RED_TTIR if name.endswith("ttir") else T.RED_TTGIR))
@@ -122,6 +128,7 @@ def test_triton_reduce_scan_argmax(gpu, tmp_path, name):
     T.check_red(torch, *out)
 
 
+@NV_TTGIR
 def test_scan_with_assert_in_its_region(gpu, tmp_path):
     k = tritium.compile(T.write(tmp_path, "scan.ttgir", T.SCAN_ASSERT_TTGIR))
     x = torch.randint(-1000, 1000, (32, 16), dtype=torch.int32, device=gpu.device)

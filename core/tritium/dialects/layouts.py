@@ -754,6 +754,80 @@ def _wmma_operand_linear(lay: DotOperandLayout, shape: tuple, k: int, other: int
 
 
 @dataclass(frozen=True)
+class LinearEncoding(_Distributed):
+    """A layout given by its linear-layout bases (Triton's ``#ttg.linear``): ``reg`` / ``lane`` / ``warp`` are
+    tuples of element-index tuples, one per bit, spanning :meth:`span` (each dim: the next power of two above its
+    largest index).  A tensor of another shape gets it fitted as Triton does: along a smaller dim the bases are
+    taken modulo its size (what falls outside becomes replication), a larger dim is repeated in registers."""
+
+    reg: tuple
+    lane: tuple
+    warp: tuple
+
+    def __post_init__(self):
+        for name in ("reg", "lane", "warp"):
+            object.__setattr__(self, name, tuple(tuple(int(x) for x in b) for b in getattr(self, name)))
+        ranks = {len(b) for b in self.reg + self.lane + self.warp}
+        if len(ranks) != 1:
+            raise ValueError(f"linear layout bases of one rank expected, got {ranks or 'none'}")
+
+    @property
+    def rank(self) -> int:
+        return len((self.reg + self.lane + self.warp)[0])
+
+    @property
+    def num_warps(self) -> int:
+        return 1 << len(self.warp)
+
+    @property
+    def order(self) -> tuple:
+        """Dims fastest first: in the order the register, then lane, then warp bases first move along them (the
+        rest last to first)."""
+        out = []
+        for b in self.reg + self.lane + self.warp:
+            for d, x in enumerate(b):
+                if x and d not in out:
+                    out.append(d)
+        return tuple(out + [d for d in range(self.rank - 1, -1, -1) if d not in out])
+
+    def span(self) -> tuple:
+        out = []
+        for d in range(self.rank):
+            m = 0
+            for b in self.reg + self.lane + self.warp:
+                m |= b[d]
+            out.append(1 << m.bit_length())
+        return tuple(out)
+
+    def linear(self, shape) -> LinearLayout:
+        return _linear_encoding(self, tuple(shape))
+
+    def to_str(self) -> str:
+        flat = [[x for b in bases for x in b] for bases in (self.reg, self.lane, self.warp)]
+        return f"#ttg.linear<{self.rank} : i32, " + ", ".join(_arr(f) for f in flat) + ">"
+
+
+@lru_cache(maxsize=1024)
+def _linear_encoding(lay: LinearEncoding, shape: tuple) -> LinearLayout:
+    if len(shape) != lay.rank:
+        raise ValueError(f"#ttg.linear of rank {lay.rank} for a tensor of shape {shape}")
+    for n in shape:
+        _log2(n)
+
+    def fit(bases):
+        return tuple(tuple(x & (n - 1) for x, n in zip(b, shape)) for b in bases)
+
+    reg = list(fit(lay.reg))
+    span = lay.span()
+    for d, n in enumerate(shape):
+        s = span[d]
+        while s < n:
+            reg.append(_unit(lay.rank, d, s))
+            s *= 2
+    return LinearLayout(shape, tuple(reg), fit(lay.lane), fit(lay.warp))
+
+
+@dataclass(frozen=True)
 class NVMMASharedLayout:
     """Shared memory laid out for tensor-core reads (Triton's ``#ttg.nvmma_shared``): the contiguous dim is cut
     into slabs ``swizzle_bytes`` wide (16 bytes when unswizzled), stored one after the other, each slab row
@@ -981,6 +1055,13 @@ def _parse(s: str):
         elif kind == "nvmma_shared":
             sw = number(); expect(","); tr = number(); expect(","); eb = number()
             out = NVMMASharedLayout(sw, tr, eb)
+        elif kind == "linear":
+            rank = number()
+            flat = []
+            for _ in range(3):
+                expect(","); flat.append(array())
+            reg, lane, warp = (tuple(tuple(f[i:i + rank]) for i in range(0, len(f), rank)) for f in flat)
+            out = LinearEncoding(reg, lane, warp)
         else:
             raise ValueError(f"unknown ttg layout #{kind} in {s!r}")
         expect(">")

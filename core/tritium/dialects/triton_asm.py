@@ -19,8 +19,8 @@ Ops: ``tt.make_range``, ``splat``, ``broadcast``, ``expand_dims``, ``reshape``, 
 ``fp_to_fp``, ``int_to_ptr``, ``ptr_to_int``, ``addptr``, ``load``, ``store``, ``gather``, ``dot``, ``assert``,
 ``get_program_id``, ``get_num_programs``; ``ttg.convert_layout``, ``local_alloc``, ``local_load``,
 ``local_store``, ``local_dealloc``, ``memdesc_trans``.  Layouts: ``blocked``, ``slice``, ``nvidia_mma``,
-``dot_op``, ``swizzled_shared``, ``nvmma_shared``, ``amd_mfma``, ``amd_wmma`` (one CTA per CGA).  Anything else
-(``#ttg.linear`` layouts, atomics, ...) raises :class:`TritonAsmError` naming the line.  ``tt.reduce`` /
+``dot_op``, ``swizzled_shared``, ``nvmma_shared``, ``amd_mfma``, ``amd_wmma``, ``linear`` (one CTA per CGA).
+Anything else (atomics, ...) raises :class:`TritonAsmError` naming the line.  ``tt.reduce`` /
 ``tt.scan`` (which Triton prints in generic form, with their combine region) become tritium's, whose ``combine``
 names a private function made of the region (``tt.reduce.return`` its ``func.return``).
 """
@@ -239,6 +239,11 @@ def make_layout(kind: str, p: dict):
         if kind == "amd_mfma":
             return L.AmdMfmaLayout(int(p["versionMajor"]), tuple(p["warpsPerCTA"]), tuple(p["instrShape"]),
                                    int(bool(p.get("isTransposed", False))))
+        if kind == "linear":
+            if p.get("block"):
+                raise TritonAsmError(f"#ttg.linear with block bases {p['block']}: tritium runs one CTA per CGA")
+            return L.LinearEncoding(tuple(map(tuple, p.get("register", []))), tuple(map(tuple, p.get("lane", []))),
+                                    tuple(map(tuple, p.get("warp", []))))
         if kind == "amd_wmma":
             return L.AmdWmmaLayout(int(p["version"]), tuple(p["warpsPerCTA"]),
                                    int(bool(p.get("isTransposed", False))))

@@ -14,6 +14,8 @@ sit on tensor types; their Python mirror (the math) is :mod:`tritium.dialects.la
     #ttg.amd_wmma<version : i32, array<i32: warpsPerCTA..>, isTransposed : i32>      (AMD RDNA3 v_wmma results)
     #ttg.dot_op<opIdx : i32, #parent, kWidth : i32>                                  (tt.dot operands)
     #ttg.nvmma_shared<swizzleBytes : i32, transposed : i32, elementBits : i32>       (tensor-core shared memory)
+    #ttg.linear<rank : i32, array<i32: register bases..>, array<i32: lane bases..>, array<i32: warp bases..>>
+                                                  (a linear layout given by its bases, each ``rank`` numbers)
     !ttg.memdesc<array<i64: shape..>, elementType, #ttg.shared<...>>
 
 IRDL parameter names must be lower case, so the printed form is positional (as above).
@@ -64,6 +66,7 @@ ATTRIBUTES = (
     ("amd_wmma", ("version", "warps_per_cta", "is_transposed")),
     ("dot_op", ("op_idx", "parent", "k_width")),
     ("nvmma_shared", ("swizzle_bytes", "transposed", "element_bits")),
+    ("linear", ("rank", "register", "lane", "warp")),
 )
 TYPES = (
     ("memdesc", ("shape", "element", "encoding")),
