@@ -73,16 +73,11 @@ class IRSource:
                                                                                     text)
         if not m:
             raise TritiumError("the IR source has no public function (the kernel)")
-        from ..dialects.triton_asm import split_top
+        from ..dialects.triton_asm import matching, split_top
 
         start = m.end() - 1
-        depth = 0
-        for i in range(start, len(text)):
-            depth += {"(": 1, ")": -1}.get(text[i], 0)
-            if depth == 0:
-                break
         sig, names = {}, []
-        for arg in split_top(text[start + 1:i]):
+        for arg in split_top(text[start + 1:matching(text, start)]):
             am = re.match(r"%([\w$.]+)\s*:\s*(.*)", arg, re.S)
             if not am:
                 continue

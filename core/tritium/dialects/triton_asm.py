@@ -85,7 +85,7 @@ def _find_top(s: str, chars: str, start: int = 0) -> int:
     return -1
 
 
-def _matching(s: str, i: int) -> int:
+def matching(s: str, i: int) -> int:
     """The index of the bracket closing the one at ``s[i]``."""
     base = None
     for j, c, d in _scan(s):
@@ -142,25 +142,15 @@ class _Reader:
         s = self.s
         if self.peek("["):
             self.eat("[")
-            out = []
-            while not self.peek("]"):
-                out.append(self.value())
-                if self.peek(","):
-                    self.eat(",")
-            self.eat("]")
-            return out
+            return self.items("]")
         if self.peek("array<"):
             self.eat("array<")
             self.ident()
-            out = []
-            if self.peek(":"):
-                self.eat(":")
-                while not self.peek(">"):
-                    out.append(self.value())
-                    if self.peek(","):
-                        self.eat(",")
-            self.eat(">")
-            return out
+            if not self.peek(":"):
+                self.eat(">")
+                return []
+            self.eat(":")
+            return self.items(">")
         if self.peek("#"):
             self.eat("#")
             name = self.ident()
@@ -186,6 +176,16 @@ class _Reader:
             return v
         word = self.ident()
         return {"true": True, "false": False}.get(word, word)
+
+    def items(self, close: str) -> list:
+        """Comma-separated values up to and including ``close``."""
+        out = []
+        while not self.peek(close):
+            out.append(self.value())
+            if self.peek(","):
+                self.eat(",")
+        self.eat(close)
+        return out
 
     def dict(self) -> dict:
         self.eat("{")
@@ -296,7 +296,7 @@ def translate_types(s: str, aliases: dict) -> str:
             continue
         if s.startswith("!ttg.memdesc<", i):
             k = i + len("!ttg.memdesc")
-            end = _matching(s, k)
+            end = matching(s, k)
             out.append(_memdesc(s[k + 1:end], aliases))
             i = end + 1
             continue
@@ -331,7 +331,7 @@ def _strip_locs(line: str) -> str:
             i = j + 4
             continue
         out.append(line[i:j].rstrip(" \t"))
-        i = _matching(line, j + 3) + 1
+        i = matching(line, j + 3) + 1
     return re.sub(r"[ \t]+$", "", "".join(out))
 
 
@@ -383,7 +383,7 @@ def _split_op(rest: str) -> Tuple[List[str], dict, str, List[str]]:
     attr = ""
     brace = _find_top(head, "{")
     if brace >= 0:
-        end = _matching(head, brace)
+        end = matching(head, brace)
         attr, head = head[brace:end + 1], head[:brace] + head[end + 1:]
     tokens = [t for t in re.split(r"[\s,]+", head.strip()) if t]
     arrow = split_top(types, "->") if types else [""]
@@ -392,7 +392,7 @@ def _split_op(rest: str) -> Tuple[List[str], dict, str, List[str]]:
 
 def _types(text: str) -> List[str]:
     text = text.strip()
-    if text.startswith("(") and _matching(text, 0) == len(text) - 1:
+    if text.startswith("(") and matching(text, 0) == len(text) - 1:
         text = text[1:-1]
     return split_top(text)
 
@@ -615,4 +615,4 @@ def is_triton_form(text: str) -> bool:
                           text, re.M))
 
 
-__all__ = ["TritonAsmError", "to_tritium", "translate_types", "make_layout", "is_triton_form", "split_top"]
+__all__ = ["TritonAsmError", "to_tritium", "translate_types", "make_layout", "is_triton_form", "split_top", "matching"]
