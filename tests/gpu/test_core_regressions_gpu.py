@@ -118,3 +118,19 @@ def test_loop_unroll_factor(gpu, uf, n):
     for i in range(1, n, 3):
         ref = ref + float(src[i]) * i if src[i] > 0 else ref - 1.0
     assert abs(out.item() - ref) < 1e-4
+
+
+@pytest.mark.parametrize("m,n,k,bm,bn,bk", [(256, 192, 160, 128, 32, 32), (64, 64, 64, 32, 32, 16),
+                                            (64, 32, 64, 32, 16, 8)])
+def test_broadcast_multiply_sum(gpu, m, n, k, bm, bn, bk):
+    """A matmul written as ``tl.sum(x[:, :, None] * y[None, :, :], 1)``: a tf32 dot when every tile side is >= 16
+    (Triton's tolerance for tf32), an exact fp32 reduction otherwise (BK = 8)."""
+    gen = torch.Generator().manual_seed(m + bk)
+    x = (torch.randn(m, k, generator=gen) * 0.1).to(gpu.device)
+    y = (torch.randn(k, n, generator=gen) * 0.1).to(gpu.device)
+    z = torch.empty(m, n, device=gpu.device)
+    G.mul_broadcast_matmul[(m // bm, n // bn)](z, x, y, M=m, N=n, K=k, BM=bm, BN=bn, BK=bk)
+    gpu.done()
+    ref = x.cpu().double() @ y.cpu().double()
+    tol = dict(atol=1e-2, rtol=1e-2) if bk >= 16 else dict(atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(z.cpu().double(), ref, **tol)

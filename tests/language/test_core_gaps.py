@@ -337,3 +337,43 @@ def test_falling_off_a_function_is_poison(target):
     x, z = np.random.randn(64).astype(np.float32), np.empty(64, np.float32)
     returns_on_one_path[(1,)](x, z, N=64)
     np.testing.assert_allclose(z, x + 1, rtol=1e-6)
+
+
+@triton.jit
+def mul_broadcast_matmul(Z, X, Y, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, BM: tl.constexpr,
+                         BN: tl.constexpr, BK: tl.constexpr):
+    """A matrix product written as a broadcast multiply and a sum over K (Triton's test_dot_mulbroadcasted)."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        x = tl.load(X + rm[:, None] * K + rk[None, :])
+        y = tl.load(Y + rk[:, None] * N + rn[None, :])
+        acc += tl.sum(x[:, :, None] * y[None, :, :], axis=1)
+    tl.store(Z + rm[:, None] * N + rn[None, :], acc)
+
+
+MUL_BROADCAST_SIG = {"Z": "*fp32", "X": "*fp32", "Y": "*fp32"}
+
+
+@pytest.mark.parametrize("target", ["cuda:90", "cuda:80", "hip:gfx942"])
+@pytest.mark.parametrize("bk,is_dot", [(32, True), (16, True), (8, False)])
+def test_broadcast_multiply_sum_is_a_dot(target, bk, is_dot):
+    """``tl.sum(a[:, :, None] * b[None, :, :], 1)`` of fp32 [M, K] x [K, N] tiles with M, N, K >= 16 is a ``tt.dot``
+    (tf32, Triton's default for fp32 dots, as Triton's combine pass does it); with K = 8 it stays a reduction."""
+    k = compile(ASTSource(mul_broadcast_matmul, MUL_BROADCAST_SIG, dict(M=64, N=64, K=64, BM=32, BN=32, BK=bk)),
+                target=target, until="ttir")
+    ttir = k.asm["ttir"]
+    assert ('"tt.dot"' in ttir) == is_dot and ('"tt.reduce"' in ttir) == (not is_dot)
+
+
+def test_broadcast_multiply_sum_values_on_the_interpreter():
+    rng = np.random.default_rng(3)
+    m, n, kk = 64, 48, 96
+    x = rng.standard_normal((m, kk)).astype(np.float32)
+    y = rng.standard_normal((kk, n)).astype(np.float32)
+    z = np.empty((m, n), np.float32)
+    mul_broadcast_matmul[(m // 32, n // 16)](z, x, y, M=m, N=n, K=kk, BM=32, BN=16, BK=32)
+    np.testing.assert_allclose(z, x.astype(np.float64) @ y, rtol=1e-4, atol=1e-4)

@@ -202,3 +202,43 @@ def test_dot_plus_acc_conditions():
                 _dot_src("arith.addf %dot, %d", acc="dense<-0.0>")):
         out = run_pass(combine_pass, src)
         assert count(out, "arith.addf") == 1
+
+
+def _mul_reduce_src(m=32, k=16, n=32, elem="f32", red_axis=1, op="arith.addf"):
+    a, b = f"tensor<{m}x{k}x{elem}>", f"tensor<{k}x{n}x{elem}>"
+    ea, eb = f"tensor<{m}x{k}x1x{elem}>", f"tensor<1x{k}x{n}x{elem}>"
+    full = f"tensor<{m}x{k}x{n}x{elem}>"
+    dims = [m, k, n]
+    del dims[red_axis]
+    out = f"tensor<{dims[0]}x{dims[1]}x{elem}>"
+    return func(f"""
+  %ea = "tt.expand_dims"(%a) {{axis = 2 : i32}} : ({a}) -> {ea}
+  %eb = "tt.expand_dims"(%b) {{axis = 0 : i32}} : ({b}) -> {eb}
+  %ba = "tt.broadcast"(%ea) : ({ea}) -> {full}
+  %bb = "tt.broadcast"(%eb) : ({eb}) -> {full}
+  %prod = arith.mulf %ba, %bb : {full}
+  %s = "tt.reduce"(%prod) {{axis = {red_axis} : i32, combine = @sum,
+        operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>,
+        resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : ({full}) -> {out}
+  return %s : {out}""", args=f"%a: {a}, %b: {b}) -> ({out}", extra=f"""
+func.func private @sum(%x: {elem}, %y: {elem}) -> {elem} {{
+  %r = {op} %x, %y : {elem}
+  return %r : {elem}
+}}""")
+
+
+def test_broadcast_mul_reduce_is_a_dot():
+    # tl.sum(a[:, :, None] * b[None, :, :], 1) -> tl.dot(a, b) (tf32, as Triton's CombineBroadcastMulReducePattern)
+    check_pass(combine_pass, _mul_reduce_src() + """
+// CHECK:       %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<32x32xf32>
+// CHECK:       %[[D:[0-9]+]] = "tt.dot"(%arg0, %arg1, %[[Z]]) {inputPrecision = 0 : i32, maxNumImpreciseAcc = 0 : i32}
+// CHECK-NOT:   "tt.reduce"
+// CHECK:       return %[[D]]
+""")
+
+
+def test_broadcast_mul_reduce_conditions():
+    # too small for a dot, not f32, another combine op, the other axes: left as a reduction
+    for kw in (dict(k=8), dict(m=8), dict(elem="f16"), dict(op="arith.mulf"), dict(red_axis=2)):
+        out = run_pass(combine_pass, _mul_reduce_src(**kw))
+        assert count(out, "tt.reduce") == 1 and count(out, "tt.dot") == 0, kw

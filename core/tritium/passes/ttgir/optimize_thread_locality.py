@@ -53,7 +53,7 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.layouts import BlockedLayout, SliceLayout
 from tritium.lowering.utils import reg_lookup, reshape_index
-from tritium.passes.ttir._util import create_op, defining_op, walk
+from tritium.passes.ttir._util import create_op, defining_op, reduce_combine_op as combine_op, walk
 
 from .coalesce import as_op, create_convert, layout_of
 from .loop_slices import next_op
@@ -86,35 +86,6 @@ def neutral_attr(name: str, elem) -> Optional[ir.Attribute]:
                  "arith.maxui": 0, "arith.minui": -1, "arith.andi": -1, "arith.ori": 0, "arith.xori": 0}.get(name)
         return None if value is None else ir.IntegerAttr.get(elem, value)
     return None
-
-
-def combine_op(reduce_op) -> Optional[ir.Operation]:
-    """The one op of ``reduce_op``'s combine function when the function is ``return OP(%arg0, %arg1)`` (either
-    operand order), else None."""
-    sym = ir.FlatSymbolRefAttr(reduce_op.attributes["combine"]).value
-    module = reduce_op
-    while module.name != "builtin.module":
-        if module.parent is None:
-            return None
-        module = as_op(module.parent)
-    func = None
-    for op in module.regions[0].blocks[0].operations:
-        op = as_op(op)
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == sym:
-            func = op
-            break
-    if func is None or len(func.regions[0].blocks) != 1:
-        return None
-    block = func.regions[0].blocks[0]
-    ops = [as_op(o) for o in block.operations]
-    if len(ops) != 2 or ops[1].name != "func.return" or len(block.arguments) != 2:
-        return None
-    op, ret = ops
-    if len(op.operands) != 2 or len(op.results) != 1 or list(ret.operands) != [op.results[0]]:
-        return None
-    if set(op.operands) != set(block.arguments) or op.operands[0] == op.operands[1]:
-        return None
-    return op
 
 
 # ----------------------------------------------------------------------------------------------

@@ -14,7 +14,11 @@ Rules (``x`` a scalar, ``c`` a constant):
   is no ``other`` and the element type is a number);
 * ``store(p, v, mask=all-true) -> store(p, v)``; ``store(p, v, mask=all-false)`` is erased;
 * ``dot(a, b, 0) + d -> dot(a, b, d)`` (``arith.addi`` / ``arith.addf``, either operand order) when the add is
-  the dot's only use and ``d`` has the dot's type (``addf`` only when ``maxNumImpreciseAcc`` is unset or 0).
+  the dot's only use and ``d`` has the dot's type (``addf`` only when ``maxNumImpreciseAcc`` is unset or 0);
+* ``sum(broadcast(expand_dims(a, 2)) * broadcast(expand_dims(b, 0)), axis=1) -> dot(a, b, 0)``: a matrix product
+  written as a broadcast multiply and a sum (``tl.sum(a[:, :, None] * b[None, :, :], 1)``), for fp32 ``a`` [M, K]
+  and ``b`` [K, N] with M, N, K >= 16, on tensor cores at the dot's default fp32 precision (tf32), as Triton's
+  ``CombineBroadcastMulReducePattern`` does.
 
 The rules are applied to a fixpoint; ops left dead by a rewrite are removed by the DCE at the end.
 """
@@ -202,6 +206,36 @@ def dot_add(op) -> bool:
     return False
 
 
+def broadcast_mul_reduce(op) -> bool:
+    if len(op.operands) != 1 or len(op.results) != 1 or u.attr_int(op.attributes["axis"]) != 1:
+        return False
+    comb = u.reduce_combine_op(op)
+    if comb is None or comb.name != "arith.addf":
+        return False
+    mul = u.op_is(op.operands[0], "arith.mulf")
+    if mul is None or u.num_uses(mul.results[0]) != 1:
+        return False
+    srcs = []
+    for v, axis in zip(mul.operands, (2, 0)):
+        bc = u.op_is(v, "tt.broadcast")
+        ex = None if bc is None else u.op_is(bc.operands[0], "tt.expand_dims")
+        if ex is None or u.attr_int(ex.attributes["axis"]) != axis:
+            return False
+        srcs.append(ex.operands[0])
+    a, b = srcs
+    ta, tb, tr = a.type, b.type, op.results[0].type
+    if not (tt.is_tensor(ta) and tt.is_tensor(tb)) or len(ta.shape) != 2 or len(tb.shape) != 2:
+        return False
+    (m, k), (k2, n) = tt.shape_of(ta), tt.shape_of(tb)
+    if k != k2 or min(m, n, k) < 16 or not all(str(tt.elem_of(t)) == "f32" for t in (ta, tb, tr)):
+        return False
+    zero = u.constant(ir.FloatAttr.get(tt.elem_of(tr), 0.0, loc=op.location), tr, loc=op.location, before=op)
+    i32 = ir.IntegerType.get_signless(32)
+    attrs = {"inputPrecision": ir.IntegerAttr.get(i32, 0), "maxNumImpreciseAcc": ir.IntegerAttr.get(i32, 0)}
+    _replace_with_new(op, "tt.dot", [a, b, zero], [tr], attrs)
+    return True
+
+
 PATTERNS = {
     "tt.addptr": (addptr_zero, addptr_addptr),
     "arith.select": (select_masked_load,),
@@ -214,6 +248,7 @@ PATTERNS = {
     "tt.splat": (splat_constant,),
     "arith.addi": (dot_add,),
     "arith.addf": (dot_add,),
+    "tt.reduce": (broadcast_mul_reduce,),
 }
 
 
