@@ -134,3 +134,19 @@ def test_broadcast_multiply_sum(gpu, m, n, k, bm, bn, bk):
     ref = x.cpu().double() @ y.cpu().double()
     tol = dict(atol=1e-2, rtol=1e-2) if bk >= 16 else dict(atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(z.cpu().double(), ref, **tol)
+
+
+@pytest.mark.parametrize("num_ctas", [2, 4])
+@pytest.mark.parametrize("cooperative", [False, True])
+def test_num_ctas_above_one_runs(gpu, num_ctas, cooperative):
+    """``num_ctas > 1`` (Triton's thread-block clusters, a speed choice) used to be refused at launch; each program
+    now runs as one CTA with the values of ``num_ctas=1`` (Triton's test_load_scope_sem_coop_grid_cta_not_one)."""
+    gen = torch.Generator().manual_seed(num_ctas)
+    m, n, k = 64, 64, 64
+    x = (torch.randn(m, k, generator=gen) * 0.1).to(gpu.device)
+    y = (torch.randn(k, n, generator=gen) * 0.1).to(gpu.device)
+    z = torch.empty(m, n, device=gpu.device)
+    G.mul_broadcast_matmul[(2, 2)](z, x, y, M=m, N=n, K=k, BM=32, BN=32, BK=8, num_ctas=num_ctas,
+                                   launch_cooperative_grid=cooperative)
+    gpu.done()
+    torch.testing.assert_close(z.cpu().double(), x.cpu().double() @ y.cpu().double(), atol=1e-5, rtol=1e-5)

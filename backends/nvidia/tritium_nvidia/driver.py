@@ -244,8 +244,8 @@ class LoadedKernel:
                                  f"At {self.n_regs} registers per thread the device's registers per block hold "
                                  f"{self.max_threads} threads: a lower num_warps, or a kernel needing fewer "
                                  f"registers, fits.")
-        if int(md.get("num_ctas", 1) or 1) != 1:
-            raise KernelRuntimeError(f"kernel '{self.name}': num_ctas > 1 (clusters) is not supported yet")
+        # num_ctas > 1 (Triton: each program a thread-block cluster, its tiles split over the cluster's CTAs) is a
+        # performance choice that does not change a kernel's values: here each program runs as one CTA
         if int(md.get("profile_scratch_size", 0) or 0):
             raise KernelRuntimeError(f"kernel '{self.name}' needs profile scratch memory, which the cuda launcher "
                                      f"does not allocate")
