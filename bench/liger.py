@@ -37,7 +37,7 @@ def _select(src: str) -> list:
     return [f for f in files if not any(s in os.path.basename(f) for s in SKIP_FILES)]
 
 
-def run(src: str, impl: str, device: str, pytest_args: list, timeout: int) -> dict:
+def run(src: str, impl: str, device: str, pytest_args: list, timeout: int, log: str | None = None) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(src, "src"), src] +
                                         ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
@@ -52,14 +52,28 @@ def run(src: str, impl: str, device: str, pytest_args: list, timeout: int) -> di
     rest = [a for a in pytest_args if a not in files]
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *files, *rest]
     t = time.perf_counter()
-    p = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True, timeout=timeout)
+    try:
+        p = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True, timeout=timeout)
+        out, rc = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:  # keep what finished (pytest -rA lines, the progress so far)
+        def text(b):
+            return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+        out, rc = text(e.stdout) + text(e.stderr) + f"\n(timed out after {timeout} s)\n", None
     wall = time.perf_counter() - t
-    out = p.stdout + p.stderr
+    if log:
+        with open(log, "w") as f:
+            f.write(out)
     last = [ln for ln in out.splitlines() if re.search(r"\d+ (passed|failed|error)", ln)]
     summary = last[-1] if last else out[-2000:]
     counts = {k: int(v) for v, k in re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)", summary)}
+    if not last:  # stopped before pytest's summary (a timeout): count the outcomes -v printed
+        counts = {}
+        for word in re.findall(r"\b(PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)\b", out):
+            key = {"ERROR": "errors"}.get(word, word.lower())
+            counts[key] = counts.get(key, 0) + 1
+        summary = ", ".join(f"{v} {k}" for k, v in counts.items()) + " (before the timeout)"
     return {"impl": impl, "device": device, "summary": summary.strip("= "), "counts": counts, "wall_s": wall,
-            "returncode": p.returncode, "failures": [ln for ln in out.splitlines() if ln.startswith(("FAILED",
+            "returncode": rc, "failures": [ln for ln in out.splitlines() if ln.startswith(("FAILED",
                                                                                                      "ERROR"))]}
 
 
@@ -77,6 +91,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--json", help="write the result here")
+    ap.add_argument("--log", help="write pytest's whole output here")
     a = ap.parse_args(argv)
     tmp = None
     src = a.liger_src
@@ -87,7 +102,7 @@ def main(argv=None) -> int:
         src = tmp
     if not src:
         ap.error("give --liger-src DIR or --fetch")
-    res = run(os.path.abspath(os.path.expanduser(src)), a.impl, a.device, extra, a.timeout)
+    res = run(os.path.abspath(os.path.expanduser(src)), a.impl, a.device, extra, a.timeout, a.log)
     print(f"{res['impl']} on {res['device']}: {res['summary']} ({res['wall_s']:.0f} s)")
     for f in res["failures"]:
         print("  " + f)
