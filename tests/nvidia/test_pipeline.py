@@ -175,6 +175,7 @@ func.func public @k(%p: !tt.ptr<f32>) {{
         num_ctas = 1
         enable_fp_fusion = True
         maxnreg = None
+        arch = None
 
     md = {"target": {"backend": "cuda", "arch": 90}}
     with make_context():

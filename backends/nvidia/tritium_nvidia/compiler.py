@@ -13,6 +13,7 @@ Importing this module imports neither MLIR nor llvmlite: the stages do, when the
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Optional
@@ -68,18 +69,16 @@ class CUDACompiler(BaseCompiler):
         return CUDAOptions.parse(options, backend=self.name)
 
     def target_for_arch(self, arch=None) -> GPUTarget:
-        if arch is None:
-            arch = 90
-        s = str(arch).lower().removeprefix("sm_").removeprefix("sm").removesuffix("a")
-        if not s.isdigit():
-            raise ValueError(f"bad CUDA arch {arch!r}: expected a compute capability like 90 or sm_90")
-        return GPUTarget("cuda", int(s), 32)
+        return GPUTarget("cuda", 90 if arch is None else _parse_arch(arch), 32)
 
-    def target_for_options(self, target: GPUTarget, options: CUDAOptions) -> GPUTarget:
-        """The ``arch`` option (``"sm80"``, ``"sm_90a"``, ``80``), else ``TRITON_OVERRIDE_ARCH``, retargets the
-        compile, as in Triton (the kernel must then run on a device that loads that arch's cubin)."""
-        arch = options.arch or os.environ.get("TRITON_OVERRIDE_ARCH")
-        return self.target_for_arch(arch) if arch else target
+    def options_for_target(self, options: CUDAOptions, target: GPUTarget) -> CUDAOptions:
+        """``TRITON_OVERRIDE_ARCH`` is the ``arch`` option's default (so it is part of the options' cache key)."""
+        env = os.environ.get("TRITON_OVERRIDE_ARCH")
+        if options.arch is None and env:
+            options = dataclasses.replace(options, arch=env)
+        if options.arch is not None:
+            _parse_arch(options.arch)  # a bad value is an error here, before any stage runs
+        return options
 
     def add_stages(self, stages: dict, options: CUDAOptions) -> None:
         handoff = Handoff()
@@ -104,7 +103,7 @@ class CUDACompiler(BaseCompiler):
     def make_ttir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
         """Python AST -> TTIR; block pointers are rewritten into tensors of pointers first (Triton's make_ttir on
         GPUs), inside the one TTIR pipeline."""
-        return _make_ttir(src, metadata, options, handoff, backend_passes=_ttir_passes(_arch(metadata)))
+        return _make_ttir(src, metadata, options, handoff, backend_passes=_ttir_passes(_codegen_arch(metadata, options)))
 
     @staticmethod
     def make_ttgir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
@@ -117,7 +116,7 @@ class CUDACompiler(BaseCompiler):
         module = handoff.module_for(src)
         with module.context:
             convert_to_ttgir(module, num_warps=options.num_warps, threads_per_warp=32,
-                             num_ctas=options.num_ctas, target=f"cuda:{_arch(metadata)}",
+                             num_ctas=options.num_ctas, target=f"cuda:{_codegen_arch(metadata, options)}",
                              num_stages=options.num_stages)
             run_ttgir_pipeline(module, options)
             module.operation.verify()
@@ -141,7 +140,7 @@ class CUDACompiler(BaseCompiler):
             info = AxisInfoAnalysis(module.operation)
             num_warps = ttg.module_int(module, ttg.NUM_WARPS, options.num_warps)
             shared = ttg.module_int(module, "ttg.shared", 0)
-            lowered = lower_module(module, CUDATargetInfo(_arch(metadata)), CUDA_RULES,
+            lowered = lower_module(module, CUDATargetInfo(_codegen_arch(metadata, options)), CUDA_RULES,
                                    kernel_attrs=kernel_attrs(num_warps, options.maxnreg), options=options,
                                    axis_info=info)
             llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))
@@ -180,6 +179,23 @@ class CUDACompiler(BaseCompiler):
         metadata["shared"] = metadata.get("shared", 0) + info["shared_static"]
         metadata["ptxas_log"] = info["ptxas_log"]
         return cubin
+
+
+def _codegen_arch(metadata, options: CUDAOptions) -> int:
+    """The arch TTIR, TTGIR and the LLVM IR are generated for: the ``arch`` option (or ``TRITON_OVERRIDE_ARCH``), else
+    the target's.  As in Triton, the PTX and the cubin are still for the target (the device), so that a kernel
+    generated for sm_80 (``mma.sync`` where sm_90 would use ``wgmma``) runs on an sm_90 device."""
+    if options.arch is not None:
+        return _parse_arch(options.arch)
+    return _arch(metadata)
+
+
+def _parse_arch(arch) -> int:
+    """``"sm80"``, ``"sm_90a"``, ``80``, ``"90"`` -> the compute capability as an int."""
+    s = str(arch).lower().removeprefix("sm_").removeprefix("sm").removesuffix("a")
+    if not s.isdigit():
+        raise ValueError(f"bad CUDA arch {arch!r}: expected a compute capability like 90 or sm_90")
+    return int(s)
 
 
 def _arch(metadata) -> int:

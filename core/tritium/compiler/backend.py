@@ -113,11 +113,6 @@ class BaseCompiler(ABC):
             text += f" (not implemented yet: {' -> '.join(self.unimplemented_stages)})"
         return text
 
-    def target_for_options(self, target: GPUTarget, options: Any) -> GPUTarget:
-        """The target a compile with ``options`` is for: ``target`` unless an option names another (cuda's
-        ``arch``, Triton's ``TRITON_OVERRIDE_ARCH``)."""
-        return target
-
     def options_for_target(self, options: Any, target: GPUTarget) -> Any:
         """The options to compile ``target`` with (what :func:`tritium.compiler.make_pipeline` hands to
         :meth:`add_stages`): ``options`` unless the target implies some (the interpreter's ``interpreter:eager``

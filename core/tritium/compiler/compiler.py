@@ -288,7 +288,6 @@ def make_pipeline(target: Any = None, options: Union[None, dict, BaseOptions] = 
     if not compiler.supports_target(target):
         raise TritiumError(f"the '{target.backend}' backend does not support target {target}")
     opts = options if isinstance(options, BaseOptions) else compiler.parse_options(dict(options or {}))
-    target = compiler.target_for_options(target, opts)
     opts = compiler.options_for_target(opts, target)
     stages: dict = {}
     compiler.add_stages(stages, opts)
