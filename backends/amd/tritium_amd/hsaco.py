@@ -56,6 +56,10 @@ def llir_to_amdgcn(llir: str, kernel: str, arch: str = "gfx942", opt_level: int 
         pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
         pto.slp_vectorization = True  # packed math (v_pk_add_f32, v_pk_fma_f32) from the per-register ops
         pb = llvm.create_pass_builder(tm, pto)
+        # drop the device-library functions the kernel does not call before O3 optimises every one of them
+        dce = llvm.create_new_module_pass_manager()
+        dce.add_global_dead_code_eliminate_pass()
+        dce.run(mod, pb)
         pb.getModulePassManager().run(mod, pb)
         if _link_printf_alloc(mod):  # the pipeline lowered printf into calls of __printf_alloc: inline it
             pb = llvm.create_pass_builder(tm, pto)

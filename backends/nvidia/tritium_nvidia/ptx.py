@@ -96,6 +96,11 @@ def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3, refl
     try:
         pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
         pb = llvm.create_pass_builder(tm, pto)
+        if "__nv_" in llir:
+            # drop the libdevice functions the kernel does not call before O3 optimises every one of them
+            dce = llvm.create_new_module_pass_manager()
+            dce.add_global_dead_code_eliminate_pass()
+            dce.run(mod, pb)
         mpm = pb.getModulePassManager()
         mpm.run(mod, pb)
         mod.verify()
