@@ -205,6 +205,23 @@ def test_compile_out_removes_the_previous_compiles_files(fake, kfile, tmp_path, 
     assert "removed" in capsys.readouterr().out
 
 
+def test_compile_out_never_removes_what_it_did_not_write(fake, kfile, tmp_path, capsys):
+    """A user's own ``add.bin`` next to an earlier compile's outputs, and an output the user edited, stay."""
+    base = ["compile", f"{kfile}:add", "-s", "*fp32,*fp32,*fp32,i32", "-c", "BLOCK=4", "-t", "fake", "--out",
+            str(tmp_path)]
+    assert cli.main(base + ["--emit", "sig"]) == 0  # the compile's metadata lists every stage, bin too
+    (tmp_path / "add.bin").write_text("the user's own file")
+    assert cli.main(base + ["--emit", "sig"]) == 0
+    assert (tmp_path / "add.bin").read_text() == "the user's own file"
+    assert cli.main(base + ["--emit", "bin"]) == 0  # now written by tritium: add.sig is its earlier output
+    assert not (tmp_path / "add.sig").exists()
+    assert cli.main(base + ["--emit", "sig"]) == 0
+    (tmp_path / "add.sig").write_text("edited")
+    assert cli.main(base + ["--emit", "bin"]) == 0
+    assert (tmp_path / "add.sig").read_text() == "edited"
+    assert "removed" not in capsys.readouterr().out.split("wrote")[-1]
+
+
 def test_cache_ls_columns_align(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TRITIUM_DISABLE_CACHE", raising=False)

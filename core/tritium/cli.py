@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import hashlib
 import json
 import os
 import runpy
@@ -193,34 +194,50 @@ def cmd_compile(args: argparse.Namespace) -> int:
     out = Path(args.out or ".")
     out.mkdir(parents=True, exist_ok=True)
     _remove_stale_outputs(out, kernel.name, emit)
+    written = {}
     for e in emit:
         data = kernel.asm[e]
         path = out / f"{kernel.name}.{e}"
-        if isinstance(data, (bytes, bytearray)):
-            path.write_bytes(bytes(data))
-        else:
-            path.write_text(data if isinstance(data, str) else str(data))
+        raw = bytes(data) if isinstance(data, (bytes, bytearray)) else (data if isinstance(data, str)
+                                                                           else str(data)).encode()
+        path.write_bytes(raw)
+        written[path.name] = hashlib.sha256(raw).hexdigest()
         print(f"wrote {path}")
     meta = out / f"{kernel.name}.json"
-    meta.write_text(json.dumps(kernel.metadata, indent=2, sort_keys=True) + "\n")
+    # what this compile wrote (name -> sha256): the next compile into ``out`` removes only those, unchanged
+    meta.write_text(json.dumps({**kernel.metadata, _WRITTEN: written}, indent=2, sort_keys=True) + "\n")
     print(f"wrote {meta}")
     return 0
 
 
+_WRITTEN = "tritium_compile_wrote"
+
+
 def _remove_stale_outputs(out: Path, name: str, emit: list) -> None:
-    """Remove the files an earlier ``tritium compile`` wrote for kernel ``name`` into ``out`` (its ``NAME.json``
-    lists the stages of that compile, maybe for another target) and this one does not write again: what is left
-    in ``out`` is this compile's."""
+    """Remove the files an earlier ``tritium compile`` of kernel ``name`` wrote into ``out`` and this one does not
+    write again, so that what is left of the kernel's outputs is this compile's.  Only files that compile listed
+    in ``NAME.json`` as written by it, and whose bytes are still what it wrote, are removed: a file of the same
+    name that the user made or edited stays."""
     meta = out / f"{name}.json"
     try:
         old = json.loads(meta.read_text())
     except (OSError, ValueError):
         return
-    for stage in old.get("stages", []) if isinstance(old, dict) else []:
-        p = out / f"{name}.{stage}"
-        if stage not in emit and isinstance(stage, str) and "/" not in stage and p.is_file():
+    wrote = old.get(_WRITTEN) if isinstance(old, dict) else None
+    if not isinstance(wrote, dict):
+        return
+    keep = {f"{name}.{e}" for e in emit}
+    for fname, digest in wrote.items():
+        if not isinstance(fname, str) or "/" in fname or "\\" in fname or fname in keep:
+            continue
+        p = out / fname
+        try:
+            if not p.is_file() or hashlib.sha256(p.read_bytes()).hexdigest() != digest:
+                continue
             p.unlink()
-            print(f"removed {p} (from the previous compile, for {old.get('target', {}).get('backend', '?')})")
+        except OSError:
+            continue
+        print(f"removed {p} (written by the previous compile, for {old.get('target', {}).get('backend', '?')})")
 
 
 # ------------------------------------------------------------------------------------------- explain
