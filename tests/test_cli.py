@@ -258,3 +258,40 @@ def test_plugins_text_shows_the_json_hooks(capsys):
         if p["loaded"]:
             want = ", ".join(p["hooks"]) or "none registered now"
             assert f"hooks: {want}" in text, (p, text)
+
+
+@pytest.mark.parametrize("target,says", [
+    ("hip:gfx000", "hip:gfx000 is not an AMD arch tritium compiles for: gfx90a, gfx942"),
+    ("hip:gfx906", "hip:gfx906 is not an AMD arch"),
+    ("cuda:abc", "bad CUDA arch 'abc'"),
+    ("cuda:999", "cuda:999 is not a CUDA arch tritium compiles for: sm_75, sm_80"),
+    ("", "empty target"),
+    ("nope:1", "unknown tritium backend 'nope'"),
+])
+def test_compile_bad_target_is_a_one_line_error(target, says, tmp_path, capsys):
+    """No LLVM abort (hip:gfx000 was 'LLVM ERROR: Cannot select', rc 134), no traceback: one line naming the
+    target and what is supported, exit status 1."""
+    ex = str(ROOT / "examples" / "vector_add.py") + ":add_kernel"
+    rc = cli.main(["compile", ex, "-s", "*fp32:16,*fp32:16,*fp32:16,i32:16", "-c", "BLOCK_SIZE=64", "-t", target,
+                   "--out", str(tmp_path), "--no-cache"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and says in err and "\n" not in err and "Traceback" not in err, err
+    assert not list(tmp_path.iterdir())
+
+
+def test_bad_targets_in_the_api():
+    from tritium.compiler import ASTSource, GPUTarget, compile
+    from tritium.errors import TargetError
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        from vector_add import add_kernel
+    finally:
+        sys.path.pop(0)
+    src = ASTSource(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
+                    {"BLOCK_SIZE": 64})
+    for t in (GPUTarget("cuda", 999, 32), GPUTarget("hip", "gfx000", 64), "cuda:sm_1"):
+        with pytest.raises(TargetError):
+            compile(src, target=t, until="ttir")
+    with pytest.raises(TargetError, match="arch='sm_1'"):
+        compile(src, target="cuda:90", options={"arch": "sm_1"}, until="ttir")

@@ -123,6 +123,11 @@ class BackendUnavailable(TritiumError, RuntimeError):
     """A backend cannot be used here: the message says why and how to fix it (a pip command)."""
 
 
+class TargetError(TritiumError, ValueError):
+    """A target string or arch no backend compiles for (``cuda:abc``, ``hip:gfx000``, ``""``): raised before any
+    stage runs, with the supported archs listed (LLVM would abort the process on an arch it cannot select)."""
+
+
 class OptionError(TritiumError, ValueError, AssertionError):
     """A compile option out of its range (``num_warps`` not a power of 2, ...): a ``ValueError``, and an
     ``AssertionError`` as Triton's own check raises."""

@@ -33,6 +33,11 @@ from tritium.compiler.backend import BaseCompiler, BaseOptions, GPUTarget
 from tritium.compiler.stages import Handoff, asm
 from tritium.compiler.stages import make_ttir as _make_ttir
 from tritium.compiler.versions import MLIR_DISTS, versions_key
+from tritium.errors import TargetError
+
+
+#: the AMD archs tritium compiles for: CDNA 2 / 3 / 4 (MFMA), RDNA 3 / 3.5 / 4 (WMMA)
+HIP_ARCHS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1151", "gfx1200", "gfx1201")
 
 
 @dataclass(frozen=True)
@@ -73,10 +78,14 @@ class HIPCompiler(BaseCompiler):
         return HIPOptions.parse(options, backend=self.name)
 
     def target_for_arch(self, arch=None) -> GPUTarget:
-        arch = str(arch or "gfx942").lower()
-        if not arch.startswith("gfx"):
-            raise ValueError(f"bad HIP arch {arch!r}: expected e.g. gfx942")
-        return GPUTarget("hip", arch, warp_size_of(arch))
+        arch = str(arch or "gfx942").strip().lower()
+        target = GPUTarget("hip", arch, warp_size_of(arch))
+        self.check_target(target)
+        return target
+
+    def check_target(self, target: GPUTarget) -> None:
+        if str(target.arch).lower() not in HIP_ARCHS:
+            raise TargetError(f"hip:{target.arch} is not an AMD arch tritium compiles for: {', '.join(HIP_ARCHS)}")
 
     def add_stages(self, stages: dict, options: HIPOptions) -> None:
         handoff = Handoff()

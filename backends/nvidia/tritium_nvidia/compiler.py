@@ -22,6 +22,7 @@ from tritium.compiler.backend import BaseCompiler, BaseOptions, GPUTarget
 from tritium.compiler.stages import Handoff, asm
 from tritium.compiler.stages import make_ttir as _make_ttir
 from tritium.compiler.versions import MLIR_DISTS, versions_key
+from tritium.errors import TargetError
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,14 @@ class CUDACompiler(BaseCompiler):
         return CUDAOptions.parse(options, backend=self.name)
 
     def target_for_arch(self, arch=None) -> GPUTarget:
-        return GPUTarget("cuda", 90 if arch is None else _parse_arch(arch), 32)
+        target = GPUTarget("cuda", 90 if arch is None else _parse_arch(arch), 32)
+        self.check_target(target)
+        return target
+
+    def check_target(self, target: GPUTarget) -> None:
+        if target.arch not in CUDA_ARCHS:
+            raise TargetError(f"cuda:{target.arch} is not a CUDA arch tritium compiles for: {_arch_list(CUDA_ARCHS)} "
+                              "(kernels run on sm_80 and later)")
 
     def options_for_target(self, options: CUDAOptions, target: GPUTarget) -> CUDAOptions:
         """``TRITON_OVERRIDE_ARCH`` is the ``arch`` option's default (so it is part of the options' cache key)."""
@@ -77,7 +85,8 @@ class CUDACompiler(BaseCompiler):
         if options.arch is None and env:
             options = dataclasses.replace(options, arch=env)
         if options.arch is not None:
-            _parse_arch(options.arch)  # a bad value is an error here, before any stage runs
+            if _parse_arch(options.arch) not in CODEGEN_ARCHS:  # a bad value is an error here, before any stage
+                raise TargetError(f"arch={options.arch!r}: tritium generates code for {_arch_list(CODEGEN_ARCHS)}")
         return options
 
     def add_stages(self, stages: dict, options: CUDAOptions) -> None:
@@ -190,11 +199,22 @@ def _codegen_arch(metadata, options: CUDAOptions) -> int:
     return _arch(metadata)
 
 
+#: the compute capabilities a CUDA compile may target (the PTX ``.target``: what ptxas of CUDA 13 accepts) and, for
+#: the ``arch`` option, generate code for (Volta's too: its dots are FMA loops)
+CUDA_ARCHS = (75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121)
+CODEGEN_ARCHS = (70, 72) + CUDA_ARCHS
+
+
+def _arch_list(archs) -> str:
+    return ", ".join(f"sm_{a}" for a in archs)
+
+
 def _parse_arch(arch) -> int:
     """``"sm80"``, ``"sm_90a"``, ``80``, ``"90"`` -> the compute capability as an int."""
-    s = str(arch).lower().removeprefix("sm_").removeprefix("sm").removesuffix("a")
+    s = str(arch).strip().lower().removeprefix("sm_").removeprefix("sm").removesuffix("a")
     if not s.isdigit():
-        raise ValueError(f"bad CUDA arch {arch!r}: expected a compute capability like 90 or sm_90")
+        raise TargetError(f"bad CUDA arch {arch!r}: expected a compute capability such as 90, sm90 or sm_90a "
+                          f"(supported: {_arch_list(CUDA_ARCHS)})")
     return int(s)
 
 

@@ -78,6 +78,10 @@ class BaseCompiler(ABC):
     @abstractmethod
     def supports_target(self, target: GPUTarget) -> bool: ...
 
+    def check_target(self, target: GPUTarget) -> None:
+        """Raise :class:`~tritium.errors.TargetError` (listing what is supported) if this backend cannot compile for
+        ``target``'s arch; called before any stage runs.  Default: every arch."""
+
     @abstractmethod
     def parse_options(self, options: dict) -> Any:
         """A frozen, hashable options object (num_warps, num_stages, debug, ...)."""

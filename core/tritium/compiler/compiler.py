@@ -287,6 +287,7 @@ def make_pipeline(target: Any = None, options: Union[None, dict, BaseOptions] = 
     compiler = registry.get_compiler(target.backend)
     if not compiler.supports_target(target):
         raise TritiumError(f"the '{target.backend}' backend does not support target {target}")
+    compiler.check_target(target)
     opts = options if isinstance(options, BaseOptions) else compiler.parse_options(dict(options or {}))
     opts = compiler.options_for_target(opts, target)
     stages: dict = {}
@@ -406,6 +407,7 @@ def make_backend(target: Any) -> BaseCompiler:
     compiler = registry.get_compiler(target.backend)
     if not compiler.supports_target(target):
         raise TritiumError(f"the '{target.backend}' backend does not support target {target}")
+    compiler.check_target(target)
     return compiler
 
 

@@ -26,7 +26,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 from .. import plugins
 from .._env import env_flag
-from ..errors import BackendUnavailable
+from ..errors import BackendUnavailable, TargetError
 from .backend import Backend, BaseCompiler, BaseDriver, GPUTarget
 
 _lock = threading.RLock()
@@ -77,7 +77,7 @@ def parse_target_spec(spec: str) -> tuple:
     """``"cuda:90"`` -> ``("cuda", "90")``; ``"interpreter"`` -> ``("interpreter", None)``."""
     spec = spec.strip()
     if not spec:
-        raise ValueError("empty target")
+        raise TargetError("empty target: give a backend, optionally with an arch (interpreter, cuda:90, hip:gfx942)")
     name, sep, arch = spec.partition(":")
     return name.strip().lower(), (arch.strip() or None) if sep else None
 
