@@ -12,9 +12,13 @@ from tests.e2e.kernels import _layer_norm_fwd_fused, add_kernel, softmax_persist
 mlir_ir = pytest.importorskip("mlir.ir")
 
 
-def ttir(fn, signature, constexprs=None, attrs=None):
+def ttir(fn, signature, constexprs=None, attrs=None, debug=False):
+    from tritium.compiler.backend import BaseOptions
+    from tritium.language.target_info import compiling_for
+
     ctx = make_context()
-    module = make_ttir(fn, signature, constexprs or {}, attrs or {}, ctx)
+    with compiling_for(None, BaseOptions(debug=debug)):
+        module = make_ttir(fn, signature, constexprs or {}, attrs or {}, ctx)
     text = module.operation.get_asm(enable_debug_info=True)
     # round trip through the parser
     with ctx:
@@ -415,7 +419,7 @@ def misc_kernel(X, Y, L, BLOCK: tl.constexpr):
 
 
 def test_scans_atomics_block_pointers_debug():
-    t = ttir(misc_kernel, {"X": "*fp32", "Y": "*fp32", "L": "*i32"}, {"BLOCK": 32})
+    t = ttir(misc_kernel, {"X": "*fp32", "Y": "*fp32", "L": "*i32"}, {"BLOCK": 32}, debug=True)
     assert re.search(r'"tt.scan"\(%\w+\) \{axis = 0 : i32, combine = @cumsum_f32', t)
     assert len(re.findall(r"combine = @lambda_f32", t)) == 2
     assert re.search(r'"tt.atomic_rmw".*atomic_rmw_op = 5 : i32', t)

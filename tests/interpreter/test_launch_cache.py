@@ -53,7 +53,7 @@ def grid2d(out_ptr, W, BLOCK: tl.constexpr):
     tl.store(out_ptr + (j * W + i) * BLOCK + k, v)
 
 
-@tritium.jit
+@tritium.jit(debug=True)  # device asserts are compiled in only with debug, as in Triton
 def checked(x_ptr, limit, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)

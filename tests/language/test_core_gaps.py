@@ -380,3 +380,37 @@ def test_broadcast_multiply_sum_values_on_the_interpreter():
     z = np.empty((m, n), np.float32)
     mul_broadcast_matmul[(m // 32, n // 16)](z, x, y, M=m, N=n, K=kk, BM=32, BN=16, BK=32)
     np.testing.assert_allclose(z, x.astype(np.float64) @ y, rtol=1e-4, atol=1e-4)
+
+
+@triton.jit
+def asserting(X, LIMIT: tl.constexpr, STATIC_OK: tl.constexpr, N: tl.constexpr):
+    x = tl.load(X + tl.arange(0, N))
+    tl.device_assert(x < LIMIT, "x must stay below LIMIT")
+    tl.device_assert(STATIC_OK, "the static condition")
+
+
+@pytest.mark.parametrize("how", ["none", "option", "option_off", "jit", "env", "env_and_option_off"])
+def test_device_assert_is_checked_only_with_debug(monkeypatch, how):
+    """``tl.device_assert`` as in Triton 3.6: compiled in only with ``debug`` (the launch option, ``@jit(debug=True)``
+    or ``TRITON_DEBUG=1``, which wins over ``debug=False``); a compile-time false condition then fails at launch.
+    It used to fire on the interpreter by default and leave ``__assertfail`` in every PTX."""
+    monkeypatch.setenv("TRITON_DEBUG", "1" if how.startswith("env") else "0")
+    # a JITFunction of its own per case (as Triton's test_device_assert): TRITON_DEBUG is read when a kernel compiles
+    fn = triton.jit(asserting.fn, debug=True if how == "jit" else None)
+    kw = {"option": dict(debug=True), "option_off": dict(debug=False), "env_and_option_off": dict(debug=False)}.get(
+        how, {})
+    on = how in ("option", "jit", "env", "env_and_option_off")
+    x = np.arange(16, dtype=np.float32)
+    fn[(1,)](x, LIMIT=100.0, STATIC_OK=True, N=16, **kw)  # holds: no error either way
+    for limit, static_ok in ((5.0, True), (100.0, False)):
+        if on:
+            with pytest.raises(DeviceAssertionError, match="x must stay below LIMIT|the static condition"):
+                fn[(1,)](x, LIMIT=limit, STATIC_OK=static_ok, N=16, **kw)
+        else:
+            fn[(1,)](x, LIMIT=limit, STATIC_OK=static_ok, N=16, **kw)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_device_assert_in_the_ptx_only_with_debug(debug):
+    k = _cuda(asserting, {"X": "*fp32"}, {"LIMIT": 5.0, "STATIC_OK": True, "N": 64}, debug=debug)
+    assert ("__assertfail" in k.asm["ptx"]) == debug

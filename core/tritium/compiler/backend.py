@@ -45,6 +45,8 @@ class BaseOptions:
     def parse(cls, opts: Optional[dict] = None, backend: str = ""):
         names = {f.name for f in fields(cls)}
         given = {k: v for k, v in (opts or {}).items() if v is not None}
+        if "debug" in names and is_true(os.environ.get("TRITON_DEBUG", "0")):  # Triton's knob: debug on, whatever
+            given["debug"] = True                                           # the option or @jit say
         fusion = os.environ.get("TRITON_DEFAULT_FP_FUSION")  # Triton's knob for the default (knobs.language)
         if fusion is not None and "enable_fp_fusion" in names and "enable_fp_fusion" not in given:
             given["enable_fp_fusion"] = is_true(fusion)

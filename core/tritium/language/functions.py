@@ -621,11 +621,9 @@ def device_print(prefix, *args, hex=False):
 
 @builtin
 def device_assert(cond, msg="", mask=None):
-    if not isinstance(cond, tensor):
-        if not _unwrap(cond):
-            raise SemanticError(f"device_assert with a false compile-time condition: {_unwrap(msg)}")
-        return None
-    _s.device_assert(cond, _unwrap(msg))
+    """Checked at run time when the kernel is compiled with ``debug`` (else compiled out, as in Triton); a
+    compile-time false condition then fails at every launch."""
+    _s.device_assert(cond if isinstance(cond, tensor) else _s.to_tensor(bool(_unwrap(cond))), _unwrap(msg))
     return None
 
 

@@ -1842,6 +1842,12 @@ def device_print(prefix, args, hex=False):
 
 
 def device_assert(cond, msg=""):
+    """``tt.assert`` of ``cond`` when the kernel is compiled with ``debug`` (the option, ``@jit(debug=True)`` or
+    ``TRITON_DEBUG=1``), else nothing, as in Triton: a release kernel pays nothing for its assertions."""
+    from .target_info import current_options
+
+    if not getattr(current_options(), "debug", False):
+        return
     b = _b()
     cond = cast(to_tensor(cond), tl.int1)
     b.create("tt.assert", [cond], [], {"message": b.str_attr(str(msg))})
