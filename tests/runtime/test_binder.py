@@ -244,3 +244,14 @@ def test_pre_run_hook(fake):
 def test_cache_key_covers_callees():
     assert len(kern.cache_key) == 64
     assert kern.cache_key != kern_dns.cache_key
+
+
+def test_misspelled_option_names_the_parameters_and_the_closest_option():
+    import numpy as np
+
+    @tritium.jit
+    def k(X, BLOCK: tl.constexpr):
+        tl.store(X + tl.arange(0, BLOCK), 1.0)
+
+    with pytest.raises(TypeError, match=r"kernel 'k' \(parameters: X, BLOCK\).*'num_warp': did you mean 'num_warps'\?"):
+        k[(1,)](np.zeros(16, np.float32), BLOCK=16, num_warp=4)

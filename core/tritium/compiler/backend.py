@@ -53,7 +53,12 @@ class BaseOptions:
         unknown = sorted(set(given) - names)
         if unknown:
             where = f" of the {backend} backend" if backend else ""
-            raise TypeError(f"unknown option(s){where}: {', '.join(unknown)} (known: {', '.join(sorted(names))})")
+            import difflib
+
+            hints = [f"'{u}': did you mean '{m[0]}'?" for u in unknown
+                     for m in [difflib.get_close_matches(u, names, n=1)] if m]
+            hint = f" ({'; '.join(hints)})" if hints else ""
+            raise TypeError(f"unknown option(s){where}: {', '.join(unknown)}{hint} (known: {', '.join(sorted(names))})")
         out = cls(**given)
         if out.num_warps <= 0 or out.num_warps & (out.num_warps - 1):
             from ..errors import OptionError

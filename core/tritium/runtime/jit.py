@@ -282,7 +282,7 @@ class JITFunction(_Subscript, KernelInterface):
         try:
             opts = compiler.parse_options(dict(bound.options))
         except TypeError as e:
-            raise TypeError(f"kernel '{self.__name__}': {e}") from None
+            raise TypeError(f"kernel '{self.__name__}' (parameters: {', '.join(self.arg_names)}): {e}") from None
         known = options_to_dict(opts)
         for k in bound.options:
             if k not in known:
