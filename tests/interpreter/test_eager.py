@@ -347,3 +347,22 @@ def test_spin_lock_counting_its_tries():
     _counted_lock[(20,)](data, lock, tries, BLOCK=16)
     np.testing.assert_array_equal(data, np.full(16, 20.0, np.float32))
     assert lock[0] == 0 and (tries == 0).all()  # one program at a time: nobody waited
+
+
+def test_breakpoint_outside_step_through_mode_says_how(monkeypatch):
+    """``breakpoint()`` in a kernel compiled as usual (the fast interpreter, a GPU target) is an error naming the line
+    and the mode that runs it: it was a bare NameError."""
+    import numpy as np
+
+    from tritium.errors import CompilationError
+
+    @tritium.jit
+    def stops(X, BLOCK: tl.constexpr):
+        x = tl.load(X + tl.arange(0, BLOCK))
+        breakpoint()
+        tl.store(X + tl.arange(0, BLOCK), x + 1)
+
+    monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
+    with pytest.raises(CompilationError, match=r"interpreter:eager") as e:
+        stops[(1,)](np.zeros(16, np.float32), BLOCK=16)
+    assert "breakpoint()" in str(e.value)

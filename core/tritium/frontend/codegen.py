@@ -262,6 +262,10 @@ class CodeGenerator(ast.NodeVisitor):
         if name in self.one_branch:
             raise NameError(f"'{name}' is defined in only one branch of the if statement at line "
                             f"{self.one_branch[name]}, so it cannot be used after it")
+        if name == "breakpoint":
+            raise NameError("breakpoint() needs the kernel's Python body to run: use the interpreter's step-through "
+                            "mode (TRITIUM_TARGET=interpreter:eager, or TRITIUM_INTERPRET_MODE=eager); compiled "
+                            "kernels cannot stop in a debugger")
         raise NameError(f"name '{name}' is not defined")
 
     def _check_global(self, name, v):
