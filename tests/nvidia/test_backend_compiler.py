@@ -123,7 +123,7 @@ def test_tool_version_falls_back_to_the_pin(monkeypatch):
     versions.tool_version.cache_clear()
     monkeypatch.setattr(metadata, "version", version)
     try:
-        assert versions.tool_version("llvmlite") == "0.50.0"  # pyproject's pin
+        assert versions.tool_version("llvmlite") == "0.50.0"  # constraints.txt
         assert versions.tool_version("no-such-dist") == "unknown"
     finally:
         versions.tool_version.cache_clear()

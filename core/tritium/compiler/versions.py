@@ -1,9 +1,9 @@
 """The versions of the tools a backend's output depends on, for ``BaseCompiler.hash()`` (part of every cache key).
 
-A tool's version is the installed distribution's, else the exact pin in tritium's own requirements: a machine that
-only runs kernels from a carried cache (the GPU machine: no MLIR, llvmlite or ptxas installed) computes the same
-hash as the machine that compiled them with the pinned tools, while a different installed llvmlite or ptxas makes
-a different key.  Nothing here imports the tools themselves.
+A tool's version is the installed distribution's, else the tested version in ``tritium/constraints.txt``: a
+machine that only runs kernels from a carried cache (the GPU machine: no MLIR, llvmlite or ptxas installed)
+computes the same hash as the machine that compiled them with the pinned tools, while a different installed
+llvmlite or ptxas makes a different key.  Nothing here imports the tools themselves.
 """
 from __future__ import annotations
 
@@ -13,16 +13,17 @@ import re
 
 @functools.lru_cache(maxsize=None)
 def _pins() -> dict:
-    """``{distribution name: pinned version}`` from tritium's requirements (``name==version``), extras included."""
-    from importlib import metadata
+    """``{distribution name: tested version}`` from ``tritium/constraints.txt`` (``name==version`` lines), the lock
+    file CI installs with."""
+    from importlib import resources
 
     try:
-        reqs = metadata.requires("tritium") or []
-    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        text = resources.files("tritium").joinpath("constraints.txt").read_text()
+    except (OSError, ModuleNotFoundError):
         return {}
     out = {}
-    for r in reqs:
-        m = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*==\s*([^;\s]+)", r)
+    for line in text.splitlines():
+        m = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*==\s*([^;\s#]+)", line)
         if m:
             out[_norm(m.group(1))] = m.group(2)
     return out
@@ -34,7 +35,7 @@ def _norm(name: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def tool_version(dist: str) -> str:
-    """The installed version of distribution ``dist``, else tritium's pin for it, else ``"unknown"``."""
+    """The installed version of distribution ``dist``, else its tested version (constraints.txt), else ``"unknown"``."""
     from importlib import metadata
 
     try:
