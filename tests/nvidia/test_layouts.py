@@ -132,3 +132,13 @@ def test_picture(tmp_path):
     pytest.importorskip("matplotlib")
     p = layouts.picture(SEED_003, (16, 16), tmp_path / "l.png")
     assert (tmp_path / "l.png").stat().st_size > 0 and p.endswith("l.png")
+
+
+def test_picture_of_a_wide_tile_is_capped_and_titled_readably(tmp_path):
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    lay = layouts.BlockedLayout((1, 4), (8, 4), (4, 1), (1, 0))
+    p = layouts.picture(lay, (16, 256), tmp_path / "wide.png")
+    w, h = Image.open(p).size
+    assert w < 2500 and h < 1000, (w, h)  # was 5380 px wide

@@ -1104,9 +1104,14 @@ def ownership_grid(layout, shape) -> list:
     return grid
 
 
+#: the most rows / columns :func:`picture` draws (a 256-wide tile would be a 5000-pixel-wide picture)
+PICTURE_CELLS = 64
+
+
 def picture(layout, shape, path) -> str:
     """Write a PNG of which thread owns each element of a 1-D/2-D tensor of ``shape`` (colour = warp, label =
-    lowest thread id holding it, ``+`` when replicated).  Needs matplotlib."""
+    lowest thread id holding it, ``+`` when replicated), titled with the layout's fields; at most ``PICTURE_CELLS``
+    rows and columns are drawn (the title says when the tensor is larger).  Needs matplotlib."""
     try:
         import matplotlib
 
@@ -1116,10 +1121,14 @@ def picture(layout, shape, path) -> str:
         raise ImportError("layouts.picture needs matplotlib: pip install matplotlib") from None
     if len(shape) not in (1, 2):
         raise ValueError(f"picture draws 1-D or 2-D tensors, got shape {tuple(shape)}")
+    import textwrap
+
     grid = ownership_grid(layout, shape)
     ll = layout.linear(tuple(shape))
+    full = (len(grid), len(grid[0]))
+    grid = [row[:PICTURE_CELLS] for row in grid[:PICTURE_CELLS]]
     rows, cols = len(grid), len(grid[0])
-    fig, ax = plt.subplots(figsize=(max(4, cols * 0.45), max(2, rows * 0.45)))
+    fig, ax = plt.subplots(figsize=(max(4, cols * 0.3), max(2, rows * 0.3)))
     cmap = plt.get_cmap("tab20")
     for i in range(rows):
         for j in range(cols):
@@ -1127,12 +1136,15 @@ def picture(layout, shape, path) -> str:
             w = t // ll.num_lanes
             ax.add_patch(plt.Rectangle((j, rows - 1 - i), 1, 1, color=cmap(w % 20), alpha=0.25 + 0.75 * ((t % 2) == 0)))
             label = f"{t}" + ("+" if len(grid[i][j]) > 1 else "")
-            ax.text(j + 0.5, rows - 0.5 - i, label, ha="center", va="center", fontsize=6)
+            ax.text(j + 0.5, rows - 0.5 - i, label, ha="center", va="center", fontsize=5)
     ax.set_xlim(0, cols)
     ax.set_ylim(0, rows)
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.set_title(f"{layout.to_str()} {tuple(shape)}", fontsize=7)
+    title = f"{layout!r}, tensor {tuple(shape)}"
+    if (rows, cols) != full:
+        title += f" (the first {rows} x {cols} of {full[0]} x {full[1]} elements)"
+    ax.set_title("\n".join(textwrap.wrap(title, 110)), fontsize=7)
     fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return str(path)
