@@ -315,7 +315,7 @@ def cmd_run_example(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     if args.list or not args.name:
-        names = sorted(p.stem for p in d.glob("*.py"))
+        names = sorted(p.stem for p in d.glob("*.py") if not p.stem.startswith("_"))
         if args.list:
             print("\n".join(names))
             return 0
@@ -323,7 +323,7 @@ def cmd_run_example(args: argparse.Namespace) -> int:
     path = d / (name if name.endswith(".py") else f"{name}.py")
     if not path.exists():
         print(f"tritium run-example: no example {name!r} (have: "
-              f"{', '.join(sorted(p.stem for p in d.glob('*.py')))})", file=sys.stderr)
+              f"{', '.join(sorted(p.stem for p in d.glob('*.py') if not p.stem.startswith('_')))})", file=sys.stderr)
         return 2
     if args.target:
         os.environ["TRITIUM_TARGET"] = args.target
