@@ -194,9 +194,8 @@ def _codegen_arch(metadata, options: CUDAOptions) -> int:
     """The arch TTIR, TTGIR and the LLVM IR are generated for: the ``arch`` option (or ``TRITON_OVERRIDE_ARCH``), else
     the target's.  As in Triton, the PTX and the cubin are still for the target (the device), so that a kernel
     generated for sm_80 (``mma.sync`` where sm_90 would use ``wgmma``) runs on an sm_90 device."""
-    if options.arch is not None:
-        return _parse_arch(options.arch)
-    return _arch(metadata)
+    arch = getattr(options, "arch", None)  # (stage tests call make_ttir without options)
+    return _arch(metadata) if arch is None else _parse_arch(arch)
 
 
 #: the compute capabilities a CUDA compile may target (the PTX ``.target``: what ptxas of CUDA 13 accepts) and, for
