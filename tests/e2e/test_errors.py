@@ -178,3 +178,39 @@ def test_errors_show_the_tile_indices_involved():
     msg = str(ei.value)
     assert "element offset 60" in msg and "in program (1, 0, 0)" in msg, msg
     assert "(tensor indices (7, 0), (7, 1), (7, 2), (7, 3): 4 of 32 lanes)" in msg, msg
+
+
+_BAD_SHAPES = '''
+import numpy as np
+import tritium as triton
+import tritium.language as tl
+
+
+@triton.jit
+def k(X, BLOCK: tl.constexpr):
+    x = tl.load(X + tl.arange(0, BLOCK))
+    tl.store(X + tl.arange(0, BLOCK), x + tl.zeros((BLOCK, 2), tl.float32))
+
+
+k[(1,)](np.zeros(16, np.float32), BLOCK=16)
+'''
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_a_compile_error_at_launch_is_short(tmp_path, full):
+    """The traceback of a compile error at a launch ends at the user's line and the message naming it, without
+    tritium's own 60-odd frames and the internal exception (TRITIUM_FULL_TRACEBACK=1 keeps them)."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "bad_shapes.py"
+    script.write_text(_BAD_SHAPES)
+    env = {**os.environ, "TRITIUM_TARGET": "interpreter", "TRITIUM_FULL_TRACEBACK": "1" if full else "0"}
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1
+    err = r.stderr
+    assert f"CompilationError: in kernel 'k' at {script}:10:" in err and "incompatible dimensions" in err
+    assert ("direct cause" in err) == full
+    if not full:
+        assert len(err.splitlines()) < 25, err

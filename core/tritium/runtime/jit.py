@@ -7,10 +7,12 @@ import inspect
 import textwrap
 from typing import Any, Callable, Optional
 
+from .._env import env_flag
 from ..compiler import compiler as _compiler
 from ..compiler.compiler import ASTSource, options_to_dict
 from ..compiler.launch import bound_launch, launch
 from ..compiler.registry import current_target, get_compiler, launch_context
+from ..errors import CompilationError
 from . import dependencies, sources
 from .binder import Binder, Bound
 from .launch import FastLaunch, KernelCache, arg_getter, grid3, make_launcher
@@ -293,7 +295,15 @@ class JITFunction(_Subscript, KernelInterface):
                 raise TypeError(f"kernel '{self.__name__}': callable constexpr '{name}' is not supported")
         src = ASTSource(self, bound.signature, bound.constexprs, bound.attrs)
         self.compile_count += 1
-        return _compiler.compile(src, target=target, options=opts)
+        try:
+            return _compiler.compile(src, target=target, options=opts)
+        except CompilationError as e:
+            if env_flag("TRITIUM_FULL_TRACEBACK"):
+                raise
+            # the user's line is in the message: leave out tritium's own frames and the internal exception it was
+            # raised from (kept as ``e.internal_cause``; TRITIUM_FULL_TRACEBACK=1 shows both)
+            e.internal_cause, e.__cause__, e.__suppress_context__ = e.__cause__, None, True
+            raise e.with_traceback(None) from None
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compile for these arguments (values, or type strings like ``"*fp32"``) without launching."""
