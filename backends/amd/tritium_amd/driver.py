@@ -23,6 +23,8 @@ hip-python (:mod:`tritium_amd.stub`, tests only) and the packer against real com
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
 from typing import Any, Optional
 
 from tritium.compiler.backend import GPUTarget
@@ -183,6 +185,10 @@ class HIPDriver(TorchGPUDriver):
     # ------------------------------------------------------------------------------------------ probing
     @staticmethod
     def _find_reason() -> str:
+        if _hip is None and "hip" not in sys.modules and sys.platform == "linux" and not os.path.exists("/dev/kfd"):
+            # ROCm's kernel driver device: without it there is no AMD GPU to find, and importing hip-python to ask
+            # costs a GPU-less process tens of milliseconds (a runtime already loaded, or given, is asked)
+            return "no AMD GPU (no ROCm kernel driver here: /dev/kfd does not exist)"
         try:
             h = hip()
         except ImportError as e:

@@ -390,6 +390,11 @@ class CUDADriver(TorchGPUDriver):
     # ------------------------------------------------------------------------------------------ probing
     @staticmethod
     def _find_reason() -> str:
+        if _cu is None and "cuda.bindings.driver" not in sys.modules and sys.platform == "linux" and \
+                not any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/dxg")):
+            # the NVIDIA driver's control device (WSL: /dev/dxg): without it there is no GPU to find, and importing
+            # cuda-python to ask costs a GPU-less process ~70 ms (a runtime already loaded, or given, is asked)
+            return "no CUDA device (no NVIDIA driver here: /dev/nvidiactl does not exist)"
         try:
             c = cu()
         except ImportError:
