@@ -206,7 +206,9 @@ def test_a_compile_error_at_launch_is_short(tmp_path, full):
 
     script = tmp_path / "bad_shapes.py"
     script.write_text(_BAD_SHAPES)
-    env = {**os.environ, "TRITIUM_TARGET": "interpreter", "TRITIUM_FULL_TRACEBACK": "1" if full else "0"}
+    # the default (fast) mode: step-through mode runs the kernel's Python body and keeps its whole traceback
+    env = {**os.environ, "TRITIUM_TARGET": "interpreter", "TRITIUM_INTERPRET_MODE": "fast",
+           "TRITIUM_FULL_TRACEBACK": "1" if full else "0"}
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 1
     err = r.stderr
