@@ -23,12 +23,10 @@ hip-python (:mod:`tritium_amd.stub`, tests only) and the packer against real com
 from __future__ import annotations
 
 import ctypes
-import os
-import sys
 from typing import Any, Optional
 
 from tritium.compiler.backend import GPUTarget
-from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only
+from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only, no_device_node
 from tritium.errors import KernelRuntimeError, OutOfResources
 
 from . import launcher as _launcher
@@ -185,9 +183,7 @@ class HIPDriver(TorchGPUDriver):
     # ------------------------------------------------------------------------------------------ probing
     @staticmethod
     def _find_reason() -> str:
-        if _hip is None and "hip" not in sys.modules and sys.platform == "linux" and not os.path.exists("/dev/kfd"):
-            # ROCm's kernel driver device: without it there is no AMD GPU to find, and importing hip-python to ask
-            # costs a GPU-less process tens of milliseconds (a runtime already loaded, or given, is asked)
+        if _hip is None and no_device_node(("/dev/kfd",), "hip"):  # ROCm's kernel driver device
             return "no AMD GPU (no ROCm kernel driver here: /dev/kfd does not exist)"
         try:
             h = hip()

@@ -23,7 +23,7 @@ import sys
 from typing import Any, Optional
 
 from tritium.compiler.backend import DriverUtils, GPUTarget
-from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only
+from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only, no_device_node
 from tritium.errors import BackendUnavailable, CUDAError, KernelRuntimeError, OutOfResources  # noqa: F401
 
 from . import launcher as _launcher
@@ -390,10 +390,7 @@ class CUDADriver(TorchGPUDriver):
     # ------------------------------------------------------------------------------------------ probing
     @staticmethod
     def _find_reason() -> str:
-        if _cu is None and "cuda.bindings.driver" not in sys.modules and sys.platform == "linux" and \
-                not any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/dxg")):
-            # the NVIDIA driver's control device (WSL: /dev/dxg): without it there is no GPU to find, and importing
-            # cuda-python to ask costs a GPU-less process ~70 ms (a runtime already loaded, or given, is asked)
+        if _cu is None and no_device_node(("/dev/nvidiactl", "/dev/dxg"), "cuda.bindings.driver"):  # (WSL: dxg)
             return "no CUDA device (no NVIDIA driver here: /dev/nvidiactl does not exist)"
         try:
             c = cu()

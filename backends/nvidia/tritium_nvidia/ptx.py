@@ -70,7 +70,8 @@ def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3, refl
     libdevice's ``__nvvm_reflect("__CUDA_FTZ")`` is 1, so its functions flush denormals (the module flag
     ``nvvm-reflect-ftz``); off, they keep them."""
     llvm, mod = parse_llir(llir)
-    if "__nv_" in llir:
+    uses_libdevice = "__nv_" in llir
+    if uses_libdevice:
         path = libdevice_path()
         if path is None:
             raise CompilationFailed("the kernel uses libdevice math but libdevice.10.bc was not found: "
@@ -96,7 +97,7 @@ def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3, refl
     try:
         pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
         pb = llvm.create_pass_builder(tm, pto)
-        if "__nv_" in llir:
+        if uses_libdevice:
             # drop the libdevice functions the kernel does not call before O3 optimises every one of them
             dce = llvm.create_new_module_pass_manager()
             dce.add_global_dead_code_eliminate_pass()

@@ -44,6 +44,13 @@ def _torch_c(name: str) -> Optional[Callable]:
     return getattr(getattr(torch, "_C", None), name, None) if torch is not None else None
 
 
+def no_device_node(paths: tuple, runtime_module: str) -> bool:
+    """On Linux, none of a GPU driver's device files ``paths`` exists and its Python runtime ``runtime_module`` is not
+    imported: there is no GPU to find, and importing the runtime to ask would cost a GPU-less process tens of
+    milliseconds.  (A runtime already imported, or given by a test, is asked as usual.)"""
+    return sys.platform == "linux" and runtime_module not in sys.modules and not any(os.path.exists(p) for p in paths)
+
+
 class TorchGPUDriver(BaseDriver):
     """A GPU driver whose current device and stream are torch's when torch is imported (see the module docstring)."""
 

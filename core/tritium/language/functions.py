@@ -623,7 +623,7 @@ def device_print(prefix, *args, hex=False):
 def device_assert(cond, msg="", mask=None):
     """Checked at run time when the kernel is compiled with ``debug`` (else compiled out, as in Triton); a
     compile-time false condition then fails at every launch."""
-    _s.device_assert(cond if isinstance(cond, tensor) else _s.to_tensor(bool(_unwrap(cond))), _unwrap(msg))
+    _s.device_assert(cond if isinstance(cond, tensor) else bool(_unwrap(cond)), _unwrap(msg))
     return None
 
 
