@@ -1,12 +1,18 @@
 """Interpreter benchmark: the same tutorial kernels on tritium's interpreter and on Triton's (TRITON_INTERPRET=1).
 
     python bench/interpreter.py [--repeat N] [--triton-python PATH] [--json OUT]
+    python bench/interpreter.py --cold       # each small kernel's first launch (cache empty), in a warm process
     python bench/interpreter.py --races      # tritium alone, without and with TRITIUM_INTERPRET_CHECKS=races
 
 Each implementation runs in its own worker process (Triton reads TRITON_INTERPRET at import), on the same
 inputs, in one invocation of this script.  Triton's side needs ``triton`` and ``torch``; without them it is
 skipped with a message.  ``--triton-python`` runs Triton's worker under another Python (a venv with triton and
 torch).  Times are the median of ``--repeat`` launches after one warm-up launch (which compiles).
+
+``--cold``: the cold start of a kernel, what a kernel library's unit tests pay for every kernel they launch once
+(bench/small_kernels.py): each worker first launches one throwaway kernel (the process's one-time costs: imports,
+plugins), then times the first launch of each small kernel, tritium with an empty kernel cache; ``--repeat``
+fresh processes, the median of each.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -95,7 +102,51 @@ def _worker(impl: str, repeat: int, names: list) -> dict:
     return results
 
 
-def _run_worker(python: str, impl: str, repeat: int, names: list):
+COLD = {
+    "scale": "y = a * x, 1000 float32, 4 programs",
+    "relu_sq": "relu(x)^2 with tl.where, 1000 float32",
+    "row_sum": "row sums of 16x100, one row per program",
+    "rms": "RMS norm of 16x100, one row per program",
+    "silu_mul": "silu(a) * b, 1000 float32",
+}
+
+
+def _cold_worker(impl: str, names: list) -> dict:
+    """First-launch seconds of each small kernel in ``names``, after one throwaway launch (see ``--cold``)."""
+    import numpy as np
+
+    sys.path.insert(0, str(HERE))
+    import small_kernels as S
+
+    if impl == "triton":
+        import torch
+
+        wrap = torch.from_numpy
+    else:
+        wrap = lambda a: a  # noqa: E731
+    rng = np.random.default_rng(0)
+
+    def arr(*shape):
+        return wrap(rng.standard_normal(shape, dtype=np.float32))
+
+    S.warm[(1,)](arr(64), BLOCK=64)
+    x, y, X, W, Y = arr(1000), arr(1000), arr(16, 100), arr(100), arr(16, 100)
+    launches = {
+        "scale": lambda: S.scale[(4,)](x, y, 1000, 2.0, BLOCK=256),
+        "relu_sq": lambda: S.relu_sq[(4,)](x, y, 1000, BLOCK=256),
+        "row_sum": lambda: S.row_sum[(16,)](X, y, N=100, BLOCK=128),
+        "rms": lambda: S.rms[(16,)](X, W, Y, N=100, eps=1e-6, BLOCK=128),
+        "silu_mul": lambda: S.silu_mul[(4,)](x, x, y, 1000, BLOCK=256),
+    }
+    out = {}
+    for name in names:
+        t0 = time.perf_counter()
+        launches[name]()
+        out[name] = time.perf_counter() - t0
+    return out
+
+
+def _run_worker(python: str, impl: str, repeat: int, names: list, cold: bool = False):
     env = dict(os.environ, BENCH_IMPL=impl)
     env.pop("TRITIUM_INTERPRET_CHECKS", None)
     if impl == "tritium-races":  # the race detector's cost: the same worker with the check on
@@ -108,9 +159,12 @@ def _run_worker(python: str, impl: str, repeat: int, names: list):
         env["TRITIUM_TARGET"] = "interpreter"
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "core"), str(ROOT / "backends" / "interpreter"),
                                                           env.get("PYTHONPATH")]))
+    call = f"b._cold_worker({impl!r}, {names!r})" if cold else f"b._worker({impl!r}, {repeat}, {names!r})"
     code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import interpreter as b; "
-            f"print('RESULT' + json.dumps(b._worker({impl!r}, {repeat}, {names!r})))")
-    r = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True)
+            f"print('RESULT' + json.dumps({call}))")
+    with tempfile.TemporaryDirectory(prefix="bench-interp-cache-") as cache:
+        env["TRITIUM_CACHE_DIR"] = cache  # every worker starts with an empty kernel cache
+        r = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True)
     for line in r.stdout.splitlines():
         if line.startswith("RESULT"):
             return json.loads(line[6:]), None
@@ -118,7 +172,10 @@ def _run_worker(python: str, impl: str, repeat: int, names: list):
 
 
 def _has_triton(python: str) -> bool:
-    r = subprocess.run([python, "-c", "import triton, torch"], capture_output=True)
+    try:
+        r = subprocess.run([python, "-c", "import triton, torch"], capture_output=True)
+    except OSError:  # no such interpreter
+        return False
     return r.returncode == 0
 
 
@@ -130,9 +187,12 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS))
     ap.add_argument("--json", default=str(HERE / "out" / "interpreter.json"))
     ap.add_argument("--races", action="store_true", help="the race detector's cost (tritium only)")
+    ap.add_argument("--cold", action="store_true", help="each small kernel's first launch, cache empty")
     args = ap.parse_args(argv)
     if args.races:
         return races_cost(args)
+    if args.cold:
+        return cold_start(args)
 
     ours, err = _run_worker(sys.executable, "tritium", args.repeat, args.only)
     if ours is None:
@@ -160,6 +220,38 @@ def main(argv=None) -> int:
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=2))
+    return 0
+
+
+def cold_start(args) -> int:
+    """``--cold``: each small kernel's first launch on both interpreters, the median over ``--repeat`` processes."""
+    names = list(COLD)
+    runs = {"tritium": [], "triton": []}
+    has_triton = _has_triton(args.triton_python)
+    for _ in range(args.repeat):
+        for impl, python in (("tritium", sys.executable), ("triton", args.triton_python)):
+            if impl == "triton" and not has_triton:
+                continue
+            res, err = _run_worker(python, impl, 1, names, cold=True)
+            if res is None:
+                print(f"{impl} worker failed:", *err, sep="\n  ")
+                return 1
+            runs[impl].append(res)
+    if not has_triton:
+        print(f"Triton's interpreter skipped: `import triton, torch` fails under {args.triton_python}")
+    print(f"\n{'first launch, cache empty':<52} {'tritium ms':>10} {'triton ms':>10} {'ratio':>8}")
+    rows = []
+    for name in names:
+        ours = statistics.median(r[name] for r in runs["tritium"])
+        theirs = statistics.median(r[name] for r in runs["triton"]) if runs["triton"] else None
+        ratio = ours / theirs if theirs else None
+        rows.append({"workload": name, "description": COLD[name], "tritium_s": ours, "triton_s": theirs,
+                     "tritium_over_triton": ratio})
+        print(f"{COLD[name]:<52} {ours * 1e3:>10.1f} {(f'{theirs * 1e3:.1f}' if theirs else '-'):>10} "
+              f"{(f'{ratio:.2f}x' if ratio else '-'):>8}")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "cold": rows}, indent=2))
     return 0
 
 

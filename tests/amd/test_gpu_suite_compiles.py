@@ -218,6 +218,7 @@ def check_entry(arch: str, wave: int, entry: Path) -> list:
     return bad
 
 
+@pytest.mark.campaign
 @pytest.mark.parametrize("arch", list(RUNS))
 def test_every_gpu_test_kernel_compiles_to_hsaco(arch, tmp_path):
     from tritium_amd.hsaco import lld_command

@@ -11,6 +11,7 @@ def _bad(results):
             if not (outcome == "ok" or outcome.startswith("error:"))]
 
 
+@pytest.mark.campaign
 def test_interpreter_frontend_fuzz():
     res = campaign(300, seed=20261124, target="interpreter")
     s = summary(res)
@@ -18,6 +19,7 @@ def test_interpreter_frontend_fuzz():
     assert s.get("ok", 0) > 20 and sum(v for k, v in s.items() if k.startswith("error:")) > 100, s
 
 
+@pytest.mark.campaign
 def test_cuda_backend_fuzz_through_ptxas():
     pytest.importorskip("llvmlite")
     res = campaign(120, seed=11, target="cuda:90")  # through the LLVM lowering, llvmlite and ptxas

@@ -22,6 +22,7 @@ def test_generated_kernels_match_numpy(case):
     assert not why, f"{why}\n{G.source(case)}"
 
 
+@pytest.mark.campaign
 @pytest.mark.parametrize("seed", [1, 2])
 def test_seeded_cases_match_numpy(seed):
     """The seeded generator the GPU test uses: the interpreter agrees with the model on the very same cases."""

@@ -31,6 +31,7 @@ def test_generated_programs_match_numpy(case):
     _check(case)
 
 
+@pytest.mark.campaign
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_seeded_programs_match_numpy(seed):
     """The very cases the GPU test runs (tests/gpu/test_programs_gpu.py: same generator, seeds and count)."""

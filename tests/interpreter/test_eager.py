@@ -227,6 +227,7 @@ def test_generated_programs_equal_in_both_modes():
             assert fast.tobytes() == slow.tobytes(), (name, P.source(case))
 
 
+@pytest.mark.campaign
 def test_e2e_suite_in_step_through_mode():
     """Every e2e kernel (tests/e2e) run in step-through mode against the same references as the fast mode."""
     env = dict(os.environ, TRITIUM_INTERPRET_MODE="eager")

@@ -236,6 +236,7 @@ def test_data_race_error_is_a_kernel_runtime_error():
     assert issubclass(DataRaceError, KernelRuntimeError)
 
 
+@pytest.mark.campaign
 def test_every_e2e_kernel_is_race_free_under_the_detector():
     """No false reports: the e2e suite (tutorial kernels, reductions, loops, atomics, dots) passes with the check."""
     import os

@@ -25,6 +25,7 @@ def _ptxas():
     return ptxas_path()
 
 
+@pytest.mark.campaign
 def test_every_gpu_test_kernel_compiles_to_sm90a_cubin(tmp_path):
     if _ptxas() is None:
         pytest.skip("ptxas not found (pip install 'tritium[nvidia]')")

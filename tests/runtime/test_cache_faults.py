@@ -19,25 +19,41 @@ from tritium.compiler.compiler import compile
 from tests.runtime.test_cache import (RACE_SCRIPT, RUN_SCRIPT, cdir, entries, expected, launch, load,  # noqa: F401
                                       src_of, write_kernel)
 
-# in the child: die (as SIGKILL would: no cleanup) at the STEP-th durable step of a cache write -- each fsync of a
-# stage file, of metadata.json, of the directories, and the rename that publishes the entry
+# in the child: die (as SIGKILL would: no cleanup) at the STEP-th step of a cache write -- each file of the entry (a
+# stage file, metadata.json) just opened (empty) and just closed (whole), and just before and after the rename that
+# publishes the entry
 KILL_PRELUDE = '''
-import os, sys
+import builtins, os, sys
 _step, _n = int(os.environ["KILL_AT"]), [0]
 def _tick():
     _n[0] += 1
     if _n[0] == _step:
         os._exit(9)
-_fsync, _rename = os.fsync, os.rename
-def fsync(fd):
-    _tick(); _fsync(fd)
+_open, _rename = builtins.open, os.rename
+class _Ticking:
+    def __init__(self, f):
+        self.f = f
+    def __enter__(self):
+        return self.f.__enter__()
+    def __exit__(self, *a):
+        r = self.f.__exit__(*a)
+        _tick()
+        return r
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+def open_(path, mode="r", *k, **kw):
+    f = _open(path, mode, *k, **kw)
+    if "w" in mode and ".tmp-" in str(path):
+        _tick()
+        return _Ticking(f)
+    return f
 def rename(a, b, *k, **kw):
     if ".tmp-" in str(a):
         _tick()
     _rename(a, b, *k, **kw)
     if ".tmp-" in str(a):
         _tick()
-os.fsync, os.rename = fsync, rename
+builtins.open, os.rename = open_, rename
 '''
 
 
@@ -47,7 +63,7 @@ def _run(script, env, extra=None):
     return r
 
 
-@pytest.mark.parametrize("step", range(1, 8))
+@pytest.mark.parametrize("step", range(1, 10))
 def test_writer_killed_at_every_step(cdir, tmp_path, step):  # noqa: F811
     path = write_kernel(tmp_path / "src")
     env = {**os.environ, "TRITIUM_CACHE_DIR": str(cdir), "TRITIUM_TARGET": "interpreter"}
@@ -77,8 +93,8 @@ def _steps_before_publish(cdir, env, script) -> int:
     probe = cdir.parent / "probe-cache"
     shutil.rmtree(probe, ignore_errors=True)
     counter = KILL_PRELUDE.replace("os._exit(9)", "pass").replace(
-        "os.fsync, os.rename = fsync, rename",
-        "os.fsync, os.rename = fsync, rename\n"
+        "builtins.open, os.rename = open_, rename",
+        "builtins.open, os.rename = open_, rename\n"
         "_r = rename\n"
         "def rename(a, b, *k, **kw):\n"
         "    _r(a, b, *k, **kw)\n"

@@ -19,9 +19,10 @@ machine can fill a cache that a GPU machine with the same tritium tree reads.
 
 Entry layout: ``<dir>/<key>/`` holds one file per stage (``<kernel>.<stage>``, text or bytes) and
 ``metadata.json`` (format version, key, kernel metadata, and for each stage the file name, kind, size and
-sha256).  Writes are atomic: an entry is built in a temporary directory inside the cache dir, fsynced, then
-``os.rename``-d into place; a process that loses the race discards its copy and uses the winner's.  An entry
-that fails any check (bad JSON, missing file, checksum mismatch) is moved aside, deleted and recompiled; it is
+sha256).  Writes are atomic: an entry is built in a temporary directory inside the cache dir, then
+``os.rename``-d into place, not fsynced (an entry a power loss tore fails its checksums on the next read and is
+recompiled; the five fsyncs of an entry cost a fifth of a small kernel's compile on the interpreter); a process that
+loses the race discards its copy and uses the winner's.  An entry that fails any check (bad JSON, missing file, checksum mismatch) is moved aside, deleted and recompiled; it is
 never loaded.  A writer killed mid-write leaves only its ``.tmp-*`` directory, which no reader looks at; a store
 removes such leftovers once they are an hour old.  No pickle: metadata is JSON, artefacts are the stages' text or
 bytes.
@@ -216,19 +217,6 @@ def _safe(name: str) -> str:
     return out[:80] or "kernel"
 
 
-def _fsync_dir(path: Any) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
 class FileCache:
     """The kernel cache in one directory.  ``get(key)`` / ``put(key, asm, metadata)``; see the module docstring."""
 
@@ -326,17 +314,12 @@ class FileCache:
                 fname = f"{base}.{_safe(stage)}"
                 with open(tmp / fname, "wb") as f:
                     f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
                 records.append({"stage": stage, "file": fname, "kind": kind, "size": len(data),
                                 "sha256": hashlib.sha256(data).hexdigest()})
             meta = {"format": FORMAT, "key": key, "name": metadata.get("name", "kernel"),
                     "created": time.time(), "files": records, "metadata": metadata}
             with open(tmp / META, "w", encoding="utf-8") as f:
                 json.dump(meta, f, indent=1, sort_keys=True)
-                f.flush()
-                os.fsync(f.fileno())
-            _fsync_dir(tmp)
             final = self.entry_dir(key)
             for _ in range(3):
                 try:
@@ -351,7 +334,6 @@ class FileCache:
                         self._discard(final)
                     continue
                 stats["stores"] += 1
-                _fsync_dir(self.dir)
                 self._sweep()
                 return True
             return False

@@ -36,16 +36,20 @@ def _is_jit(v: Any) -> bool:
 
 
 def cache_key(fn: Any) -> tuple:
-    """``(key, used)``: the sha256 hex key of ``fn``'s code (source, flags, file name -- no absolute paths --,
-    the ``@jit`` functions it calls and the globals they read), and the :class:`UsedGlobal` list."""
+    """``(key, used, files)``: the sha256 hex key of ``fn``'s code (source, flags, file name -- no absolute paths
+    --, the ``@jit`` functions it calls and the globals they read), the :class:`UsedGlobal` list, and the
+    :func:`source_files` (found on the same walk: each function's AST is scanned once)."""
     used: list = []
-    return _key(fn, {}, used), used
+    files: list = []
+    return _key(fn, {}, used, files), used, files
 
 
-def _key(fn: Any, seen: dict, used: list) -> str:
+def _key(fn: Any, seen: dict, used: list, files: list) -> str:
     if id(fn) in seen:  # recursion: the key of a function being hashed is its name
         return f"<recursive {fn.__qualname__}>"
     seen[id(fn)] = fn
+    if fn.file not in files:
+        files.append(fn.file)
     deps, own = scan(fn)
     h = hashlib.sha256(fn.src.encode())
     h.update(repr((fn.noinline, fn.debug, fn.starting_line_number,
@@ -54,27 +58,14 @@ def _key(fn: Any, seen: dict, used: list) -> str:
         h.update(f"\0{g.label}={type(g.value).__name__}:{g.value!r}".encode())
     used.extend(own)
     for label, dep in deps:
-        h.update(f"\0{label}:{_key(dep, seen, used)}".encode())
+        h.update(f"\0{label}:{_key(dep, seen, used, files)}".encode())
     return h.hexdigest()
 
 
 def source_files(fn: Any) -> list:
     """The files of ``fn`` and of the ``@jit`` functions it calls or references, transitively, each once, in a
     fixed order (``fn``'s first, then depth first by label): the files a compiled kernel's source locations name."""
-    out: list = []
-    seen: set = set()
-
-    def walk(f):
-        if id(f) in seen:
-            return
-        seen.add(id(f))
-        if f.file not in out:
-            out.append(f.file)
-        for _, dep in scan(f)[0]:
-            walk(dep)
-
-    walk(fn)
-    return out
+    return cache_key(fn)[2]
 
 
 def same_value(a: Any, b: Any) -> bool:

@@ -179,15 +179,17 @@ class JITFunction(_Subscript, KernelInterface):
         """Hash of the source, of the ``@jit`` functions it calls (transitively) and of the global values they
         read; stable across machines (no absolute paths)."""
         if self._cache_key is None:
-            self._cache_key, self.used_global_vals = dependencies.cache_key(self)
+            self._cache_key, self.used_global_vals, files = dependencies.cache_key(self)
+            if self._source_files is None:
+                self._source_files = files
         return self._cache_key
 
     @property
     def source_files(self) -> list:
         """This kernel's file and those of the ``@jit`` functions it calls, transitively, in a fixed order: where a
         compiled kernel's source locations point (``compile()`` moves a cached kernel's locations to these files)."""
-        if self._source_files is None:  # like cache_key, computed once
-            self._source_files = dependencies.source_files(self)
+        if self._source_files is None:  # with cache_key, computed once
+            self.cache_key
         return self._source_files
 
     def check_globals(self) -> None:
