@@ -60,8 +60,9 @@ def _first_line(e: BaseException) -> str:
 
 
 def worker(impl: str, device: str, dtype_name: str, families: list, shard: tuple, samples: int,
-           timeout: int) -> list:
-    """Run this shard's cases in this process; one dict per case."""
+           timeout: int, save=None) -> list:
+    """Run this shard's cases in this process; one dict per case (``save(cases)`` after each operator, so a shard
+    stopped at the deadline leaves what it ran)."""
     if impl == "tritium":  # before torch imports triton (run_impl also sets TRITIUM_AS_TRITON=1)
         import tritium
 
@@ -124,6 +125,8 @@ def worker(impl: str, device: str, dtype_name: str, families: list, shard: tuple
                 rec["seconds"] = round(time.perf_counter() - t0, 3)
                 rec.setdefault("kernels", metrics.generated_kernel_count)
                 out.append(rec)
+            if save is not None:
+                save(out)
     return out
 
 
@@ -144,8 +147,14 @@ def run_impl(impl: str, args) -> list:
                "--shard", f"{j}/{args.jobs}", "--json", f"{tmp}/shard{j}.json"]
         procs.append((j, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
     rows = []
+    deadline = time.time() + args.deadline if args.deadline else None
     for j, p in procs:
-        log, _ = p.communicate()
+        try:
+            log, _ = p.communicate(timeout=max(1.0, deadline - time.time()) if deadline else None)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            log, _ = p.communicate()
+            print(f"{impl} shard {j} stopped at the deadline ({args.deadline} s): its cases so far count")
         f = Path(f"{tmp}/shard{j}.json")
         if f.exists():
             rows += json.loads(f.read_text())["cases"]
@@ -173,7 +182,7 @@ def compare(a: dict, b: dict) -> int:
         cb = sum(1 for k in common if kb[k]["outcome"] == outcome)
         print(f"{outcome:<28} {ca:>10} {cb:>10}")
     with_kernels = [k for k in common if ka[k].get("kernels", 0) or kb[k].get("kernels", 0)]
-    print(f"{'cases (of them with kernels)':<28} {len(common):>10} {len(with_kernels):>10}")
+    print(f"{len(common)} cases both ran, {len(with_kernels)} of them with kernels")
     differ = [k for k in common if ka[k]["outcome"] != kb[k]["outcome"]]
     print(f"\n{len(differ)} cases differ:")
     for k in differ:
@@ -195,6 +204,7 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=3, help="sample inputs per operator")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per case")
     ap.add_argument("--jobs", type=int, default=1, help="processes per implementation")
+    ap.add_argument("--deadline", type=int, default=0, help="seconds per implementation, then the shards stop")
     ap.add_argument("--shard", default="0/1")
     ap.add_argument("--json", default=str(HERE / "out" / "inductor_opinfo.json"))
     ap.add_argument("--compare", nargs=2, metavar="JSON")
@@ -204,9 +214,15 @@ def main(argv=None) -> int:
         return compare(a, b)
     if args.impl:  # a worker
         i, n = (int(x) for x in args.shard.split("/"))
-        rows = worker(args.impl, args.device, args.dtype, args.families, (i, n), args.samples, args.timeout)
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"impl": args.impl, "cases": rows}))
+
+        def save(rows):
+            part = Path(args.json + ".part")
+            part.write_text(json.dumps({"impl": args.impl, "cases": rows}))
+            os.replace(part, args.json)
+
+        rows = worker(args.impl, args.device, args.dtype, args.families, (i, n), args.samples, args.timeout, save)
+        save(rows)
         print(args.impl, summary(rows))
         return 0
     results = {}
