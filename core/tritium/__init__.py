@@ -11,7 +11,7 @@ from .runtime import driver as _driver  # noqa: F401  (tritium.runtime.driver.ac
 from .runtime._allocation import set_allocator
 from .runtime.autotuner import Autotuner, Heuristics, autotune, heuristics
 from .runtime.config import Config
-from .runtime.jit import JITFunction, KernelInterface, jit
+from .runtime.jit import JITFunction, KernelInterface, constexpr_function, jit
 from .runtime.reinterpret import TensorWrapper, reinterpret
 from .runtime import sources as _sources
 from .triton_alias import install_as_triton, uninstall_as_triton
@@ -46,5 +46,6 @@ def __getattr__(name):
 __all__ = ["jit", "JITFunction", "KernelInterface", "compile", "ASTSource", "CompiledKernel", "Config",
            "autotune", "heuristics", "Autotuner", "Heuristics", "set_allocator", "reinterpret", "TensorWrapper",
            "CompilationError", "OutOfResources", "TritiumError", "TritonError", "BackendUnavailable", "cdiv",
-           "next_power_of_2", "install_as_triton", "uninstall_as_triton", "language", "testing", "runtime", "tools",
+           "next_power_of_2", "constexpr_function", "install_as_triton", "uninstall_as_triton", "language", "testing",
+           "runtime", "tools",
            "__version__"]

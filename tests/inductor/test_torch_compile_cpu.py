@@ -116,3 +116,14 @@ def test_mlp_forward_backward(inductor_cpu_triton):
     torch.testing.assert_close(out, ref_out, atol=1e-4, rtol=1e-4)
     for g, r in zip([p.grad for p in mlp.parameters()], ref_grads):
         torch.testing.assert_close(g, r, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("descending,stable", [(False, False), (True, True)])
+@pytest.mark.parametrize("shape,dim", [((6, 5, 7), -1), ((5, 5, 5), 0), ((4, 100), 1)])
+def test_sort_and_argsort(inductor_cpu_triton, shape, dim, descending, stable):
+    # Inductor's sort kernel (triton_helpers.sort_with_index) calls tl.standard._log2, a constexpr_function
+    x = torch.randn(shape)
+    _check(lambda a: torch.sort(a, dim=dim, descending=descending, stable=stable), x, atol=0, rtol=0)
+    ties = torch.randint(0, 4, shape).float()  # stable: equal keys keep their order, so the indices match
+    if stable:
+        _check(lambda a: torch.sort(a, dim=dim, descending=descending, stable=True), ties, atol=0, rtol=0)

@@ -548,6 +548,8 @@ class CodeGenerator(ast.NodeVisitor):
             return self.call_jit(fn, args, kws)
         if isinstance(fn, _Lambda):
             return fn(*args)
+        if isinstance(fn, _c.ConstexprFunction):
+            return _wrap(fn(*args, **kws))
         if fn is _py.print:  # as in Triton: tl.device_print, a leading string the prefix
             if kws:
                 raise _Unsupported(f"print() in a @jit function takes no keywords (got {sorted(kws)}): it is "

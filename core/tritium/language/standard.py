@@ -24,7 +24,7 @@ import builtins as _py
 
 from . import core as _c
 from . import semantic as _s
-from .core import SemanticError, _tensor_member_fn, _unwrap, builtin, constexpr, tensor
+from .core import SemanticError, _tensor_member_fn, _unwrap, builtin, constexpr, constexpr_function, tensor
 
 
 # ----------------------------------------------------------------------------------------------
@@ -59,7 +59,18 @@ def _cx_bool(v, fn, what):
     return bool(v)
 
 
-def _log2(n, fn, what):
+@constexpr_function
+def _log2(i):
+    """Triton's ``tl.standard._log2``: floor(log2(i)) of a compile-time int (0 for i <= 1); Inductor's sort and
+    scan helpers call it in their kernels."""
+    n, log2 = int(i), 0
+    while n > 1:
+        n >>= 1
+        log2 += 1
+    return log2
+
+
+def _log2_checked(n, fn, what):
     if n < 1 or n & (n - 1):
         raise SemanticError(f"{fn}(): {what} must be a power of two, got {n}")
     return n.bit_length() - 1
@@ -125,7 +136,7 @@ def flip(x, dim=None):
     x = _block(x, "flip")
     d = _dim(x, dim, "flip", last_only=False)
     shape = list(x.type.shape)
-    steps = _log2(shape[d], "flip", f"the size of dim {d}")
+    steps = _log2_checked(shape[d], "flip", f"the size of dim {d}")
     if steps == 0:
         return x
     bits, st = _as_bits(x, "flip")
@@ -184,12 +195,12 @@ def _sort_impl(x, k, dim, descending, fn):
     desc = _cx_bool(descending, fn, "descending")
     shape = list(x.type.shape)
     n = shape[-1]
-    log_n = _log2(n, fn, "the size of the sorted (last) dimension")
+    log_n = _log2_checked(n, fn, "the size of the sorted (last) dimension")
     if k is None:
         log_k = log_n
     else:
         k = _cx(k, fn, "k")
-        log_k = _log2(k, fn, "k")
+        log_k = _log2_checked(k, fn, "k")
         if k > n:
             raise SemanticError(f"{fn}(): k={k} is larger than the size of the last dimension ({n})")
     if log_n == 0:
@@ -239,7 +250,7 @@ def bitonic_merge(x, dim=None, descending=False):
     _dim(x, dim, "bitonic_merge", last_only=True)
     desc = _cx_bool(descending, "bitonic_merge", "descending")
     shape = list(x.type.shape)
-    log_n = _log2(shape[-1], "bitonic_merge", "the size of the last dimension")
+    log_n = _log2_checked(shape[-1], "bitonic_merge", "the size of the last dimension")
     if log_n == 0:
         return x
     h = _s.reshape(x, shape[:-1] + [2] * log_n)

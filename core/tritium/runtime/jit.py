@@ -356,3 +356,7 @@ def jit(fn: Optional[Callable] = None, *, version=None, repr=None, launch_metada
                            source=source)
 
     return decorator(fn) if fn is not None else decorator
+
+
+# triton.runtime.jit's names for it; imported last: tritium.language imports this module's jit
+from ..language.core import ConstexprFunction, constexpr_function  # noqa: E402,F401
