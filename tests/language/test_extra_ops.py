@@ -134,10 +134,41 @@ _U = {
     "fabs": (np.abs, lambda n: RNG.uniform(-100, 100, n)),
     "abs": (np.abs, lambda n: RNG.uniform(-100, 100, n)),
     "j0": (None, lambda n: RNG.uniform(-20, 20, n)),  # checked against a series below
+    "y0": ("mpmath", lambda n: RNG.uniform(0.01, 40, n)),  # against mpmath (torch's dependency)
+    "y1": ("mpmath", lambda n: RNG.uniform(0.01, 40, n)),
     "fast_expf": (np.exp, lambda n: RNG.uniform(-10, 10, n)),
     "fast_logf": (np.log, lambda n: RNG.uniform(0.01, 100, n)),
     "fast_sinf": (np.sin, lambda n: RNG.uniform(-3, 3, n)),
 }
+
+
+def _bessely(n, x):
+    mpmath = pytest.importorskip("mpmath")
+    return np.array([float(mpmath.bessely(int(k), float(v))) for k, v in np.broadcast(n, x)])
+
+
+@triton.jit
+def _yn_kernel(N, X, O, n, BLOCK: tl.constexpr):
+    r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = r < n
+    tl.store(O + r, libdevice.yn(tl.load(N + r, mask=m, other=0), tl.load(X + r, mask=m, other=1)), mask=m)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_libdevice_yn_and_the_edges(dt):
+    """Y_n of the second kind for n in -6..6 on the interpreter (series, Hankel's expansion, recurrence) against
+    mpmath; -inf at 0, NaN below 0 (as libdevice)."""
+    n = 300
+    order = RNG.integers(-6, 7, n).astype(np.int32)
+    x = RNG.uniform(0.3, 60, n).astype(dt)
+    o = np.full(n, np.nan, dt)
+    _yn_kernel[(triton.cdiv(n, 128),)](order, x, o, n, BLOCK=128)
+    tol = dict(rtol=2e-6, atol=1e-6) if dt == np.float32 else dict(rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(o.astype(np.float64), _bessely(order, x.astype(np.float64)), **tol)
+    edge = np.array([0.0, -1.0, np.inf], dt)
+    oe = np.zeros(3, dt)
+    K.ld_unary[(1,)](edge, oe, 3, NAME="y0", BLOCK=4)
+    assert oe[0] == -np.inf and np.isnan(oe[1]) and oe[2] == 0
 
 
 def _j0_series(x):
@@ -164,6 +195,9 @@ def test_libdevice_unary(name, dt):
         np.testing.assert_allclose(_vec(math.erf)(o.astype(np.float64)).astype(np.float64), x64, **tol)
     elif name == "j0":
         np.testing.assert_allclose(o, _j0_series(x64), rtol=1e-5, atol=1e-6 if dt == np.float32 else 1e-9)
+    elif ref_fn == "mpmath":
+        np.testing.assert_allclose(o.astype(np.float64), _bessely(int(name[1]), x64),
+                                   **(tol if dt == np.float32 else dict(rtol=1e-9, atol=1e-10)))
     else:
         ref = np.asarray(ref_fn(x64), dtype=np.float64)
         np.testing.assert_allclose(o.astype(np.float64), ref, **tol)
@@ -387,7 +421,7 @@ def bad_extra(X, I, O, flag, WHAT: tl.constexpr):
     elif WHAT == "asm_interpreter":
         y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)  # ERR:asm_interpreter
     elif WHAT == "libdevice_no_numpy":
-        y = libdevice.y0(x)  # ERR:libdevice_no_numpy
+        y = tl.core.extern_elementwise("libfoo", "", [x], {(tl.float32,): ("foo_f32", tl.float32)}, is_pure=True)  # ERR:libdevice_no_numpy
     tl.store(O + tl.arange(0, 16), y)
 
 
@@ -416,7 +450,7 @@ def _marked(tag):
     ("asm_pack0", r"inline_asm_elementwise\(\) pack must be >= 1, got 0"),
     ("asm_dtype", r"inline_asm_elementwise\(\) dtype must be a scalar tl dtype"),
     ("asm_interpreter", r"tt.elementwise_inline_asm \(inline assembly\) is not supported on the interpreter"),
-    ("libdevice_no_numpy", r"the interpreter has no NumPy implementation of libdevice.y0 \('__nv_y0f'\)"),
+    ("libdevice_no_numpy", r"the interpreter does not know the external function 'foo_f32'"),
 ])
 def test_wrong_uses_name_the_line(what, pattern):
     x = np.ones(16, np.float32)

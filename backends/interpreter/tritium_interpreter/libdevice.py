@@ -7,8 +7,9 @@ by the function's name otherwise.  ``__ocml_*`` (AMD) names fall back to the fun
 and a type suffix.  Values arrive as the interpreter stores them: float32 / float64, and signless integers as
 signed int32 / int64 (an unsigned argument is reinterpreted here); the caller casts the result to the result
 type.  Rounding-mode variants (``_rz``, ``_rd``, ``_ru``) compute in a wider type and round in the mode's
-direction (fp64 operations through long double).  Bessel functions of the second kind (y0, y1, yn) have no
-equivalent here: the call is a CompilationError naming its line (``missing(symbol)`` says why).
+direction (fp64 operations through long double).  Bessel functions: J_n by its periodic integral, Y_0 / Y_1 by their
+power series (x <= 12) and Hankel's expansion beyond, Y_n by recurrence.  A symbol with no NumPy implementation
+here is a CompilationError naming its line (``missing(symbol)`` says why).
 """
 from __future__ import annotations
 
@@ -261,6 +262,79 @@ def _jn(n, x):
     return _periodic_mean(x64, lambda t: np.cos(n64 * t - x64 * math.sin(t))).astype(np.asarray(x).dtype)
 
 
+_EULER = 0.5772156649015329
+
+
+def _y01_series(n, x):
+    """Y_0 / Y_1 (``n`` 0 or 1) for 0 < x <= 12 from their power series (float64; the largest term is ~4e3, so about
+    1e-12 of absolute error):  Y_n = (2/pi) ln(x/2) J_n - (1/pi) [n / (x/2)] - (1/pi) sum_k (psi(k+1) +
+    psi(n+k+1)) (-x^2/4)^k (x/2)^n / (k! (n+k)!),  psi(m+1) = -gamma + H_m."""
+    h = x / 2
+    q = -h * h
+    jn = np.zeros_like(x)
+    tail = np.zeros_like(x)
+    term = h ** n / math.factorial(n)  # (-x^2/4)^k (x/2)^n / (k! (n+k)!) at k = 0
+    hk, hnk = 0.0, sum(1.0 / j for j in range(1, n + 1))  # H_k, H_(n+k)
+    for k in range(60):
+        jn += term
+        tail += (hk + hnk - 2 * _EULER) * term
+        term = term * q / ((k + 1) * (n + k + 1))
+        hk += 1.0 / (k + 1)
+        hnk += 1.0 / (n + k + 1)
+    y = (2 / math.pi) * np.log(h) * jn - tail / math.pi
+    return y - (1 / (math.pi * h) if n == 1 else 0.0)
+
+
+def _y01_asymptotic(n, x):
+    """Y_0 / Y_1 for x > 12 from Hankel's expansion, summed while its terms shrink (the smallest is below
+    e^(-2x) ~ 4e-11 of the value):  Y_n = sqrt(2 / (pi x)) (P sin chi + Q cos chi), chi = x - (n/2 + 1/4) pi."""
+    mu = 4.0 * n * n
+    p, qs = np.ones_like(x), np.zeros_like(x)
+    a = np.ones_like(x)
+    live = np.ones(x.shape, bool)
+    for k in range(1, 40):
+        nxt = a * (mu - (2 * k - 1) ** 2) / (k * 8 * x)
+        live &= np.abs(nxt) < np.abs(a)
+        a = np.where(live, nxt, 0.0)
+        if k % 2:  # Q = a1 - a3 + a5 - ...
+            qs += a if k % 4 == 1 else -a
+        else:  # P = 1 - a2 + a4 - ...
+            p += a if k % 4 == 0 else -a
+    chi = x - (n / 2 + 0.25) * math.pi
+    return np.sqrt(2 / (math.pi * x)) * (p * np.sin(chi) + qs * np.cos(chi))
+
+
+def _y01(n, x):
+    x64 = np.asarray(x, _F64)
+    out = np.full(x64.shape, np.nan)
+    out[x64 == 0] = -np.inf
+    out[x64 == np.inf] = 0.0
+    small = (x64 > 0) & (x64 <= 12)
+    big = (x64 > 12) & np.isfinite(x64)
+    out[small] = _y01_series(n, x64[small])
+    out[big] = _y01_asymptotic(n, x64[big])
+    return out
+
+
+def _yn(n, x):
+    """Bessel Y_n (integer n) of the second kind: Y_0 and Y_1 (:func:`_y01`), then the upward recurrence
+    Y_(k+1) = (2k / x) Y_k - Y_(k-1), stable for Y; Y_(-n) = (-1)^n Y_n.  NaN for x < 0, -inf at 0."""
+    dt = np.asarray(x).dtype
+    x64 = np.asarray(x, _F64)
+    n64 = np.broadcast_to(np.asarray(n, np.int64), x64.shape)
+    m = np.abs(n64)
+    y0, y1 = _y01(0, x64), _y01(1, x64)
+    out = np.where(m == 0, y0, y1)
+    prev, cur = y0, y1
+    for k in range(1, int(m.max(initial=1))):
+        with np.errstate(all="ignore"):
+            prev, cur = cur, (2 * k / x64) * cur - prev
+        out = np.where(m == k + 1, cur, out)
+    out = np.where((n64 < 0) & (m % 2 == 1), -out, out)
+    out = np.where(x64 == 0, -np.inf, out)
+    return out.astype(dt)
+
+
 def _i1(x):
     """Modified Bessel I_1: (1/2 pi) * integral over [0, 2 pi) of exp(x cos t) cos t."""
     x64 = np.asarray(x, _F64)
@@ -306,6 +380,7 @@ _BY_NAME = {
     "lgamma": _map(_safe(math.lgamma, _lgamma_pole)), "tgamma": _map(_safe(math.gamma, _tgamma_pole)),
     "cyl_bessel_i0": lambda x: np.i0(x.astype(_F64)).astype(x.dtype), "cyl_bessel_i1": _i1,
     "j0": lambda x: _jn(0, x), "j1": lambda x: _jn(1, x), "jn": _jn,
+    "y0": lambda x: _yn(0, x), "y1": lambda x: _yn(1, x), "yn": _yn,
     "atan2": np.arctan2, "hypot": np.hypot, "rhypot": lambda x, y: (1 / np.hypot(x, y)).astype(x.dtype),
     "fmod": np.fmod, "remainder": _remainder, "copysign": np.copysign, "nextafter": np.nextafter,
     "fdim": _fdim, "fmin": np.fmin, "fmax": np.fmax, "min": np.fmin, "max": np.fmax,
