@@ -9,6 +9,7 @@ this script never copies into the project:
     python bench/liger.py --liger-src ~/Liger-Kernel --impl triton       # the same tests with Triton
     python bench/liger.py --liger-src ~/Liger-Kernel --device cuda       # on the GPU
     python bench/liger.py --liger-src ~/Liger-Kernel -- -k rms_norm -x   # after --: pytest's own arguments
+    python bench/liger.py --src ~/attorch --device cuda -- tests --subset   # another library: its tests after --
 
 The tests need ``transformers`` (``pip install transformers``); ``liger_kernel`` itself is put on ``PYTHONPATH``
 from the checkout's ``src`` (installing it would pull a real Triton in). The default selection is
@@ -84,7 +85,8 @@ def main(argv=None) -> int:
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1:]
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--liger-src", help="a Liger-Kernel checkout")
+    ap.add_argument("--liger-src", "--src", dest="liger_src",
+                    help="a Liger-Kernel checkout (or another library's, with its test paths after --)")
     ap.add_argument("--fetch", action="store_true", help="git clone Liger-Kernel into a temporary directory")
     ap.add_argument("--ref", default="main", help="the branch or tag --fetch checks out")
     ap.add_argument("--impl", choices=("tritium", "triton"), default="tritium")
