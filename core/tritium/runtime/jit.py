@@ -14,6 +14,7 @@ from ..compiler.launch import bound_launch, launch
 from ..compiler.registry import current_target, get_compiler, launch_context
 from ..errors import CompilationError
 from . import dependencies, sources
+from .constexpr_fn import ConstexprFunction, constexpr_function  # noqa: F401  (triton.runtime.jit's names)
 from .binder import Binder, Bound
 from .launch import FastLaunch, KernelCache, arg_getter, grid3, make_launcher
 from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (triton.runtime.jit's names)
@@ -357,6 +358,3 @@ def jit(fn: Optional[Callable] = None, *, version=None, repr=None, launch_metada
 
     return decorator(fn) if fn is not None else decorator
 
-
-# triton.runtime.jit's names for it; imported last: tritium.language imports this module's jit
-from ..language.core import ConstexprFunction, constexpr_function  # noqa: E402,F401
