@@ -36,18 +36,22 @@ WORKLOADS = {
 }
 
 
+def _wrapper(impl: str):
+    """What a NumPy array becomes for ``impl``'s kernels: a torch tensor on it for Triton, itself for tritium."""
+    if impl == "triton":
+        import torch
+
+        return torch.from_numpy
+    return lambda a: a
+
+
 def _worker(impl: str, repeat: int, names: list) -> dict:
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
     from tests.e2e import kernels as K  # the tests' tutorial kernels, against BENCH_IMPL
 
-    if impl == "triton":
-        import torch
-
-        wrap = torch.from_numpy
-    else:
-        wrap = lambda a: a  # noqa: E731
+    wrap = _wrapper(impl)
     rng = np.random.default_rng(0)
     results = {}
 
@@ -118,12 +122,7 @@ def _cold_worker(impl: str, names: list) -> dict:
     sys.path.insert(0, str(HERE))
     import small_kernels as S
 
-    if impl == "triton":
-        import torch
-
-        wrap = torch.from_numpy
-    else:
-        wrap = lambda a: a  # noqa: E731
+    wrap = _wrapper(impl)
     rng = np.random.default_rng(0)
 
     def arr(*shape):

@@ -22,10 +22,10 @@ Entry layout: ``<dir>/<key>/`` holds one file per stage (``<kernel>.<stage>``, t
 sha256).  Writes are atomic: an entry is built in a temporary directory inside the cache dir, then
 ``os.rename``-d into place, not fsynced (an entry a power loss tore fails its checksums on the next read and is
 recompiled; the five fsyncs of an entry cost a fifth of a small kernel's compile on the interpreter); a process that
-loses the race discards its copy and uses the winner's.  An entry that fails any check (bad JSON, missing file, checksum mismatch) is moved aside, deleted and recompiled; it is
-never loaded.  A writer killed mid-write leaves only its ``.tmp-*`` directory, which no reader looks at; a store
-removes such leftovers once they are an hour old.  No pickle: metadata is JSON, artefacts are the stages' text or
-bytes.
+loses the race discards its copy and uses the winner's.  An entry that fails any check (bad JSON, missing file,
+checksum mismatch) is moved aside, deleted and recompiled; it is never loaded.  A writer killed mid-write leaves
+only its ``.tmp-*`` directory, which no reader looks at; a store removes such leftovers once they are an hour old.
+No pickle: metadata is JSON, artefacts are the stages' text or bytes.
 
 Nothing here imports MLIR, llvmlite, the frontend or ``tritium.language``.  Layering: above
 :mod:`tritium.plugins` (``tritium_bypass_cache``) and below ``compile()``, which consults it; the autotuner keeps

@@ -5,8 +5,6 @@ value known at compile time) or plain Python objects (tuples, dtypes, functions,
 """
 from __future__ import annotations
 
-import functools
-
 import builtins as _py
 import threading
 from typing import Any, List, Optional

@@ -38,7 +38,9 @@ def _is_jit(v: Any) -> bool:
 def cache_key(fn: Any) -> tuple:
     """``(key, used, files)``: the sha256 hex key of ``fn``'s code (source, flags, file name -- no absolute paths
     --, the ``@jit`` functions it calls and the globals they read), the :class:`UsedGlobal` list, and the
-    :func:`source_files` (found on the same walk: each function's AST is scanned once)."""
+    source files: those of ``fn`` and of the ``@jit`` functions it calls or references, transitively, each once,
+    ``fn``'s first, then depth first by label (the files a compiled kernel's source locations name), found on the
+    same walk so that each function's AST is scanned once."""
     used: list = []
     files: list = []
     return _key(fn, {}, used, files), used, files
@@ -60,12 +62,6 @@ def _key(fn: Any, seen: dict, used: list, files: list) -> str:
     for label, dep in deps:
         h.update(f"\0{label}:{_key(dep, seen, used, files)}".encode())
     return h.hexdigest()
-
-
-def source_files(fn: Any) -> list:
-    """The files of ``fn`` and of the ``@jit`` functions it calls or references, transitively, each once, in a
-    fixed order (``fn``'s first, then depth first by label): the files a compiled kernel's source locations name."""
-    return cache_key(fn)[2]
 
 
 def same_value(a: Any, b: Any) -> bool:

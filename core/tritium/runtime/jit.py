@@ -357,4 +357,3 @@ def jit(fn: Optional[Callable] = None, *, version=None, repr=None, launch_metada
                            source=source)
 
     return decorator(fn) if fn is not None else decorator
-
