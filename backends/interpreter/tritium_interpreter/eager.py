@@ -265,6 +265,13 @@ class _Rewrite(ast.NodeTransformer):
             return self._call("_tr_attr", [node.value, ast.copy_location(ast.Constant(node.attr), node)], node)
         return node
 
+    def visit_Assign(self, node):  # `x = 1`: a typed value, as the frontend's assignment (core.typed_constexpr)
+        self.generic_visit(node)
+        unpack = _py.any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets)
+        node.value = self._call("_tr_assign", [node.value, ast.copy_location(ast.Constant(unpack), node)],
+                                node.value)
+        return node
+
     def visit_Assert(self, node):
         self.generic_visit(node)
         msg = node.msg if node.msg is not None else ast.copy_location(ast.Constant(""), node)
@@ -277,6 +284,19 @@ class _Rewrite(ast.NodeTransformer):
         node.decorator_list = []
         self.generic_visit(node)
         return node
+
+
+def _tr_assign(v, unpack=False):
+    """The value of ``x = v`` in a kernel: a number (or a constexpr of one) as a ``typed_constexpr``, as the
+    frontend's assignment; unpacked into names (``a, b = 1, 2``), each number likewise; anything else as it is."""
+    if unpack and isinstance(v, (tuple, list)):
+        return type(v)(_tr_assign(x, True) for x in v)
+    if isinstance(v, tlc.typed_constexpr) or isinstance(v, tensor):
+        return v
+    u = tlc._unwrap(v)
+    if isinstance(u, (bool, int, float)):
+        return tlc.typed_constexpr(u)
+    return v
 
 
 def _tr_and(a, *rest):
@@ -327,7 +347,7 @@ def _builtin_abs(x):
     return _s.abs(x) if isinstance(x, tensor) else _py.abs(tlc._unwrap(x))
 
 
-_EAGER_NAMES = {"_tr_and": _tr_and, "_tr_or": _tr_or, "_tr_not": _tr_not, "_tr_assert": _tr_assert,
+_EAGER_NAMES = {"_tr_assign": _tr_assign, "_tr_and": _tr_and, "_tr_or": _tr_or, "_tr_not": _tr_not, "_tr_assert": _tr_assert,
                 "_tr_attr": _s.kernel_attribute,
                 "range": _builtin_range, "min": _builtin_min, "max": _builtin_max, "abs": _builtin_abs,
                 "len": _s.builtin_len}

@@ -325,20 +325,26 @@ class CodeGenerator(ast.NodeVisitor):
     # assignment
     # ------------------------------------------------------------------------------------------
 
-    def _assign(self, target, value):
+    def _assign(self, target, value, typed=True):
+        """``target = value``.  As in Triton, a number assigned to a name (``typed``: not under a ``tl.constexpr``
+        annotation) has the type of the scalar tensor Triton makes of it: a :class:`core.typed_constexpr`."""
         if isinstance(target, ast.Name):
             if self._stmt is not None:
                 self.last_assign[target.id] = self._stmt
             if isinstance(value, _Lambda):
                 raise _Unsupported("lambda is only supported as a combine function argument (tl.reduce / "
                                    "tl.associative_scan)")
-            self.lscope[target.id] = _wrap(value)
+            value = _wrap(value)
+            if typed and isinstance(value, constexpr) and not isinstance(value, _c.typed_constexpr) and \
+                    _is_py_scalar(value.value):
+                value = _c.typed_constexpr(value.value)
+            self.lscope[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             vals = self._as_sequence(value)
             if len(vals) != len(target.elts):
                 raise ValueError(f"cannot unpack {len(vals)} values into {len(target.elts)} targets")
             for t, v in zip(target.elts, vals):
-                self._assign(t, v)
+                self._assign(t, v, typed)
         elif isinstance(target, ast.Subscript):
             raise _Unsupported("assignment to a subscript (x[i] = ...) is not supported: tensors are immutable; "
                                "use tl.where or tl.store")
@@ -363,6 +369,8 @@ class CodeGenerator(ast.NodeVisitor):
                 raise SemanticError(f"'{ast.unparse(node.target)}' is annotated tl.constexpr but its value is a "
                                     "tensor (not known at compile time)")
             value = constexpr(value)
+            self._assign(node.target, value, typed=False)
+            return
         self._assign(node.target, value)
 
     def visit_AugAssign(self, node):
@@ -391,7 +399,7 @@ class CodeGenerator(ast.NodeVisitor):
         if type(op) not in self._BINOPS:
             raise _Unsupported(f"unsupported binary operator {type(op).__name__}")
         fn, pyname = self._BINOPS[type(op)]
-        if isinstance(lhs, tensor) or isinstance(rhs, tensor):
+        if isinstance(lhs, (tensor, _c.typed_constexpr)) or isinstance(rhs, (tensor, _c.typed_constexpr)):
             return fn(lhs, rhs)
         import operator
         pyfn = getattr(operator, pyname)
@@ -404,6 +412,8 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_UnaryOp(self, node):
         v = self.visit(node.operand)
+        if isinstance(v, _c.typed_constexpr) and isinstance(node.op, (ast.USub, ast.Invert)):
+            return _s.minus(v) if isinstance(node.op, ast.USub) else _s.invert(v)
         if isinstance(v, tensor):
             if isinstance(node.op, ast.USub):
                 return _s.minus(v)

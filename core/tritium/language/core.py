@@ -476,6 +476,47 @@ class constexpr:
         return getattr(self.value, name)
 
 
+class typed_constexpr(constexpr):
+    """A Python number assigned to a name in a kernel (``x = 1``, ``eps = 1e-5``, ``n = BLOCK``).  Triton makes
+    such a value a scalar tensor of ``to_tensor``'s type (int32 / uint32 / int64 / uint64, fp32 / fp64, int1), so
+    ``int8_tensor + x`` is int32 and ``fp16_tensor * eps`` fp32; tritium gives it that type wherever it meets a
+    tensor or another typed value (``semantic.binary_op_type_checking``, ``semantic.fold``) and keeps its value
+    known at compile time, so it may still size a range or choose a branch.  ``dtype`` is that type."""
+
+    def __init__(self, value, dtype=None):
+        super().__init__(value)
+        if dtype is None:
+            dtype = value.dtype if isinstance(value, typed_constexpr) else _sem().scalar_type_of_python(self.value)
+        self.__dict__["dtype"] = dtype
+
+    def __repr__(self):
+        return f"constexpr[{self.value}: {self.dtype}]"
+
+
+def _typed_binop(name):
+    def f(self, other):
+        return getattr(_sem(), name)(self, other)
+
+    def r(self, other):
+        return getattr(_sem(), name)(other, self)
+
+    return f, r
+
+
+# Python's operators on a typed value (step-through mode runs kernels as Python; tl's own Python code): Triton's
+# tensor arithmetic, folded where exact (semantic.fold); comparisons stay constexpr's (a compile-time bool)
+for _name, _sname in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "truediv"),
+                      ("floordiv", "floordiv"), ("mod", "mod"), ("pow", "pow"), ("and", "and_"), ("or", "or_"),
+                      ("xor", "xor_"), ("lshift", "shl"), ("rshift", "shr")]:
+    _f, _r = _typed_binop(_sname)
+    setattr(typed_constexpr, f"__{_name}__", _f)
+    setattr(typed_constexpr, f"__r{_name}__", _r)
+typed_constexpr.__neg__ = lambda self: _sem().minus(self)
+typed_constexpr.__invert__ = lambda self: _sem().invert(self)
+typed_constexpr.__pos__ = lambda self: self
+typed_constexpr.__hash__ = constexpr.__hash__
+
+
 def _cx_binop(op):
     def f(self, other):
         if isinstance(other, tensor):

@@ -127,7 +127,7 @@ def kernel_attribute(obj, name: str):
     if isinstance(v, types.ModuleType) and not hasattr(v, name):
         raise AttributeError(f"module '{v.__name__}' has no attribute '{name}'")
     if _is_scalar_number(v) and not hasattr(v, name) and tl.is_tensor_attribute(name):
-        return getattr(to_tensor(v), name)
+        return getattr(to_tensor(obj), name)
     return getattr(v, name)
 
 
@@ -224,6 +224,8 @@ def constant(value, ty: dtype) -> tensor:
 def to_tensor(x, ty: Optional[dtype] = None) -> tensor:
     if isinstance(x, tensor):
         return x
+    if ty is None and isinstance(x, tl.typed_constexpr):
+        ty = x.dtype
     x = _unwrap(x)
     if isinstance(x, tensor):
         return x
@@ -299,6 +301,7 @@ def _check_ptr(a: dtype, b: dtype, allow_ptr: bool):
 
 def binary_op_type_checking(lhs, rhs, allow_lhs_ptr=False, allow_rhs_ptr=False, arithmetic_check=True,
                             div_or_mod=False):
+    lhs, rhs = _typed_to_tensor(lhs), _typed_to_tensor(rhs)
     lhs_is_scalar = not isinstance(lhs, tensor)
     rhs_is_scalar = not isinstance(rhs, tensor)
     lval, rval = _unwrap(lhs), _unwrap(rhs)
@@ -626,9 +629,109 @@ def _both_python(a, b):
     return not isinstance(a, tensor) and not isinstance(b, tensor)
 
 
+def _typed_to_tensor(x):
+    """A :class:`core.typed_constexpr` as the scalar tensor Triton has for it; anything else as it is."""
+    return constant(x.value, x.dtype) if isinstance(x, tl.typed_constexpr) else x
+
+
+def _c_int_op(op: str, a: int, b: int):
+    """``a op b`` of two integers as the GPU computes it before wrapping: ``//`` and ``%`` truncate toward zero
+    (``arith.divsi`` / ``remsi``); None where the result is undefined there (division by zero, a shift by a
+    negative amount or by the width or more)."""
+    if op in ("floordiv", "mod"):
+        if b == 0:
+            return None
+        q = _py.abs(a) // _py.abs(b)
+        q = -q if (a < 0) != (b < 0) else q
+        return q if op == "floordiv" else a - q * b
+    if op in ("shl", "shr") and b < 0:
+        return None
+    return _FOLD_OPS[op](a, b)
+
+
+def _wrap_int(v: int, ty: dtype) -> int:
+    """``v`` in ``ty``'s bits, read back with its signedness (what the GPU holds after an overflow)."""
+    w = ty.int_bitwidth
+    if ty.is_bool():
+        return bool(v & 1)
+    v &= (1 << w) - 1
+    return v - (1 << w) if ty.is_int_signed() and v >= 1 << (w - 1) else v
+
+
+def _round_f32(v: float) -> float:
+    import struct
+    try:
+        return struct.unpack("f", struct.pack("f", v))[0]
+    except OverflowError:  # beyond fp32's range: what a rounding to nearest gives
+        return v * float("inf")
+
+
+_FOLD_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+             "truediv": lambda a, b: a / b, "and": lambda a, b: a & b, "or": lambda a, b: a | b,
+             "xor": lambda a, b: a ^ b, "shl": lambda a, b: a << b, "shr": lambda a, b: a >> b}
+
+
+def fold(op: str, a, b):
+    """``a op b`` of two compile-time values.  Two Python numbers (or constexprs) give a ``constexpr`` as Python
+    computes it.  Where a :class:`core.typed_constexpr` (an assigned number: a scalar tensor in Triton) takes part,
+    the value is what Triton's tensor arithmetic gives -- the promoted type, integers wrapped to it, ``//`` and
+    ``%`` truncating, fp32 rounded -- as a ``typed_constexpr`` of that type; None where that cannot be computed
+    here exactly (the caller then emits the ops)."""
+    ua, ub = _unwrap(a), _unwrap(b)
+    ta, tb = isinstance(a, tl.typed_constexpr), isinstance(b, tl.typed_constexpr)
+    if not ta and not tb:
+        if op == "mod" or op == "floordiv":
+            return constexpr(ua % ub if op == "mod" else ua // ub)
+        return constexpr(_FOLD_OPS[op](ua, ub))
+    if not (_is_scalar_number(ua) and _is_scalar_number(ub)):
+        return None
+    lty = a.dtype if ta else scalar_type_of_python(ua)
+    rty = b.dtype if tb else scalar_type_of_python(ub)
+    if op == "truediv":
+        ret = (tl.float32 if lty.is_int() and rty.is_int() else
+               computation_type_impl(lty, not ta, rty, not tb, True) if lty.is_floating() and rty.is_floating()
+               else (lty if lty.is_floating() else rty))
+    else:
+        ret = computation_type_impl(lty, not ta, rty, not tb, op in ("floordiv", "mod"))
+    if ret.is_int():
+        if op == "truediv" or isinstance(ua, float) or isinstance(ub, float):
+            return None
+        va, vb = _wrap_int(int(ua), ret), _wrap_int(int(ub), ret)
+        if op == "shr" and ret.is_int_unsigned():
+            va &= (1 << ret.int_bitwidth) - 1
+        if op in ("shl", "shr") and vb >= ret.int_bitwidth:
+            return None
+        v = _c_int_op(op, va, vb)
+        return None if v is None else tl.typed_constexpr(_wrap_int(v, ret), ret)
+    if not (ret.is_fp32() or ret.is_fp64()) or op not in ("add", "sub", "mul", "truediv", "mod"):
+        return None
+    fa, fb = float(ua), float(ub)
+    if _py.max(_py.abs(fa) if fa == fa else 0, _py.abs(fb) if fb == fb else 0) >= 2.0 ** 53 and \
+            (isinstance(ua, int) or isinstance(ub, int)):
+        return None  # an integer that does not convert exactly
+    if ret.is_fp32():
+        fa, fb = _round_f32(fa), _round_f32(fb)
+    try:
+        import math
+        v = math.fmod(fa, fb) if op == "mod" else _FOLD_OPS[op](fa, fb)
+    except (ZeroDivisionError, ValueError, OverflowError):
+        return None  # inf / NaN results: left to the device's arithmetic
+    return tl.typed_constexpr(_round_f32(v) if ret.is_fp32() else v, ret)
+
+
+def _folded(op: str, a, b):
+    """``fold`` for the operators below: its value, or the operands as tensors when it gives none."""
+    v = fold(op, a, b)
+    if v is not None:
+        return v, None, None
+    return None, _typed_to_tensor(a), _typed_to_tensor(b)
+
+
 def add(a, b) -> tensor:
     if _both_python(a, b):
-        return constexpr(_unwrap(a) + _unwrap(b))
+        v, a, b = _folded("add", a, b)
+        if v is not None:
+            return v
     a, b = binary_op_type_checking(a, b, True, True)
     at, bt = a.type.scalar, b.type.scalar
     if bt.is_ptr() and not at.is_ptr():
@@ -643,7 +746,9 @@ def add(a, b) -> tensor:
 
 def sub(a, b) -> tensor:
     if _both_python(a, b):
-        return constexpr(_unwrap(a) - _unwrap(b))
+        v, a, b = _folded("sub", a, b)
+        if v is not None:
+            return v
     a, b = binary_op_type_checking(a, b, True, False)
     at = a.type.scalar
     if at.is_ptr():
@@ -655,7 +760,9 @@ def sub(a, b) -> tensor:
 
 def mul(a, b) -> tensor:
     if _both_python(a, b):
-        return constexpr(_unwrap(a) * _unwrap(b))
+        v, a, b = _folded("mul", a, b)
+        if v is not None:
+            return v
     a, b = binary_op_type_checking(a, b)
     if a.type.scalar.is_floating():
         return _op2("arith.mulf", a, b)
@@ -664,7 +771,9 @@ def mul(a, b) -> tensor:
 
 def truediv(a, b) -> tensor:
     if _both_python(a, b):
-        return constexpr(_unwrap(a) / _unwrap(b))
+        v, a, b = _folded("truediv", a, b)
+        if v is not None:
+            return v
     a, b = binary_op_type_checking(a, b, False, False, True, True)
     at, bt = a.type.scalar, b.type.scalar
     if at.is_floating() and bt.is_int():
@@ -683,7 +792,9 @@ def truediv(a, b) -> tensor:
 
 def floordiv(a, b) -> tensor:
     if _both_python(a, b):
-        return constexpr(_unwrap(a) // _unwrap(b))
+        v, a, b = _folded("floordiv", a, b)
+        if v is not None:
+            return v
     a, b = binary_op_type_checking(a, b, False, False, True, True)
     at = a.type.scalar
     if at.is_int():
@@ -702,7 +813,9 @@ def fdiv(a, b, ieee_rounding=False) -> tensor:
 
 def mod(a, b) -> tensor:
     if _both_python(a, b):
-        return constexpr(_unwrap(a) % _unwrap(b))
+        v, a, b = _folded("mod", a, b)
+        if v is not None:
+            return v
     a, b = binary_op_type_checking(a, b, False, False, True, True)
     at = a.type.scalar
     if at.is_floating():
@@ -714,7 +827,9 @@ def mod(a, b) -> tensor:
 
 def pow(a, b) -> tensor:
     if _both_python(a, b):
-        return constexpr(_unwrap(a) ** _unwrap(b))
+        if not isinstance(a, tl.typed_constexpr) and not isinstance(b, tl.typed_constexpr):
+            return constexpr(_unwrap(a) ** _unwrap(b))
+        a, b = _typed_to_tensor(a), _typed_to_tensor(b)
     a, b = binary_op_type_checking(a, b)
     if not a.type.scalar.is_floating():
         raise SemanticError(f"** needs floating-point operands, got {a.type.scalar}")
@@ -722,6 +837,10 @@ def pow(a, b) -> tensor:
 
 
 def minus(x) -> tensor:
+    if isinstance(x, tl.typed_constexpr) and _is_scalar_number(x.value):
+        if x.dtype.is_floating():
+            return tl.typed_constexpr(-x.value, x.dtype)
+        return fold("sub", 0, x)
     if not isinstance(x, tensor):
         return constexpr(-_unwrap(x))
     if x.type.scalar.is_ptr():
@@ -732,6 +851,8 @@ def minus(x) -> tensor:
 
 
 def invert(x) -> tensor:
+    if isinstance(x, tl.typed_constexpr):
+        x = _typed_to_tensor(x)
     if not isinstance(x, tensor):
         return constexpr(~_unwrap(x))
     st = x.type.scalar
@@ -756,28 +877,36 @@ def _python_bitwise(a, b):
 
 def and_(a, b):
     if _both_python(a, b):
-        return constexpr(_unwrap(a) & _unwrap(b))
+        v, a, b = _folded("and", a, b)
+        if v is not None:
+            return v
     a, b = _bitwise_check(a, b)
     return _op2("arith.andi", a, b)
 
 
 def or_(a, b):
     if _both_python(a, b):
-        return constexpr(_unwrap(a) | _unwrap(b))
+        v, a, b = _folded("or", a, b)
+        if v is not None:
+            return v
     a, b = _bitwise_check(a, b)
     return _op2("arith.ori", a, b)
 
 
 def xor_(a, b):
     if _both_python(a, b):
-        return constexpr(_unwrap(a) ^ _unwrap(b))
+        v, a, b = _folded("xor", a, b)
+        if v is not None:
+            return v
     a, b = _bitwise_check(a, b)
     return _op2("arith.xori", a, b)
 
 
 def shl(a, b):
     if _both_python(a, b):
-        return constexpr(_unwrap(a) << _unwrap(b))
+        v, a, b = _folded("shl", a, b)
+        if v is not None:
+            return v
     a, b = _bitwise_check(a, b)
     return _op2("arith.shli", a, b)
 
@@ -787,7 +916,9 @@ def shr(a, b):
     operand, or the right one when the left is a Python value -- before promotion, as Triton 3.6's
     ``tensor.__rshift__`` / ``__rrshift__``: ``int8 >> uint8`` promotes to uint8 and shifts arithmetically."""
     if _both_python(a, b):
-        return constexpr(_unwrap(a) >> _unwrap(b))
+        v, a, b = _folded("shr", a, b)
+        if v is not None:
+            return v
     signed = (a if isinstance(a, tensor) else b).type.scalar.is_int_signed()
     a, b = _bitwise_check(a, b)
     return _op2("arith.shrsi" if signed else "arith.shrui", a, b)
