@@ -416,6 +416,56 @@ def matmul_descriptor_persistent(K, a, b, c, M, N, Kd, num_sms, cfg=MATMUL_TMA_C
 
 
 @triton.jit
+def matmul_kernel_persistent(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                             stride_cn, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                             BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr, NUM_SMS: tl.constexpr,
+                             FLATTEN: tl.constexpr):
+    # the persistent-matmul tutorial's pointer kernel: one program per SM walks the tiles; FLATTEN fuses the tile
+    # loop with the K loop (so the next tile's loads are issued during this tile's last K steps)
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    num_tiles = num_pid_m * num_pid_n
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    offs_k_for_mask = tl.arange(0, BLOCK_SIZE_K)
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=FLATTEN):
+        pid_m, pid_n = _grouped_tile(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
+        start_m = pid_m * BLOCK_SIZE_M
+        start_n = pid_n * BLOCK_SIZE_N
+        offs_am = tl.where(start_m + tl.arange(0, BLOCK_SIZE_M) < M, start_m + tl.arange(0, BLOCK_SIZE_M), 0)
+        offs_bn = tl.where(start_n + tl.arange(0, BLOCK_SIZE_N) < N, start_n + tl.arange(0, BLOCK_SIZE_N), 0)
+        offs_am = tl.max_contiguous(tl.multiple_of(offs_am, BLOCK_SIZE_M), BLOCK_SIZE_M)
+        offs_bn = tl.max_contiguous(tl.multiple_of(offs_bn, BLOCK_SIZE_N), BLOCK_SIZE_N)
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_SIZE_K + tl.arange(0, BLOCK_SIZE_K)
+            a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+            b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+            a = tl.load(a_ptrs, mask=offs_k_for_mask[None, :] < K - ki * BLOCK_SIZE_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k_for_mask[:, None] < K - ki * BLOCK_SIZE_K, other=0.0)
+            accumulator = tl.dot(a, b, accumulator)
+        offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+        c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+        tl.store(c_ptrs, accumulator.to(c_ptr.dtype.element_ty), mask=c_mask)
+
+
+# the tutorial's persistent config for fp16 on sm_90
+MATMUL_PERSISTENT_CONFIG = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, num_stages=3,
+                                num_warps=8)
+
+
+def matmul_persistent(K, a, b, c, M, N, Kd, num_sms, flatten=True, cfg=MATMUL_PERSISTENT_CONFIG):
+    """``matmul_kernel_persistent`` of the module ``K`` on A [M, K], B [K, N], C [M, N] (row-major)."""
+    meta = dict(cfg)
+    grid = (min(num_sms, triton.cdiv(M, meta["BLOCK_SIZE_M"]) * triton.cdiv(N, meta["BLOCK_SIZE_N"])),)
+    K.matmul_kernel_persistent[grid](a, b, c, M, N, Kd, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                     c.stride(0), c.stride(1), NUM_SMS=num_sms, FLATTEN=flatten, **meta)
+
+
+@triton.jit
 def leaky_relu(x):
     # fused into the matmul epilogue while the accumulator is still fp32
     return tl.where(x >= 0, x, 0.01 * x)

@@ -69,10 +69,17 @@ class InterpreterCompiler(BaseCompiler):
 
     @staticmethod
     def make_npy(src, metadata: dict, options: InterpreterOptions, handoff: Handoff) -> str:
-        """Stage ``npy``: TTIR -> the source of the NumPy program (see codegen.py)."""
+        """Stage ``npy``: TTIR -> the source of the NumPy program (see codegen.py); loop nests marked
+        ``tl.range(..., flatten=True)`` fused first, as the GPU backends fuse them (so the interpreter runs what
+        they run)."""
+        from tritium.passes.ttir.fuse_nested_loops import fuse_nested_loops
+
         from .codegen import ttir_to_python
 
-        return ttir_to_python(handoff.module_for(src))
+        module = handoff.module_for(src)
+        with module.context:
+            fuse_nested_loops(module)
+        return ttir_to_python(module)
 
     @staticmethod
     def make_eager(src, metadata: dict) -> str:

@@ -3,7 +3,8 @@
 Order (Triton's ``make_ttgir`` for what we have, then the analyses its ``make_llir`` runs first)::
 
     tritium-coalesce, tritium-remove-layout-conversions, tritium-optimize-thread-locality, tritium-accelerate-matmul,
-    tritium-remove-layout-conversions, tritium-optimize-dot-operands, tritium-pipeline (cuda),
+    tritium-remove-layout-conversions, tritium-optimize-dot-operands, tritium-fuse-nested-loops,
+    tritium-pipeline (cuda),
     tritium-stream-pipeline (hip), tritium-prefetch, tritium-tma-lowering,
     tritium-cse, tritium-dce,
     tritium-remove-layout-conversions, tritium-reorder-instructions, canonicalize, tritium-ttg-dce,
@@ -20,6 +21,7 @@ from tritium.passes.analysis.allocation import allocation_pass
 from tritium.passes.analysis.membar import membar_pass
 from tritium.passes.ttir.cse import cse_pass
 from tritium.passes.ttir.dce import dce_pass
+from tritium.passes.ttir.fuse_nested_loops import fuse_nested_loops_pass
 
 from ..pass_manager import add_passes, run_passes
 from .coalesce import as_op, erase_dead
@@ -50,6 +52,7 @@ PIPELINE = (
     ("tritium-accelerate-matmul", accelerate_matmul_pass),
     ("tritium-remove-layout-conversions", remove_layout_conversions_pass),
     ("tritium-optimize-dot-operands", optimize_dot_operands_pass),
+    ("tritium-fuse-nested-loops", fuse_nested_loops_pass),
     ("tritium-pipeline", pipeline_loops_pass),
     ("tritium-stream-pipeline", stream_pipeline_pass),
     ("tritium-prefetch", prefetch_pass),

@@ -1,0 +1,288 @@
+"""Fuse a loop nest into one loop: ``tl.range(..., flatten=True)`` (the ``tt.flatten`` attribute), as Triton's
+FuseNestedLoops does before software pipelining.
+
+An outer ``scf.for`` marked ``tt.flatten`` whose body holds exactly one ``scf.for`` at its top level, with that
+inner loop's bounds and step defined outside the outer loop::
+
+    for i in range(lbi, ubi, si):            # carries O
+        P(i, O)                              # the prologue: ops before the inner loop
+        R = for j in range(lbj, ubj, sj):    # carries I, initialised from P
+            B(i, j, P, I)
+        E(i, O, P, R)                        # the epilogue; the outer loop yields Y(O, P, R, E)
+
+becomes one loop of ``len_i * len_j`` trips that carries the outer position ``i``, the inner position ``jj``
+(0 .. len_j - 1), O, the prologue's values that later ops use (Pv) and I::
+
+    for t in range(0, len_i * len_j):
+        Pv, I = if jj == 0: (P(i, O), inits(P)) else: (Pv, I)
+        I = B(i, lbj + jj * sj, Pv, I)
+        O, i = if jj == len_j - 1: (Y(O, Pv, I, E(i, O, Pv, I)), i + si) else: (O, i)
+        jj = 0 if jj == len_j - 1 else jj + 1
+
+The body B is then at the fused loop's top level, so the pipeliner can prefetch the next outer iteration's first
+loads during the current one's last (a persistent kernel's tile loop over a K loop).  An empty inner loop
+(``len_j == 0``) would skip the prologue and epilogue, so unless ``len_j`` is a compile-time constant above 0 the
+nest is versioned when its inner body loads: ``if len_j > 0`` the fused loop, else the original nest (Triton's
+speculation, which keeps the loads at the top level); an inner loop without loads instead runs ``max(len_j, 1)``
+trips per outer one with its body under ``if jj < len_j``.  Nests of
+another shape (no inner loop or several, inner bounds computed inside the outer loop) are left as they are, logged
+with ``TRITIUM_LOG``.  The fused loop keeps the outer loop's attributes but ``tt.flatten`` (and takes the inner
+loop's where the outer has none).  Runs on TTIR (the interpreter, before its NumPy program) and on TTGIR (before
+the pipeliner): every type it makes is one already in the nest.
+"""
+from __future__ import annotations
+
+import logging
+
+from mlir import ir
+
+from . import _util as u
+
+log = logging.getLogger(__name__)
+
+ATTR = "tt.flatten"
+
+
+def _defined_inside(op) -> set:
+    """Every value defined within ``op``'s regions (results of nested ops, block arguments)."""
+    vals = set()
+    for region in op.regions:
+        for block in region.blocks:
+            vals.update(block.arguments)
+            for o in block.operations:
+                for n in [u.as_op(o)] + u.walk(o):
+                    vals.update(n.results)
+                    for r in n.regions:
+                        for b in r.blocks:
+                            vals.update(b.arguments)
+    return vals
+
+
+def _used_values(ops) -> set:
+    """The operands of ``ops`` and of every op nested in them."""
+    used = set()
+    for op in ops:
+        for n in [u.as_op(op)] + u.walk(op):
+            used.update(n.operands)
+    return used
+
+
+def _clone(ops, mapping: dict, ip) -> None:
+    """Clone ``ops`` at ``ip``, their operands (and those of nested ops) through ``mapping``; record the results."""
+    with ip:
+        for op in ops:
+            op = u.as_op(op)
+            new = op.clone()
+            for old_op, new_op in zip([op] + u.walk(op), [new] + u.walk(new)):
+                for i, v in enumerate(old_op.operands):
+                    if v in mapping:
+                        new_op.operands[i] = mapping[v]
+            for r_old, r_new in zip(op.results, new.results):
+                mapping[r_old] = r_new
+
+
+def _create(name, operands, result_types, attrs=None, regions=0):
+    return ir.Operation.create(name, results=list(result_types), operands=list(operands), attributes=attrs or {},
+                               regions=regions)
+
+
+def _arith(name, a, b, attrs=None):
+    return _create(name, [a, b], [a.type], attrs).results[0]
+
+
+def _cmp(pred: int, a, b):
+    i1 = ir.IntegerType.get_signless(1)
+    return _create("arith.cmpi", [a, b], [i1], {"predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                                                 pred)}).results[0]
+
+
+def _const(ty, value):
+    return _create("arith.constant", [], [ty], {"value": ir.IntegerAttr.get(ty, value)}).results[0]
+
+
+def _cast_int(v, ty):
+    w_from, w_to = ir.IntegerType(v.type).width, ir.IntegerType(ty).width
+    if w_from == w_to:
+        return v
+    return _create("arith.extsi" if w_to > w_from else "arith.trunci", [v], [ty]).results[0]
+
+
+def _trips(lb, ub, step, ty):
+    """``max(0, ceil((ub - lb) / step))`` in ``ty`` (the step of an scf.for is positive)."""
+    lb, ub, step = _cast_int(lb, ty), _cast_int(ub, ty), _cast_int(step, ty)
+    span = _arith("arith.subi", ub, lb)
+    n = _arith("arith.divsi", _arith("arith.subi", _arith("arith.addi", span, step), _const(ty, 1)), step)
+    return _arith("arith.maxsi", n, _const(ty, 0))
+
+
+def _const_int(v):
+    a = u.constant_scalar(v)
+    return u.attr_int(a) if a is not None else None
+
+
+def _yield(block, values, loc):
+    with ir.InsertionPoint(block), loc:
+        _create("scf.yield", values, [])
+
+
+def _poison(ty):
+    return _create("ub.poison", [], [ty]).results[0]
+
+
+_EQ, _SLT, _SGT = 0, 2, 4
+_LOADS = frozenset({"tt.load", "tt.descriptor_load", "tt.descriptor_gather", "ttg.async_copy_global_to_local"})
+
+
+def _fuse(outer) -> bool:
+    body = outer.regions[0].blocks[0]
+    ops = [u.as_op(o) for o in body.operations]
+    inner_at = [k for k, o in enumerate(ops) if o.name == "scf.for"]
+    if len(inner_at) != 1:
+        log.debug("loop at %s: tt.flatten ignored, its body has %d loops at its top level (one is fused)",
+                  outer.location, len(inner_at))
+        return False
+    k = inner_at[0]
+    inner = ops[k]
+    prologue, epilogue, outer_yield = ops[:k], ops[k + 1:-1], ops[-1]
+    inside = _defined_inside(outer)
+    if any(v in inside for v in list(inner.operands)[:3]):
+        log.debug("loop at %s: tt.flatten ignored, the inner loop's bounds change with the outer loop",
+                  outer.location)
+        return False
+    ibody = inner.regions[0].blocks[0]
+    iops = [u.as_op(o) for o in ibody.operations]
+    ity, jty = outer.operands[0].type, inner.operands[0].type
+    wide = ir.IntegerType.get_signless(64 if 64 in (ir.IntegerType(ity).width, ir.IntegerType(jty).width) else 32)
+    o_types = [r.type for r in outer.results]
+    i_types = [r.type for r in inner.results]
+    # prologue values the inner loop, the epilogue or the outer yield read
+    later = _used_values([inner] + epilogue + [outer_yield])
+    pv = [r for op in prologue for r in op.results if r in later]
+    pv_types = [v.type for v in pv]
+    attrs = {n: outer.attributes[n] for n in outer.attributes if n != ATTR}
+    for n in inner.attributes:
+        if n not in attrs:
+            attrs[n] = inner.attributes[n]
+    loc = outer.location
+    with ir.InsertionPoint(outer), loc:
+        lbi, ubi, si = outer.operands[0], outer.operands[1], outer.operands[2]
+        lbj, ubj, sj = inner.operands[0], inner.operands[1], inner.operands[2]
+        cl = [_const_int(v) for v in (lbj, ubj, sj)]
+        known = None if None in cl else max(0, -(-(cl[1] - cl[0]) // cl[2]))
+        len_j = _trips(lbj, ubj, sj, wide)
+        # an inner loop that may be empty: versioned when its body loads (the pipeliner wants the loads at the
+        # fused loop's top level), else its body guarded by `jj < len_j` and each outer trip at least one
+        guard = not known and not any(o.name in _LOADS for o in u.walk(inner))
+        inner_len = _arith("arith.maxsi", len_j, _const(wide, 1)) if guard else len_j
+        total = _arith("arith.muli", _trips(lbi, ubi, si, wide), inner_len)
+        spec = None
+        if not known and not guard:
+            spec = _create("scf.if", [_cmp(_SGT, len_j, _const(wide, 0))], o_types, regions=2)
+            then_b = spec.regions[0].blocks.append()
+            else_b = spec.regions[1].blocks.append()
+            with ir.InsertionPoint(else_b):
+                kept = outer.clone()
+                del kept.attributes[ATTR]
+                _create("scf.yield", kept.results, [])
+            where = ir.InsertionPoint(then_b)
+        else:
+            where = ir.InsertionPoint(outer)
+    # prologue ops that may run on every fused trip (pure, no regions, fed only by such ops or by values from
+    # outside): computed from the current outer position at the fused loop's top level, so the loads they address
+    # depend on the induction variable alone (what the pipeliner can issue ahead); the rest run under `jj == 0`.
+    # A division among them is as safe as in the nest: every fused trip belongs to an outer trip that ran it with
+    # the same operands.
+    hoisted, kept_ops = [], []
+    cond_defined = set()
+    for op in prologue:
+        nested = _defined_inside(op) if len(op.regions) else set()
+        if u.is_pure(op) and not (_used_values([op]) - nested) & cond_defined:
+            hoisted.append(op)
+        else:
+            kept_ops.append(op)
+            cond_defined.update(op.results)
+    later_kept = [r for r in pv if r in cond_defined]
+    with where, loc:
+        inits = list(outer.operands[3:]) + [_poison(v.type) for v in later_kept] + [_poison(t) for t in i_types]
+        fused = _create("scf.for", [_const(wide, 0), total, _const(wide, 1)] + inits, [v.type for v in inits],
+                        attrs, regions=1)
+        fb = fused.regions[0].blocks.append(wide, *[v.type for v in inits])
+        args = list(fb.arguments)
+        no, nk = len(o_types), len(later_kept)
+        o_cur, pv_cur, in_cur = args[1:1 + no], args[1 + no:1 + no + nk], args[1 + no + nk:]
+        if spec is not None:
+            _create("scf.yield", fused.results[:no], [])
+    fip = ir.InsertionPoint(fb)
+    with fip, loc:
+        t = args[0]
+        q = _arith("arith.divsi", t, inner_len if not known else _const(wide, known))
+        jj = _arith("arith.subi", t, _arith("arith.muli", q, inner_len if not known else _const(wide, known)))
+        i_cur = _arith("arith.addi", lbi, _arith("arith.muli", _cast_int(q, ity), si))
+    m = {body.arguments[0]: i_cur}
+    m.update(zip(list(body.arguments)[1:], o_cur))
+    _clone(hoisted, m, fip)
+    with fip, loc:
+        first = _cmp(_EQ, jj, _const(wide, 0))
+        if_first = _create("scf.if", [first], [v.type for v in later_kept] + i_types, regions=2)
+        fthen = if_first.regions[0].blocks.append()
+        felse = if_first.regions[1].blocks.append()
+    mf = dict(m)
+    _clone(kept_ops, mf, ir.InsertionPoint(fthen))
+    _yield(fthen, [mf.get(v, v) for v in later_kept] + [mf.get(v, v) for v in list(inner.operands)[3:]], loc)
+    _yield(felse, list(pv_cur) + list(in_cur), loc)
+    m.update(zip(later_kept, if_first.results[:nk]))
+    carried_in = list(if_first.results[nk:])
+    with fip, loc:
+        j = _arith("arith.addi", lbj, _arith("arith.muli", _cast_int(jj, jty), sj))
+    m[ibody.arguments[0]] = j
+    m.update(zip(list(ibody.arguments)[1:], carried_in))
+    if guard:
+        with fip, loc:
+            if_body = _create("scf.if", [_cmp(_SLT, jj, len_j)], i_types, regions=2)
+            bthen = if_body.regions[0].blocks.append()
+            belse = if_body.regions[1].blocks.append()
+        _clone(iops[:-1], m, ir.InsertionPoint(bthen))
+        _yield(bthen, [m.get(v, v) for v in iops[-1].operands], loc)
+        _yield(belse, carried_in, loc)
+        in_next = list(if_body.results)
+    else:
+        _clone(iops[:-1], m, fip)
+        in_next = [m.get(v, v) for v in iops[-1].operands]
+    with fip, loc:
+        last = _cmp(_EQ, jj, _arith("arith.subi", inner_len, _const(wide, 1)) if not known
+                    else _const(wide, known - 1))
+        if_last = _create("scf.if", [last], o_types, regions=2)
+        lthen = if_last.regions[0].blocks.append()
+        lelse = if_last.regions[1].blocks.append()
+    m.update(zip(inner.results, in_next))
+    _clone(epilogue, m, ir.InsertionPoint(lthen))
+    _yield(lthen, [m.get(v, v) for v in outer_yield.operands], loc)
+    _yield(lelse, list(o_cur), loc)
+    with fip, loc:
+        _create("scf.yield", list(if_last.results) + list(if_first.results[:nk]) + in_next, [])
+    results = spec.results if spec is not None else fused.results[:len(o_types)]
+    for old, new in zip(outer.results, results):
+        old.replace_all_uses_with(new)
+    outer.erase()
+    return True
+
+
+def fuse_nested_loops(module) -> int:
+    """Fuse every ``scf.for`` of ``module`` marked ``tt.flatten`` with its inner loop; returns how many were."""
+    n = 0
+    while True:  # one nest at a time, outermost first: fusing erases the nest (and the wrappers of its ops)
+        op = next((o for o in u.walk(u.as_op(module)) if o.name == "scf.for" and ATTR in o.attributes), None)
+        if op is None:
+            return n
+        if _fuse(op):
+            n += 1
+        else:
+            del op.attributes[ATTR]
+
+
+def fuse_nested_loops_pass(op, pass_=None) -> None:
+    """``PassManager.add`` entry point."""
+    fuse_nested_loops(op)
+
+
+fuse_nested_loops_pass.__name__ = "tritium-fuse-nested-loops"
