@@ -5,6 +5,8 @@ values carried by the outer loop, by the inner loop and from the prologue to the
 guarded form and the versioned one), inner loops whose bounds are known at compile time, strided outer loops.
 The cuda checks: one loop left where the inner body has no loads (Triton's test_tl_range_fuse), and a persistent
 matmul whose fused loop is pipelined (on the GPU: tests/gpu/test_flatten_gpu.py)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -146,7 +148,14 @@ def test_fused_persistent_matmul_is_pipelined():
         src = ASTSource(persistent_matmul, signature={**sig, **{k: "constexpr" for k in cc}, "FLATTEN": "constexpr"},
                         constexprs={**cc, "FLATTEN": flatten}, attrs=attrs)
         k = compile(src, target="cuda:90", options={"num_warps": 8, "num_stages": 3})
-        counts[flatten] = (k.asm["ttgir"].count("scf.for"), k.asm["ptx"].count("cp.async.cg.shared.global"))
+        ttgir = k.asm["ttgir"]
+        counts[flatten] = (ttgir.count("scf.for"), k.asm["ptx"].count("cp.async.cg.shared.global"))
+        if flatten:
+            # the tile's accumulator reset (select(first, zeros, acc)) became the dot's use_c flag
+            # (ttgir/optimize_accumulator_init.py), so the dot stays asynchronous across fused iterations: one
+            # wait of depth 1 per loop, the full wait only under the epilogue's branch
+            assert re.search(r'"ttg\.warp_group_dot"\(%[\w#]+, %[\w#]+, %[\w#]+, %[\w#]+\)', ttgir)
+            assert ttgir.count("pendings = 1 : i32") == 2
     assert counts[False][0] == 2  # the nest
     assert counts[True][0] == 3  # the fused loop, and the nest kept for an empty K loop (Triton's speculation)
     # the nest pipelines its K loop; the fused loop pipelines as well (its copies add to the kept nest's)

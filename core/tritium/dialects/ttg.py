@@ -123,7 +123,7 @@ def _v_async_copy(op, g):
 
 
 def _v_warp_group_dot(op, g):
-    a, b, c = (x.type for x in op.operands)
+    a, b, c = (x.type for x in list(op.operands)[:3])
     shape_a = tt.shape_of(a) if tt.is_tensor(a) else memdesc_shape_and_element(a)[0] if str(a).startswith(
         "!ttg.memdesc") else None
     if shape_a is None:
@@ -210,13 +210,13 @@ OPS: tuple = (
              doc="store a buffer through the descriptor at indices with TMA (out-of-shape elements dropped): "
                  "every thread's writes of src are made visible to the copy first, and the op returns once src "
                  "has been read"),
-    TTGOpDef("warp_group_dot", (("a", _S), ("b", _S), ("c", _S)),
+    TTGOpDef("warp_group_dot", (("a", _S), ("b", _S), ("c", _S), ("use_c", _O)),
              attrs={"inputPrecision": tt.InputPrecision, "maxNumImpreciseAcc": tt.I32, "isAsync": tt.BOOL},
-             types={"b": MEMDESC, "c": tt.same("C", TENSOR), "result": tt.same("C")}, pure=False,
+             types={"b": MEMDESC, "c": tt.same("C", TENSOR), "use_c": I1_TYPE, "result": tt.same("C")}, pure=False,
              effects=frozenset({READ}), verify=_v_warp_group_dot,
              doc="a @ b + c on Hopper tensor cores (wgmma): a a memdesc (or a dot_op tensor), b a memdesc, c and the "
                  "result in #ttg.nvidia_mma<3>; reads shared memory; isAsync: the result is only ready after a "
-                 "warp_group_dot_wait"),
+                 "warp_group_dot_wait; use_c (i1, optional): false computes a @ b, c unread (wgmma's scale-d)"),
     TTGOpDef("warp_group_dot_wait", (("inputs", MIXED),), results=(("outputs", MIXED),),
              attrs={"pendings": tt.required(tt.I32)}, pure=False, effects=frozenset({READ}),
              verify=_v_warp_group_dot_wait,

@@ -166,10 +166,11 @@ def _fadd(ctx, xs, ys):
     return [ctx.emit("arith.addf", [x, y], x.type, attrs) for x, y in zip(xs, ys)]
 
 
-def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending=WAIT_PENDING) -> list:
+def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending=WAIT_PENDING, use_c=None) -> list:
     """The accumulator registers of ``ctx.op`` (a ``ttg.warp_group_dot``) after ``a @ b + c``; ``pending``: the
     ``wgmma.wait_group`` depth (0: wait for every instruction issued here; None: no wait, the registers are
-    those the instructions write, in flight until a ``ttg.warp_group_dot_wait``)."""
+    those the instructions write, in flight until a ``ttg.warp_group_dot_wait``); ``use_c``: the op's ``use_c``
+    register (an i1: false ignores ``c``, wgmma's scale-d on the first k-step), None when it has none."""
     op = ctx.op
     a_ty, b_ty, c_ty = (op.operands[i].type for i in range(3))
     lay = ctx.layout(op.results[0].type)
@@ -230,7 +231,7 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending=WAIT_PENDING
         accs = []
         for r0, m0, n0 in tiles:
             acc = None if zero else out[r0:r0 + per]
-            accs.append(issue(m0, n0, n, acc, 0, steps, not zero))
+            accs.append(issue(m0, n0, n, acc, 0, steps, False if zero else True if use_c is None else use_c))
         W.wgmma_commit(ctx)
         flat = [v for acc in accs for v in acc]
         if pending is not None:
@@ -253,6 +254,11 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending=WAIT_PENDING
             part = W.wgmma_wait(ctx, depth, part)
             if zero and r not in started:
                 out[r:r + sub // 2] = part
+            elif use_c is not None and r not in started:  # c counts only where useC is true
+                kept = [ctx.emit("arith.select", [use_c, x, ctx.emit("arith.constant", [], x.type, {
+                    "value": ir.FloatAttr.get(x.type, 0.0) if isinstance(x.type, ir.F32Type) else
+                    ir.IntegerAttr.get(x.type, 0)})], x.type) for x in out[r:r + sub // 2]]
+                out[r:r + sub // 2] = _fadd(ctx, kept, part)
             else:
                 out[r:r + sub // 2] = _fadd(ctx, out[r:r + sub // 2], part)
             started.add(r)
@@ -271,12 +277,14 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending=WAIT_PENDING
 
 
 @RULES.register("ttg.warp_group_dot")
-def _warp_group_dot(ctx, a, b, c, *, inputPrecision=InputPrecision.IEEE, maxNumImpreciseAcc=0, isAsync=False):
+def _warp_group_dot(ctx, a, b, c, use_c=None, *, inputPrecision=InputPrecision.IEEE, maxNumImpreciseAcc=0,
+                    isAsync=False):
     if str(memdesc_layout(ctx.op.operands[1].type)[1]) == "f32" and inputPrecision != InputPrecision.TF32:
         raise LoweringError(f"ttg.warp_group_dot at {tt.loc_str(ctx.op)}: wgmma reads fp32 operands as tf32; "
                             f"input precision {inputPrecision.name} needs mma.sync")
+    use_c = use_c[0] if use_c is not None else None
     return [warp_group_dot(ctx, a, b, c, max_imprecise=int(maxNumImpreciseAcc or 0),
-                           pending=None if isAsync else WAIT_PENDING)]
+                           pending=None if isAsync else WAIT_PENDING, use_c=use_c)]
 
 
 @RULES.register("ttg.warp_group_dot_wait")

@@ -4,7 +4,7 @@ Order (Triton's ``make_ttgir`` for what we have, then the analyses its ``make_ll
 
     tritium-coalesce, tritium-remove-layout-conversions, tritium-optimize-thread-locality, tritium-accelerate-matmul,
     tritium-remove-layout-conversions, tritium-optimize-dot-operands, tritium-fuse-nested-loops,
-    tritium-pipeline (cuda),
+    tritium-optimize-accumulator-init, tritium-pipeline (cuda),
     tritium-stream-pipeline (hip), tritium-prefetch, tritium-tma-lowering,
     tritium-cse, tritium-dce,
     tritium-remove-layout-conversions, tritium-reorder-instructions, canonicalize, tritium-ttg-dce,
@@ -27,6 +27,7 @@ from ..pass_manager import add_passes, run_passes
 from .coalesce import as_op, erase_dead
 from .accelerate_matmul import accelerate_matmul_pass
 from .coalesce import coalesce_pass
+from .optimize_accumulator_init import optimize_accumulator_init_pass
 from .optimize_dot_operands import optimize_dot_operands_pass
 from .optimize_thread_locality import optimize_thread_locality_pass
 from .pipeline_loops import pipeline_loops_pass
@@ -53,6 +54,7 @@ PIPELINE = (
     ("tritium-remove-layout-conversions", remove_layout_conversions_pass),
     ("tritium-optimize-dot-operands", optimize_dot_operands_pass),
     ("tritium-fuse-nested-loops", fuse_nested_loops_pass),
+    ("tritium-optimize-accumulator-init", optimize_accumulator_init_pass),
     ("tritium-pipeline", pipeline_loops_pass),
     ("tritium-stream-pipeline", stream_pipeline_pass),
     ("tritium-prefetch", prefetch_pass),

@@ -384,6 +384,20 @@ def _make_dots_async(body, term):
         d.attributes["isAsync"] = ir.BoolAttr.get(True)
         res = d.results[0]
         readers = [(as_op(u.owner), u.operand_number) for u in res.uses]
+        nested = [(o, i) for o, i in readers if o != term and o.operation.block != body]
+        if nested and len(nested) + sum(o == term for o, _ in readers) == len(readers):
+            # read only inside regions (a fused loop's epilogue under `if last inner trip`) and yielded: a full
+            # wait where it is read, so the other iterations keep the dot in flight
+            by_block = {}
+            for o, i in nested:
+                by_block.setdefault(o.operation.block, []).append((o, i))
+            for blk, rs in by_block.items():
+                order = [as_op(x) for x in blk.operations]
+                first = min((o for o, _ in rs), key=order.index)
+                w = _wait(first, [res], 0)
+                for o, i in rs:
+                    o.operands[i] = w.results[0]
+            readers = [(o, i) for o, i in readers if o == term]
         inner = [_in_block(o, body) for o, _ in readers if o != term]
         if inner:  # read in this iteration
             first = min(inner, key=pos)

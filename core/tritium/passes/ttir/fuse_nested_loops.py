@@ -221,17 +221,29 @@ def _fuse(outer) -> bool:
     m = {body.arguments[0]: i_cur}
     m.update(zip(list(body.arguments)[1:], o_cur))
     _clone(hoisted, m, fip)
+    # the inner loop's initial values: those known before `jj == 0`'s branch (hoisted, or from outside) by a
+    # select -- an accumulator's `select(first, zeros, acc)` is what a dot turns into its use-accumulator flag
+    # (ttgir/optimize_accumulator_init.py) -- the others from that branch
+    inner_inits = list(inner.operands)[3:]
+    by_select = [not (v in cond_defined) for v in inner_inits]
+    from_if = [v for v, sel in zip(inner_inits, by_select) if not sel]
+    in_if_cur = [c for c, sel in zip(in_cur, by_select) if not sel]
     with fip, loc:
         first = _cmp(_EQ, jj, _const(wide, 0))
-        if_first = _create("scf.if", [first], [v.type for v in later_kept] + i_types, regions=2)
+        if_first = _create("scf.if", [first], [v.type for v in later_kept] + [v.type for v in from_if], regions=2)
         fthen = if_first.regions[0].blocks.append()
         felse = if_first.regions[1].blocks.append()
     mf = dict(m)
     _clone(kept_ops, mf, ir.InsertionPoint(fthen))
-    _yield(fthen, [mf.get(v, v) for v in later_kept] + [mf.get(v, v) for v in list(inner.operands)[3:]], loc)
-    _yield(felse, list(pv_cur) + list(in_cur), loc)
+    _yield(fthen, [mf.get(v, v) for v in later_kept] + [mf.get(v, v) for v in from_if], loc)
+    _yield(felse, list(pv_cur) + in_if_cur, loc)
     m.update(zip(later_kept, if_first.results[:nk]))
-    carried_in = list(if_first.results[nk:])
+    from_branch = iter(if_first.results[nk:])
+    carried_in = []
+    with fip, loc:
+        for v, sel, cur in zip(inner_inits, by_select, in_cur):
+            carried_in.append(_create("arith.select", [first, m.get(v, v), cur], [cur.type]).results[0] if sel
+                              else next(from_branch))
     with fip, loc:
         j = _arith("arith.addi", lbj, _arith("arith.muli", _cast_int(jj, jty), sj))
     m[ibody.arguments[0]] = j
