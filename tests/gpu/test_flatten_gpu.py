@@ -1,6 +1,6 @@
 """``tl.range(..., flatten=True)`` on the GPU: the nests of tests/language/test_flatten.py (prologue / epilogue,
-carried values, empty inner loops) and persistent matmuls whose fused tile x K loop is pipelined (cp.async for
-pointers, TMA for device descriptors), against NumPy / torch.  Skipped without a CUDA device; compile-only under
+carried values, empty inner loops) and persistent matmuls marked flatten=True (their nests are kept: the inner
+loop has a dot), against NumPy / torch.  Skipped without a CUDA device; compile-only under
 TRITIUM_COMPILE_ONLY=1 (see conftest.py)."""
 import numpy as np
 import pytest

@@ -10,25 +10,29 @@ inner loop's bounds and step defined outside the outer loop::
             B(i, j, P, I)
         E(i, O, P, R)                        # the epilogue; the outer loop yields Y(O, P, R, E)
 
-becomes one loop of ``len_i * len_j`` trips that carries the outer position ``i``, the inner position ``jj``
-(0 .. len_j - 1), O, the prologue's values that later ops use (Pv) and I::
+becomes one loop of ``len_i * len_j`` trips that carries O, the inner loop's values I and the prologue values
+that later ops read and that must run under a branch (Pv)::
 
     for t in range(0, len_i * len_j):
-        Pv, I = if jj == 0: (P(i, O), inits(P)) else: (Pv, I)
-        I = B(i, lbj + jj * sj, Pv, I)
-        O, i = if jj == len_j - 1: (Y(O, Pv, I, E(i, O, Pv, I)), i + si) else: (O, i)
-        jj = 0 if jj == len_j - 1 else jj + 1
+        i, jj = lbi + (t // len_j) * si, t % len_j
+        P_pure(i, O)                          # pure prologue ops, on every trip
+        Pv = P_rest(i, O) if jj == 0 else Pv  # the others (stores, loads, ...) once per outer trip
+        I = select(jj == 0, inits, I)         # (from the branch when an initial value comes from P_rest)
+        I = B(i, lbj + jj * sj, P, I)
+        O = Y(O, P, I, E(i, O, P, I)) if jj == len_j - 1 else O
 
 The body B is then at the fused loop's top level, so the pipeliner can prefetch the next outer iteration's first
 loads during the current one's last (a persistent kernel's tile loop over a K loop).  An empty inner loop
 (``len_j == 0``) would skip the prologue and epilogue, so unless ``len_j`` is a compile-time constant above 0 the
 nest is versioned when its inner body loads: ``if len_j > 0`` the fused loop, else the original nest (Triton's
 speculation, which keeps the loads at the top level); an inner loop without loads instead runs ``max(len_j, 1)``
-trips per outer one with its body under ``if jj < len_j``.  Nests of
-another shape (no inner loop or several, inner bounds computed inside the outer loop) are left as they are, logged
-with ``TRITIUM_LOG``.  The fused loop keeps the outer loop's attributes but ``tt.flatten`` (and takes the inner
-loop's where the outer has none).  Runs on TTIR (the interpreter, before its NumPy program) and on TTGIR (before
-the pipeliner): every type it makes is one already in the nest.
+trips per outer one with its body under ``if jj < len_j``.  Nests of another shape (no inner loop or several,
+inner bounds computed inside the outer loop) are left as they are, logged with ``TRITIUM_LOG``, and so are nests
+whose inner loop has a dot: fused, a persistent matmul measured slower than its nest on an H200 (the epilogue
+inside the fused loop keeps the accumulator's registers live; bench/RESULTS.md).  The fused loop keeps the outer
+loop's attributes but ``tt.flatten`` (and takes the inner loop's where the outer has none).  Runs on TTIR (the
+interpreter, before its NumPy program) and on TTGIR (before the pipeliner): every type it makes is one already in
+the nest.
 """
 from __future__ import annotations
 
@@ -130,6 +134,7 @@ def _poison(ty):
 
 
 _EQ, _SLT, _SGT = 0, 2, 4
+_DOTS = frozenset({"tt.dot", "tt.dot_scaled", "ttg.warp_group_dot"})
 _LOADS = frozenset({"tt.load", "tt.descriptor_load", "tt.descriptor_gather", "ttg.async_copy_global_to_local"})
 
 
@@ -147,6 +152,13 @@ def _fuse(outer) -> bool:
     inside = _defined_inside(outer)
     if any(v in inside for v in list(inner.operands)[:3]):
         log.debug("loop at %s: tt.flatten ignored, the inner loop's bounds change with the outer loop",
+                  outer.location)
+        return False
+    if any(o.name in _DOTS for o in u.walk(inner)):
+        # measured on an H200 (bench/persistent.py, 2026-11-28): the fused tile x K loop of a persistent matmul
+        # ran at 0.63x Triton's fused one and below tritium's own nest (its epilogue inside the loop keeps the
+        # accumulator live: 255 registers and spills against the nest's 184), so such nests stay nests
+        log.debug("loop at %s: tt.flatten not applied, its inner loop has a dot (the nest is faster here)",
                   outer.location)
         return False
     ibody = inner.regions[0].blocks[0]
