@@ -23,8 +23,9 @@ def test_first_k_slice_of_the_next_iteration_is_read_at_the_end(stages, bk):
     ttgir = k.asm["ttgir"]
     pre, loop = ttgir[:ttgir.index("scf.for")], _loop(ttgir)
     slices = bk // 16
-    # before the loop: the wait for stage 0, then its first 16-wide K-slices of A (64x16) and B (16x64)
-    assert pre.rindex(f'"ttg.async_wait"() {{num = {stages - 2} : i32}}') < pre.index('"ttg.local_load"')
+    # before the loop: the wait for stage 0 (a commit group per copy: two a stage), then its first 16-wide
+    # K-slices of A (64x16) and B (16x64)
+    assert pre.rindex(f'"ttg.async_wait"() {{num = {2 * (stages - 2)} : i32}}') < pre.index('"ttg.local_load"')
     assert "-> tensor<64x16xf16" in pre and "-> tensor<16x64xf16" in pre
     # the body: one dot per slice (the first on the loop-carried operands), the other slices read in place
     assert loop.count('"tt.dot"') == slices and loop.index('"tt.dot"(%arg') < loop.index('"ttg.local_load"')

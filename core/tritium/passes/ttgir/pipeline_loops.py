@@ -6,8 +6,9 @@ optimize_dot_operands) is issued ``S - 1`` iterations ahead (``S`` = ``num_stage
 
     %buf = ttg.local_alloc : !ttg.memdesc<S x ...>                     (before the loop)
     prologue, i = 0 .. S-2:  async_copy(ptrs(i) -> %buf[i], mask(i) & (lb + i*step < ub)); async_commit_group
+                             (a group per copy, as Triton commits them: n copies a stage, n * (S-2) groups below)
     scf.for %iv ... iter_args(..., %x_ahead.., %read = 0, %write = S-1) {
-      ttg.async_wait {num = S-2}                                        (this iteration's group has landed)
+      ttg.async_wait {num = n * (S-2)}                                  (this iteration's groups have landed)
       %tile = ttg.memdesc_subview %buf[%read]                           (replaces the local_alloc)
       async_copy(ptrs(iv + (S-1)*step) -> %buf[%write], mask & (iv + (S-1)*step < ub)); async_commit_group
       ... the body, its local_loads reading %tile ...
@@ -188,8 +189,7 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                         ptr = m.get(c.ptr, c.ptr)
                         mask = m.get(c.mask, c.mask) if c.mask is not None else None
                         _issue(buf, _const(i, i32), ptr, mask, pred)
-                if any_cp:
-                    ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
+                        ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)  # a group per copy, as Triton commits
                 # the iter_args of iteration i + 1
                 nxt = {}
                 for a in args:
@@ -208,7 +208,7 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         n_old = len(inits)
         with ir.InsertionPoint(nb):
             # this iteration's stage has landed: cp.async groups (a no-op without any), TMA barriers (below)
-            wait = async_wait(S - 2)
+            wait = async_wait((S - 2) * sum(not c.tma for c in cands))
         anchor = wait
         for op in list(body.operations):
             op = as_op(op)
@@ -251,8 +251,7 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                     # the load moved into the new body: its operands are the new body's values now
                     ptr, mask = c.load.operands[0], (c.load.operands[1] if c.mask is not None else None)
                     _issue(buf, write, m.get(ptr, ptr), m.get(mask, mask) if mask is not None else None, pred)
-            if any_cp:
-                ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
+                    ir.Operation.create(ttg.ASYNC_COMMIT_GROUP)
             new_ahead = {}
             for a in args:
                 sl, y = ups[a]

@@ -5,14 +5,14 @@ After the software pipeliner a dot ``%d = tt.dot %a, %b, %c`` reads its operands
 iteration's stage (``ttg.memdesc_subview %stack[%read]``) right before it, so each iteration starts with the
 latency of those reads.  This pass makes it::
 
-    ttg.async_wait {num = S-2}                                  (before the loop: stage 0 has landed)
+    ttg.async_wait {num = n*(S-2)}                              (before the loop: stage 0 has landed)
     %a0 = ttg.local_load %stack_a[%read0] {offsets = [0, 0]} : M x k      (the first k-slice)
     %b0 = ttg.local_load %stack_b[%read0] {offsets = [0, 0]} : k x N
     scf.for ... iter_args(..., %pa = %a0, %pb = %b0) {
       ... the copies ...
       %d0 = tt.dot %pa, %pb, %c
       %a1 = ttg.local_load %tile_a {offsets = [0, k]} ... %d1 = tt.dot %a1, %b1, %d0 ...     (the other slices)
-      ttg.async_wait {num = S-2}                                (the next iteration's stage has landed)
+      ttg.async_wait {num = n*(S-2)}                            (the next iteration's stage has landed)
       %na = ttg.local_load %stack_a[%read_next] {offsets = [0, 0]} ...
       yield ..., %na, %nb
     }
@@ -123,7 +123,7 @@ def prefetch_loop(loop, stages: int) -> bool:
     term = ops[-1]
     inits = list(loop.operands[3:])
     n_args = len(body.arguments)
-    wait_num = max(0, stages - 2)
+    wait_num = ir.IntegerAttr(ops[0].attributes["num"]).value  # the pipeliner's: n copies a stage * (S-2)
     with loop.location:
         # the first slices of the first iteration, before the loop
         with ir.InsertionPoint(loop):
