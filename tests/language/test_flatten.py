@@ -173,6 +173,10 @@ def test_fused_persistent_matmul_is_pipelined(monkeypatch):
             # wait of depth 1 per loop, the full wait only under the epilogue's branch
             assert re.search(r'"ttg\.warp_group_dot"\(%[\w#]+, %[\w#]+, %[\w#]+, %[\w#]+\)', ttgir)
             assert ttgir.count("pendings = 1 : i32") == 2
+            # the last K step hands on zeros made in the epilogue's branch (sitofp(jj) - itself, splat), not the
+            # accumulator, so its registers are free during the epilogue
+            assert re.search(r"arith\.subf (%\w+), \1 : f32", ttgir)
+            assert k.metadata["n_spills"] == 0
     assert counts[False][0] == 2  # the nest
     assert counts[True][0] == 3  # the fused loop, and the nest kept for an empty K loop (Triton's speculation)
     assert counts[False][1] > 0 and counts[True][1] > counts[False][1]

@@ -383,6 +383,27 @@ def _make_dots_async(body, term):
         d.attributes["isAsync"] = ir.BoolAttr.get(True)
         res = d.results[0]
         readers = [(as_op(u.owner), u.operand_number) for u in res.uses]
+        # a yield of an scf.if of the body whose result the loop only yields (a fused loop's inner values, handed
+        # on by the branch that is not the last inner trip): passes the result on like the loop's own yield
+        passed = {}
+        for o, i in readers:
+            if o.name == "scf.yield" and o.operation.block != body:
+                owner = as_op(o.parent)
+                if owner.name == "scf.if" and owner.operation.block == body:
+                    uses = [(as_op(u.owner), u.operand_number) for u in owner.results[i].uses]
+                    # only into the loop's yield, and the iter_arg read only as this dot's accumulator
+                    if uses and all(x == term and all(
+                            (as_op(a.owner), a.operand_number) == (d, 2) for a in body.arguments[j + 1].uses)
+                            for x, j in uses):
+                        passed[(o, i)] = [j for _, j in uses]
+        readers = [(o, i) for o, i in readers if (o, i) not in passed]
+        src = res  # what later waits take: the depth-1 wait's result once there is one (one live accumulator)
+        if passed:
+            w1 = _wait(_next_op(d), [res], 1)  # the accumulator's previous instance done
+            src = w1.results[0]
+            for (o, i), js in passed.items():
+                o.operands[i] = src
+                in_flight.extend(js)
         nested = [(o, i) for o, i in readers if o != term and o.operation.block != body]
         if nested and len(nested) + sum(o == term for o, _ in readers) == len(readers):
             # read only inside regions (a fused loop's epilogue under `if last inner trip`) and yielded: a full
@@ -393,7 +414,7 @@ def _make_dots_async(body, term):
             for blk, rs in by_block.items():
                 order = [as_op(x) for x in blk.operations]
                 first = min((o for o, _ in rs), key=order.index)
-                w = _wait(first, [res], 0)
+                w = _wait(first, [src], 0)
                 for o, i in rs:
                     o.operands[i] = w.results[0]
             readers = [(o, i) for o, i in readers if o == term]

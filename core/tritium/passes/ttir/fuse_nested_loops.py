@@ -28,8 +28,8 @@ nest is versioned when its inner body loads: ``if len_j > 0`` the fused loop, el
 speculation, which keeps the loads at the top level); an inner loop without loads instead runs ``max(len_j, 1)``
 trips per outer one with its body under ``if jj < len_j``.  Nests of another shape (no inner loop or several,
 inner bounds computed inside the outer loop) are left as they are, logged with ``TRITIUM_LOG``, and so are nests
-whose inner loop has a dot: fused, a persistent matmul measured slower than its nest on an H200 (the epilogue
-inside the fused loop keeps the accumulator's registers live; bench/RESULTS.md).  The fused loop keeps the outer
+whose inner loop has a dot: fused, a persistent matmul measured slower than its nest on an H200 (its tile
+coordinates are recomputed on every K step; bench/RESULTS.md).  The fused loop keeps the outer
 loop's attributes but ``tt.flatten`` (and takes the inner loop's where the outer has none).  Runs on TTIR (the
 interpreter, before its NumPy program) and on TTGIR (before the pipeliner): every type it makes is one already in
 the nest.
@@ -129,6 +129,23 @@ def _yield(block, values, loc):
         _create("scf.yield", values, [])
 
 
+def _dead_copy(value, fresh, jj):
+    """What the last inner trip hands on for an inner value the next trip resets to ``fresh``.  For a float
+    accumulator reset to zeros: zeros made at the end of the branch from a value no folding sees through
+    (``sitofp(jj) - sitofp(jj)``, which LLVM folds to 0 only after the MLIR passes), splat -- a constant would be
+    hoisted and the branch turned into a select after it, which reads the accumulator once the epilogue is done and
+    so keeps its registers live through the epilogue; this way they are free once the epilogue has read them.
+    Anything else: ``fresh``."""
+    ty = value.type
+    if not (isinstance(ty, ir.RankedTensorType) and isinstance(ty.element_type, (ir.F32Type, ir.F16Type,
+                                                                                 ir.BF16Type)) and
+            u.is_zero(fresh, any_sign=True)):
+        return fresh
+    f = _create("arith.sitofp", [jj], [ty.element_type]).results[0]
+    z = _create("arith.subf", [f, f], [ty.element_type]).results[0]
+    return _create("tt.splat", [z], [ty]).results[0]
+
+
 def _poison(ty):
     return _create("ub.poison", [], [ty]).results[0]
 
@@ -156,8 +173,9 @@ def _fuse(outer) -> bool:
         return False
     if any(o.name in _DOTS for o in u.walk(inner)):
         # measured on an H200 (bench/persistent.py, 2026-11-28): the fused tile x K loop of a persistent matmul
-        # ran at 0.63x Triton's fused one and below tritium's own nest (its epilogue inside the loop keeps the
-        # accumulator live: 255 registers and spills against the nest's 184), so such nests stay nests
+        # ran at 0.63-0.65x Triton's fused one and below tritium's own nest (0.84-0.96x), with the accumulator's
+        # registers free in the epilogue (186 registers, as the nest's 184) and the dot asynchronous; left: the
+        # tile coordinates (integer divisions) recomputed on every K step, for this step and the one S-1 ahead
         log.debug("loop at %s: tt.flatten not applied, its inner loop has a dot (the nest is faster here)",
                   outer.location)
         return False
@@ -251,11 +269,13 @@ def _fuse(outer) -> bool:
     _yield(felse, list(pv_cur) + in_if_cur, loc)
     m.update(zip(later_kept, if_first.results[:nk]))
     from_branch = iter(if_first.results[nk:])
+    fresh = []  # each inner value as a new outer trip starts it (what the last inner trip hands on)
     carried_in = []
     with fip, loc:
         for v, sel, cur in zip(inner_inits, by_select, in_cur):
-            carried_in.append(_create("arith.select", [first, m.get(v, v), cur], [cur.type]).results[0] if sel
-                              else next(from_branch))
+            fresh.append(m.get(v, v) if sel else next(from_branch))
+            carried_in.append(_create("arith.select", [first, fresh[-1], cur], [cur.type]).results[0] if sel
+                              else fresh[-1])
     with fip, loc:
         j = _arith("arith.addi", lbj, _arith("arith.muli", _cast_int(jj, jty), sj))
     m[ibody.arguments[0]] = j
@@ -275,15 +295,20 @@ def _fuse(outer) -> bool:
     with fip, loc:
         last = _cmp(_EQ, jj, _arith("arith.subi", inner_len, _const(wide, 1)) if not known
                     else _const(wide, known - 1))
-        if_last = _create("scf.if", [last], o_types, regions=2)
+        # after the last inner trip the inner values leave as their initial values (the next trip replaces them
+        # anyway): a matmul's accumulator is then dead during the epilogue, its registers free for it
+        if_last = _create("scf.if", [last], o_types + i_types, regions=2)
         lthen = if_last.regions[0].blocks.append()
         lelse = if_last.regions[1].blocks.append()
     m.update(zip(inner.results, in_next))
     _clone(epilogue, m, ir.InsertionPoint(lthen))
-    _yield(lthen, [m.get(v, v) for v in outer_yield.operands], loc)
-    _yield(lelse, list(o_cur), loc)
+    with ir.InsertionPoint(lthen), loc:
+        handed = [_dead_copy(r, f, jj) for r, f in zip(in_next, fresh)]
+    _yield(lthen, [m.get(v, v) for v in outer_yield.operands] + handed, loc)
+    _yield(lelse, list(o_cur) + in_next, loc)
     with fip, loc:
-        _create("scf.yield", list(if_last.results) + list(if_first.results[:nk]) + in_next, [])
+        _create("scf.yield", list(if_last.results[:len(o_types)]) + list(if_first.results[:nk])
+                + list(if_last.results[len(o_types):]), [])
     results = spec.results if spec is not None else fused.results[:len(o_types)]
     for old, new in zip(outer.results, results):
         old.replace_all_uses_with(new)
