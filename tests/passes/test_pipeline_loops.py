@@ -185,3 +185,34 @@ def test_fp8_partial_sums_stay_synchronous(imprecise):
     ttgir = k.asm["ttgir"]
     assert '"ttg.async_copy_global_to_local"' in _loop(ttgir)  # pipelined, but the dot stays synchronous
     assert '"ttg.warp_group_dot"(' in ttgir and "isAsync" not in ttgir and "warp_group_dot_wait" not in ttgir
+
+
+@tritium.jit
+def _loop_stages_kernel(a_ptr, b_ptr, c_ptr, K, LOOP_STAGES: tl.constexpr):
+    # tl.range(num_stages=...) on the loop itself (Triton's test_tl_range_num_stages)
+    offs = tl.arange(0, 64)
+    offs_k = tl.arange(0, 32)
+    a_ptrs = a_ptr + offs[:, None] * K + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * 64 + offs[None, :]
+    acc = tl.zeros((64, 64), dtype=tl.float32)
+    for k in tl.range(0, K // 32, num_stages=LOOP_STAGES):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        a_ptrs += 32
+        b_ptrs += 32 * 64
+    tl.store(c_ptr + offs[:, None] * 64 + offs[None, :], acc)
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("kernel_stages,loop_stages", [(3, 5), (1, 4), (3, 1), (4, 2)])
+def test_a_loops_num_stages_overrides_the_kernels(arch, kernel_stages, loop_stages):
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32", "LOOP_STAGES": "constexpr"}
+    attrs = {k: {"tt.divisibility": 16} for k in ("a_ptr", "b_ptr", "c_ptr", "K")}
+    k = tritium.compile(ASTSource(_loop_stages_kernel, sig, {"LOOP_STAGES": loop_stages}, attrs),
+                        target=f"cuda:{arch}", options={"num_stages": kernel_stages}, use_cache=False)
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    if loop_stages < 2:  # the loop asked for none
+        assert '"ttg.async_copy_global_to_local"' not in ttgir
+        return
+    # stacks of the loop's stages, a commit group per copy: the loop waits for 2 * (stages - 2) groups
+    assert len(re.findall(rf"!ttg.memdesc<array<i64: {loop_stages}, (64, 32|32, 64)>", ttgir)) >= 2
+    assert f"cp.async.wait_group {2 * (loop_stages - 2)}" in ptx

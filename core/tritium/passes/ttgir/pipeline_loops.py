@@ -1,8 +1,8 @@
 """The software pipeliner for loops that feed dots (Triton's ``PipelineLoops`` with ``cp.async``, sm_80+).
 
 A load in an ``scf.for`` body whose only use is a ``ttg.local_alloc`` (the dot-operand path of
-optimize_dot_operands) is issued ``S - 1`` iterations ahead (``S`` = ``num_stages``, the module's
-``ttg.num-stages``) as asynchronous copies into a stack of ``S`` buffers::
+optimize_dot_operands) is issued ``S - 1`` iterations ahead (``S`` = the loop's ``tt.num_stages`` from
+``tl.range(..., num_stages=S)``, else the kernel's ``num_stages``, the module's ``ttg.num-stages``) as asynchronous copies into a stack of ``S`` buffers::
 
     %buf = ttg.local_alloc : !ttg.memdesc<S x ...>                     (before the loop)
     prologue, i = 0 .. S-2:  async_copy(ptrs(i) -> %buf[i], mask(i) & (lb + i*step < ub)); async_commit_group
@@ -474,14 +474,24 @@ def pipeline_loops(root) -> int:
     mod = as_op(root)
     stages = module_int(mod, ttg.NUM_STAGES, 1)
     backend, arch = target_arch(mod)
-    if stages < 2 or backend != "cuda" or arch is None or arch < 80:
+    if backend != "cuda" or arch is None or arch < 80:
+        return 0
+    # the loops first: pipelining erases ops (the loop, its loads), so the walk must not be read afterwards.  A
+    # loop's own `tl.range(..., num_stages=k)` (its tt.num_stages) overrides the kernel's num_stages, as in Triton
+    loops = [(op, _loop_stages(op, stages)) for op in walk(mod) if op.name == LOOP]
+    loops = [(op, s) for op, s in loops if s >= 2]
+    if not loops:
         return 0
     from tritium.passes.analysis.axis_info import AxisInfoAnalysis
 
     info = AxisInfoAnalysis(mod)
-    # the loops first: pipelining erases ops (the loop, its loads), so the walk must not be read afterwards
-    loops = [op for op in walk(mod) if op.name == LOOP]
-    return sum(pipeline_loop(op, stages, info) for op in loops)
+    return sum(pipeline_loop(op, s, info) for op, s in loops)
+
+
+def _loop_stages(loop, default: int) -> int:
+    """The stages of ``loop``: its ``tt.num_stages`` attribute (``tl.range(num_stages=k)``), else ``default``."""
+    a = loop.attributes["tt.num_stages"] if "tt.num_stages" in loop.attributes else None
+    return ir.IntegerAttr(a).value if a is not None else default
 
 
 def pipeline_loops_pass(op, pass_=None) -> None:

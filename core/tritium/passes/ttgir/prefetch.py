@@ -42,7 +42,7 @@ from tritium.dialects import layouts, tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
 
 from .accelerate_matmul import target_arch
-from .coalesce import as_op, layout_of, module_int, walk
+from .coalesce import as_op, layout_of, walk
 from .pipeline_loops import async_wait
 from .tma_lowering import subview
 
@@ -111,7 +111,7 @@ def _dot(a, b, c, like):
     return ir.Operation.create(tt.DOT, results=[c.type], operands=[a, b, c], attributes=attrs).results[0]
 
 
-def prefetch_loop(loop, stages: int) -> bool:
+def prefetch_loop(loop) -> bool:
     loop = as_op(loop)
     body = loop.regions[0].blocks[0]
     ops = [as_op(o) for o in body.operations]
@@ -178,12 +178,12 @@ def prefetch(root, arches=range(80, 90)) -> int:
     """Prefetch the dot operands of the pipelined ``mma.sync`` loops of ``root`` (a module) when its target's arch
     is in ``arches``; returns how many."""
     mod = as_op(root)
-    stages = module_int(mod, ttg.NUM_STAGES, 1)
     backend, arch = target_arch(mod)
-    if stages < 2 or backend != "cuda" or arch not in arches:
+    if backend != "cuda" or arch not in arches:
         return 0
+    # the pipelined loops (their first op the pipeliner's async_wait, whatever stages each one has)
     loops = [op for op in walk(mod) if op.name == "scf.for"]
-    return sum(prefetch_loop(op, stages) for op in loops)
+    return sum(prefetch_loop(op) for op in loops)
 
 
 def prefetch_pass(op, pass_=None) -> None:

@@ -188,7 +188,6 @@ def _fuse(outer) -> bool:
     # prologue values the inner loop, the epilogue or the outer yield read
     later = _used_values([inner] + epilogue + [outer_yield])
     pv = [r for op in prologue for r in op.results if r in later]
-    pv_types = [v.type for v in pv]
     attrs = {n: outer.attributes[n] for n in outer.attributes if n != ATTR}
     for n in inner.attributes:
         if n not in attrs:
