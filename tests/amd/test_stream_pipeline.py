@@ -268,3 +268,16 @@ def test_attention_loops_are_pipelined(arch):
         check_prologue(loop, 2)
     check_code_object(k, ATTN_SIG, arch)
     assert len(re.findall(r"^\s*v_mfma", k.asm["amdgcn"], re.M)) == 64
+
+
+@pytest.mark.parametrize("kernel_stages,loop_stages,pipelined", [(1, 2, True), (2, 1, False), (2, 3, True)])
+def test_a_loops_num_stages_decides(kernel_stages, loop_stages, pipelined):
+    # tl.range(num_stages=k) on the loop overrides the kernel's num_stages (as on cuda; Triton's rule)
+    from tests.passes.test_pipeline_loops import _loop_stages_kernel
+
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"}
+    attrs = {k: D16 for k in ("a_ptr", "b_ptr", "c_ptr", "K")}
+    ttgir = build(_loop_stages_kernel, sig, "gfx942", attrs=attrs, options={"num_stages": kernel_stages},
+                  LOOP_STAGES=loop_stages).asm["ttgir"]
+    (loop,) = loops(ttgir)
+    assert (not any('"tt.load"' in ln for ln in loop.top)) == pipelined

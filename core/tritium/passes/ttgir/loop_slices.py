@@ -143,3 +143,10 @@ def next_op(op):
 def const_before(loop, value, ty):
     with ir.InsertionPoint(as_op(loop)), as_op(loop).location:
         return const(value, ty)
+
+
+def loop_stages(loop, default: int) -> int:
+    """The stages of ``loop``: its ``tt.num_stages`` attribute (``tl.range(..., num_stages=k)``, which overrides the
+    kernel's as in Triton), else ``default`` (the kernel's ``num_stages``)."""
+    a = loop.attributes["tt.num_stages"] if "tt.num_stages" in loop.attributes else None
+    return ir.IntegerAttr(a).value if a is not None else default

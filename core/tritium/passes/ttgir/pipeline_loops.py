@@ -42,7 +42,7 @@ from tritium.passes.ttir._util import is_zero
 from .accelerate_matmul import target_arch
 from .coalesce import as_op, layout_of, module_int, walk
 from .loop_slices import LOOP, arith as _arith, clone_ops as _clone, cmp_lt as _cmp_lt, const as _const, \
-    const_before as _const_at, dot_operand_loads, iter_arg_updates as _updates, load_vector, \
+    const_before as _const_at, dot_operand_loads, iter_arg_updates as _updates, load_vector, loop_stages, \
     PipelinedLoad, loop_slice as _slice, next_op as _next_op
 from .tma_lowering import barrier_type, buffer_type, copy_in, init_barrier, is_tma_load, subview, tma_consumer, \
     use_tile, wait_barrier
@@ -478,7 +478,7 @@ def pipeline_loops(root) -> int:
         return 0
     # the loops first: pipelining erases ops (the loop, its loads), so the walk must not be read afterwards.  A
     # loop's own `tl.range(..., num_stages=k)` (its tt.num_stages) overrides the kernel's num_stages, as in Triton
-    loops = [(op, _loop_stages(op, stages)) for op in walk(mod) if op.name == LOOP]
+    loops = [(op, loop_stages(op, stages)) for op in walk(mod) if op.name == LOOP]
     loops = [(op, s) for op, s in loops if s >= 2]
     if not loops:
         return 0
@@ -487,11 +487,6 @@ def pipeline_loops(root) -> int:
     info = AxisInfoAnalysis(mod)
     return sum(pipeline_loop(op, s, info) for op, s in loops)
 
-
-def _loop_stages(loop, default: int) -> int:
-    """The stages of ``loop``: its ``tt.num_stages`` attribute (``tl.range(num_stages=k)``), else ``default``."""
-    a = loop.attributes["tt.num_stages"] if "tt.num_stages" in loop.attributes else None
-    return ir.IntegerAttr(a).value if a is not None else default
 
 
 def pipeline_loops_pass(op, pass_=None) -> None:

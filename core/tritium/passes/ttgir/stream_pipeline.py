@@ -44,7 +44,7 @@ from tritium.passes.ttir._util import is_pure
 from .accelerate_matmul import target_arch
 from .coalesce import as_op, module_int, walk
 from .loop_slices import LOOP, PipelinedLoad, arith, clone_ops, cmp_lt, dot_operand_loads, iter_arg_updates, \
-    load_vector, loop_slice
+    load_vector, loop_slice, loop_stages
 
 log = logging.getLogger(__name__)
 
@@ -233,12 +233,15 @@ def stream_pipeline(root, *, force: bool = False) -> int:
     ``force``: whatever the module's target and stages (tests)."""
     mod = as_op(root)
     backend, _ = target_arch(mod)
-    if not force and (backend != "hip" or module_int(mod, ttg.NUM_STAGES, 1) < 2):
+    if not force and backend != "hip":
+        return 0
+    stages = module_int(mod, ttg.NUM_STAGES, 1)
+    loops = [op for op in walk(mod) if op.name == LOOP and (force or loop_stages(op, stages) >= 2)]
+    if not loops:
         return 0
     from tritium.passes.analysis.axis_info import AxisInfoAnalysis
 
     info = AxisInfoAnalysis(mod)
-    loops = [op for op in walk(mod) if op.name == LOOP]
     return sum(stream_pipeline_loop(op, info) for op in loops)
 
 
