@@ -32,6 +32,13 @@ def int8_plus_constexpr(X, Y, N: tl.constexpr):
 
 
 @triton.jit
+def int8_plus_annotated(X, Y, N: tl.constexpr):
+    one: tl.int32 = 1  # annotated, not constexpr: still Triton's scalar tensor (the annotation is not a cast)
+    offs = tl.arange(0, N)
+    tl.store(Y + offs, tl.load(X + offs) + one)
+
+
+@triton.jit
 def half_times_assigned(X, Y, N: tl.constexpr):
     eps = 0.1
     scale = eps * 3  # folded as fp32 arithmetic
@@ -90,6 +97,13 @@ def test_int8_plus_assigned_int_is_int32(mode, n):
     int8_plus_assigned[(1,)](x, y, N=n)
     np.testing.assert_array_equal(y, x.astype(np.int32) + 1)
     assert y[0] == 128
+
+
+def test_int8_plus_annotated_non_constexpr_is_int32(mode):
+    x = _int8_input(32, 2)
+    y = np.zeros(32, np.int32)
+    int8_plus_annotated[(1,)](x, y, N=32)
+    np.testing.assert_array_equal(y, x.astype(np.int32) + 1)
 
 
 def test_int8_plus_annotated_constexpr_stays_int8(mode):

@@ -272,6 +272,13 @@ class _Rewrite(ast.NodeTransformer):
                                 node.value)
         return node
 
+    def visit_AnnAssign(self, node):  # `x: tl.int32 = 1` typed too; `x: tl.constexpr = 1` stays a number
+        self.generic_visit(node)
+        if node.value is not None and ast.unparse(node.annotation).split(".")[-1] != "constexpr":
+            node.value = self._call("_tr_assign", [node.value, ast.copy_location(ast.Constant(False), node)],
+                                    node.value)
+        return node
+
     def visit_Assert(self, node):
         self.generic_visit(node)
         msg = node.msg if node.msg is not None else ast.copy_location(ast.Constant(""), node)
