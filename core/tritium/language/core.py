@@ -514,7 +514,6 @@ for _name, _sname in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv"
 typed_constexpr.__neg__ = lambda self: _sem().minus(self)
 typed_constexpr.__invert__ = lambda self: _sem().invert(self)
 typed_constexpr.__pos__ = lambda self: self
-typed_constexpr.__hash__ = constexpr.__hash__
 
 
 def _cx_binop(op):

@@ -254,10 +254,10 @@ def warp_group_dot(ctx, a, b, c, *, max_imprecise: int = 0, pending=WAIT_PENDING
             part = W.wgmma_wait(ctx, depth, part)
             if zero and r not in started:
                 out[r:r + sub // 2] = part
-            elif use_c is not None and r not in started:  # c counts only where useC is true
-                kept = [ctx.emit("arith.select", [use_c, x, ctx.emit("arith.constant", [], x.type, {
-                    "value": ir.FloatAttr.get(x.type, 0.0) if isinstance(x.type, ir.F32Type) else
-                    ir.IntegerAttr.get(x.type, 0)})], x.type) for x in out[r:r + sub // 2]]
+            elif use_c is not None and r not in started:  # c counts only where use_c is true
+                x0 = out[r]
+                f0 = ctx.emit("arith.constant", [], x0.type, {"value": ir.FloatAttr.get(x0.type, 0.0)})
+                kept = [ctx.emit("arith.select", [use_c, x, f0], x.type) for x in out[r:r + sub // 2]]
                 out[r:r + sub // 2] = _fadd(ctx, kept, part)
             else:
                 out[r:r + sub // 2] = _fadd(ctx, out[r:r + sub // 2], part)

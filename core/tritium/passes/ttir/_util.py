@@ -122,6 +122,21 @@ def walk(root) -> list:
     return out
 
 
+def clone_ops(ops, mapping: dict, ip) -> None:
+    """Clone ``ops`` at ``ip``, their operands and those of the ops nested in them through ``mapping`` (a value
+    -> value dict), which is updated with each clone's results."""
+    with ip:
+        for op in ops:
+            op = as_op(op)
+            new = op.clone()
+            for old_op, new_op in zip([op] + walk(op), [new] + walk(new)):
+                for i, v in enumerate(old_op.operands):
+                    if v in mapping:
+                        new_op.operands[i] = mapping[v]
+            for r_old, r_new in zip(op.results, new.results):
+                mapping[r_old] = r_new
+
+
 def ancestor_in_block(op, block) -> Optional[ir.Operation]:
     """The op of ``block`` that is ``op`` or holds it; None when ``op`` is outside ``block`` (within its
     function)."""

@@ -71,20 +71,6 @@ def _used_values(ops) -> set:
     return used
 
 
-def _clone(ops, mapping: dict, ip) -> None:
-    """Clone ``ops`` at ``ip``, their operands (and those of nested ops) through ``mapping``; record the results."""
-    with ip:
-        for op in ops:
-            op = u.as_op(op)
-            new = op.clone()
-            for old_op, new_op in zip([op] + u.walk(op), [new] + u.walk(new)):
-                for i, v in enumerate(old_op.operands):
-                    if v in mapping:
-                        new_op.operands[i] = mapping[v]
-            for r_old, r_new in zip(op.results, new.results):
-                mapping[r_old] = r_new
-
-
 def _create(name, operands, result_types, attrs=None, regions=0):
     return ir.Operation.create(name, results=list(result_types), operands=list(operands), attributes=attrs or {},
                                regions=regions)
@@ -249,7 +235,7 @@ def _fuse(outer) -> bool:
         i_cur = _arith("arith.addi", lbi, _arith("arith.muli", _cast_int(q, ity), si))
     m = {body.arguments[0]: i_cur}
     m.update(zip(list(body.arguments)[1:], o_cur))
-    _clone(hoisted, m, fip)
+    u.clone_ops(hoisted, m, fip)
     # the inner loop's initial values: those known before `jj == 0`'s branch (hoisted, or from outside) by a
     # select -- an accumulator's `select(first, zeros, acc)` is what a dot turns into its use-accumulator flag
     # (ttgir/optimize_accumulator_init.py) -- the others from that branch
@@ -263,7 +249,7 @@ def _fuse(outer) -> bool:
         fthen = if_first.regions[0].blocks.append()
         felse = if_first.regions[1].blocks.append()
     mf = dict(m)
-    _clone(kept_ops, mf, ir.InsertionPoint(fthen))
+    u.clone_ops(kept_ops, mf, ir.InsertionPoint(fthen))
     _yield(fthen, [mf.get(v, v) for v in later_kept] + [mf.get(v, v) for v in from_if], loc)
     _yield(felse, list(pv_cur) + in_if_cur, loc)
     m.update(zip(later_kept, if_first.results[:nk]))
@@ -284,12 +270,12 @@ def _fuse(outer) -> bool:
             if_body = _create("scf.if", [_cmp(_SLT, jj, len_j)], i_types, regions=2)
             bthen = if_body.regions[0].blocks.append()
             belse = if_body.regions[1].blocks.append()
-        _clone(iops[:-1], m, ir.InsertionPoint(bthen))
+        u.clone_ops(iops[:-1], m, ir.InsertionPoint(bthen))
         _yield(bthen, [m.get(v, v) for v in iops[-1].operands], loc)
         _yield(belse, carried_in, loc)
         in_next = list(if_body.results)
     else:
-        _clone(iops[:-1], m, fip)
+        u.clone_ops(iops[:-1], m, fip)
         in_next = [m.get(v, v) for v in iops[-1].operands]
     with fip, loc:
         last = _cmp(_EQ, jj, _arith("arith.subi", inner_len, _const(wide, 1)) if not known
@@ -300,7 +286,7 @@ def _fuse(outer) -> bool:
         lthen = if_last.regions[0].blocks.append()
         lelse = if_last.regions[1].blocks.append()
     m.update(zip(inner.results, in_next))
-    _clone(epilogue, m, ir.InsertionPoint(lthen))
+    u.clone_ops(epilogue, m, ir.InsertionPoint(lthen))
     with ir.InsertionPoint(lthen), loc:
         handed = [_dead_copy(r, f, jj) for r, f in zip(in_next, fresh)]
     _yield(lthen, [m.get(v, v) for v in outer_yield.operands] + handed, loc)

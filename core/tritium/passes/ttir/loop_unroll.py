@@ -46,15 +46,7 @@ def _clone_body(block, mapping, ip):
     """Clone the ops of ``block`` but its terminator at ``ip``, operands (also those of nested ops) through
     ``mapping``; returns the yielded values, mapped."""
     ops = [u.as_op(o) for o in block.operations]
-    with ip:
-        for op in ops[:-1]:
-            new = op.clone()
-            for old_op, new_op in zip([op] + u.walk(op), [new] + u.walk(new)):
-                for i, v in enumerate(old_op.operands):
-                    if v in mapping:
-                        new_op.operands[i] = mapping[v]
-            for r_old, r_new in zip(op.results, new.results):
-                mapping[r_old] = r_new
+    u.clone_ops(ops[:-1], mapping, ip)
     return [mapping.get(v, v) for v in ops[-1].operands]
 
 
