@@ -44,8 +44,8 @@ def fetch(tag: str) -> Path:
     url = os.environ.get("TRITIUM_TRITON_GIT", "https://github.com/triton-lang/triton")
     subprocess.run(["git", "clone", "--depth", "1", "--branch", tag, "--filter=blob:none", "--sparse", url,
                     str(dest)], check=True)
-    subprocess.run(["git", "-C", str(dest), "sparse-checkout", "set", str(UNIT), "python/triton/_internal_testing.py"],
-                   check=True)
+    subprocess.run(["git", "-C", str(dest), "sparse-checkout", "set", "--no-cone", f"/{UNIT}/", "/python/test/conftest.py",
+                    "/python/triton/_internal_testing.py"], check=True)
     return dest
 
 
@@ -69,7 +69,10 @@ def run(args, extra) -> int:
     if not unit.is_dir():
         raise SystemExit(f"{unit} is not a directory: --triton-src is the root of a Triton source tree")
     env = dict(os.environ)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(unit),
+    # Triton 3.6 keeps its fixtures (``device``, ``fresh_knobs``, ...) in python/test/conftest.py, older trees in
+    # python/test/unit/conftest.py: the root is the highest of the two that has one
+    root = unit.parent if (unit.parent / "conftest.py").is_file() else unit
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(root),
            "-o", "addopts=", "-o", "python_files=test_*.py", "-rN", "-p", "conformance_log"]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE / "conformance"), env.get("PYTHONPATH")]))
     if args.log:
