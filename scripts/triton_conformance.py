@@ -26,6 +26,7 @@ import collections
 import os
 import re
 import subprocess
+import tempfile
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -99,7 +100,10 @@ def run(args, extra) -> int:
         cmd += ["--timeout", str(args.timeout)]  # pytest-timeout, installed
     cmd += [str(unit / f) for f in args.files] + list(extra)
     print("+", " ".join(cmd), flush=True)
-    r = subprocess.run(cmd, cwd=unit, env=env)
+    # not in Triton's tree: python/test/unit/cuda (a directory of tests) would shadow the `cuda` package (cuda-python)
+    # for `python -m pytest`, whose working directory is on sys.path
+    with tempfile.TemporaryDirectory(prefix="tritium-conformance-") as cwd:
+        r = subprocess.run(cmd, cwd=cwd, env=env)
     for f in (args.junit, args.log):
         if f and Path(f).exists():
             print(f"{f}: {summary_line(read_results(f))}")
