@@ -9,6 +9,7 @@ other Triton knob is an ``AttributeError`` that says so, never a setting silentl
 knob                           environment variable (tritium's own, or Triton's it honours)
 =============================  ==============================================================
 runtime.interpret              TRITON_INTERPRET (the interpreter backend)
+runtime.override_arch          TRITON_OVERRIDE_ARCH (compile for that arch: ``sm80``, ``gfx942``)
 cache.dir                      TRITIUM_CACHE_DIR
 compilation.always_compile     TRITIUM_DISABLE_CACHE (the file cache bypassed)
 compilation.dump_ir            TRITON_KERNEL_DUMP (the irdump plugin), with cache.dump_dir
@@ -28,9 +29,14 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from typing import Any, Optional
+import contextlib
+from typing import Any, Dict, Optional
 
 from ._env import is_true
+
+#: Triton's switch for "a knob set in Python also sets its environment variable"; tritium's knobs are their
+#: variables, so it is always so (kept for code, e.g. Triton's test fixtures, that saves and restores it)
+propagate_env = True
 
 
 class _Env:
@@ -38,6 +44,11 @@ class _Env:
 
     def __init__(self, var: str, kind: str = "bool", default: Any = None):
         self.var, self.kind, self.default = var, kind, default
+
+    @property
+    def key(self) -> str:
+        """The environment variable (Triton's ``env_base.key``)."""
+        return self.var
 
     def __set_name__(self, owner, name):
         self.name = name
@@ -61,10 +72,45 @@ class _Env:
             os.environ[self.var] = str(value)
 
 
-class _Knobs:
-    """A group of knobs (``knobs.runtime``, ...): unknown names are refused by name."""
+class base_knobs:
+    """A group of knobs (``knobs.runtime``, ...): unknown names are refused by name.  As Triton's ``base_knobs``:
+    ``knob_descriptors`` (the knobs backed by a variable), ``copy()``, ``reset()`` and ``scope()`` (what is set
+    inside is undone on leaving), which Triton's own test fixtures use."""
 
     _group = ""
+
+    @property
+    def knob_descriptors(self) -> Dict[str, _Env]:
+        return {name: d for klass in reversed(type(self).__mro__) for name, d in vars(klass).items()
+                if isinstance(d, _Env)}
+
+    def copy(self) -> "base_knobs":
+        """A group of the same knobs: the variables are the process's, the hooks are copied."""
+        new = type(self)()
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def reset(self) -> "base_knobs":
+        """Every knob back to its default: the variables unset, the hooks None."""
+        for d in self.knob_descriptors.values():
+            os.environ.pop(d.var, None)
+        self.__dict__.clear()
+        return self
+
+    @contextlib.contextmanager
+    def scope(self):
+        env = {d.var: os.environ.get(d.var) for d in self.knob_descriptors.values()}
+        hooks = dict(self.__dict__)
+        try:
+            yield self
+        finally:
+            for var, v in env.items():
+                if v is None:
+                    os.environ.pop(var, None)
+                else:
+                    os.environ[var] = v
+            self.__dict__.clear()
+            self.__dict__.update(hooks)
 
     def __getattr__(self, name):
         raise AttributeError(f"triton.knobs.{self._group}.{name} has no counterpart in tritium")
@@ -112,41 +158,42 @@ def _ptxas():
     return NvidiaTool(ptxas_path())
 
 
-class runtime_knobs(_Knobs):
+class runtime_knobs(base_knobs):
     _group = "runtime"
     interpret = _Env("TRITON_INTERPRET")
+    override_arch = _Env("TRITON_OVERRIDE_ARCH", "str")
     launch_enter_hook = _Hook()
     launch_exit_hook = _Hook()
     jit_post_compile_hook = _Hook()
     jit_cache_hook = _Hook()
 
 
-class cache_knobs(_Knobs):
+class cache_knobs(base_knobs):
     _group = "cache"
     dir = _Env("TRITIUM_CACHE_DIR", "str", lambda: os.path.expanduser("~/.tritium/cache"))
     dump_dir = _Env("TRITON_DUMP_DIR", "str")
     override_dir = _Env("TRITON_OVERRIDE_DIR", "str")
 
 
-class compilation_knobs(_Knobs):
+class compilation_knobs(base_knobs):
     _group = "compilation"
     always_compile = _Env("TRITIUM_DISABLE_CACHE")
     dump_ir = _Env("TRITON_KERNEL_DUMP")
     override = _Env("TRITON_KERNEL_OVERRIDE")
 
 
-class autotuning_knobs(_Knobs):
+class autotuning_knobs(base_knobs):
     _group = "autotuning"
     cache = _Env("TRITON_CACHE_AUTOTUNING")
     print = _Env("TRITON_PRINT_AUTOTUNING")
 
 
-class language_knobs(_Knobs):
+class language_knobs(base_knobs):
     _group = "language"
     default_fp_fusion = _Env("TRITON_DEFAULT_FP_FUSION", "bool", True)
 
 
-class nvidia_knobs(_Knobs):
+class nvidia_knobs(base_knobs):
     _group = "nvidia"
     libdevice_path = _Env("TRITIUM_LIBDEVICE_PATH", "str")
 

@@ -16,6 +16,7 @@ torch's ``scaled_dot_product_attention`` in fp32.  Tolerances, as in Triton's te
 * fp16 accumulation (``out_dtype=tl.float16``): ``atol = rtol = 0.06`` (test_matmul.py, fp16 destination);
 * fp8 (e4m3 / e5m2) inputs: ``atol = 0.125, rtol = 0`` with K <= 512 (the matmul tutorial's fp8 check);
 * int8 inputs, int32 accumulation: exact;
+* fp64 inputs (fp64 accumulation, whatever ``out_dtype``): ``atol = rtol = 1e-10``;
 * fused-attention forward, fp16 out: ``atol = 1e-2, rtol = 0`` (the fused-attention tutorial's test);
   M (the rows' log-sum-exp in log2 units): ``atol = 1e-2, rtol = 1e-3``.
 """
@@ -37,6 +38,8 @@ TOL_F16_ACC = dict(atol=6e-2, rtol=6e-2)
 # accumulator over all of K (max_num_imprecise_acc 2**30), 0.143 off on one element of a 512-long product seen
 TOL_FP8 = dict(atol=0.25, rtol=0)
 EXACT = dict(atol=0, rtol=0)
+# fp64 (mma.sync .f64 on sm_90, fp64 FMA before): only the order of the additions differs from torch's
+TOL_F64 = dict(atol=1e-10, rtol=1e-10)
 
 FP8 = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 
@@ -255,9 +258,9 @@ def test_batched_matmul(gpu, B, M, N, Kd, BM, BN, BK, warps, dtype):
     close(c, f64(a) @ f64(b), **(TOL_16 if dt == torch.float16 else TOL_TF32))
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "int8"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int8", "float64"])
 @pytest.mark.parametrize("BATCH,M,N,Kd,BB,warps", [(8, 16, 16, 16, 2, 1), (6, 32, 64, 32, 2, 4),
-                                                    (5, 64, 32, 48, 4, 8)])
+                                                    (5, 64, 32, 48, 4, 8), (4, 32, 32, 64, 4, 1)])
 def test_dot3d(gpu, BATCH, M, N, Kd, BB, warps, dtype):
     dt = getattr(torch, dtype)
     if dt == torch.int8:
@@ -269,8 +272,61 @@ def test_dot3d(gpu, BATCH, M, N, Kd, BB, warps, dtype):
     K.dot3d_kernel[(triton.cdiv(BATCH, BB),)](a, b, c, BATCH, M, N, Kd, *a.stride(), *b.stride(), *c.stride(),
                                               BLOCK_B=BB, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps)
     gpu.done()
-    tol = {torch.float16: TOL_16, torch.float32: TOL_TF32, torch.int8: EXACT}[dt]
+    tol = {torch.float16: TOL_16, torch.float32: TOL_TF32, torch.int8: EXACT, torch.float64: TOL_F64}[dt]
     close(c, f64(a) @ f64(b), **tol)
+
+
+@triton.jit
+def matmul_f64_kernel(A, B, C, M, N, Kd, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # fp64 in, fp64 accumulator: mma.sync m16n8k8 .f64 on sm_90 (operands through shared memory when pipelined)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float64)
+    for k in range(0, Kd, BK):
+        a = tl.load(A + rm[:, None] * Kd + (k + rk)[None, :], mask=(rm[:, None] < M) & (k + rk < Kd)[None, :],
+                    other=0.0)
+        b = tl.load(B + (k + rk)[:, None] * N + rn[None, :], mask=(k + rk < Kd)[:, None] & (rn[None, :] < N),
+                    other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@pytest.mark.parametrize("BM,BN,BK,warps,stages", [(16, 16, 16, 1, 1), (64, 64, 32, 4, 3), (128, 64, 32, 8, 2)])
+@pytest.mark.parametrize("M,N,Kd", [(256, 256, 256), (97, 130, 75)])
+def test_matmul_fp64(gpu, M, N, Kd, BM, BN, BK, warps, stages):
+    a, b = gpu.randn(M, Kd, dtype=torch.float64), gpu.randn(Kd, N, dtype=torch.float64)
+    c = gpu.empty(M, N, dtype=torch.float64)
+    matmul_f64_kernel[(triton.cdiv(M, BM), triton.cdiv(N, BN))](a, b, c, M, N, Kd, BM=BM, BN=BN, BK=BK,
+                                                                 num_warps=warps, num_stages=stages)
+    gpu.done()
+    close(c, a @ b, **TOL_F64)
+
+
+@triton.jit
+def multidim_dot_kernel(X, Y, Z, RANK: tl.constexpr, TRANS_A: tl.constexpr, TRANS_B: tl.constexpr):
+    x = tl.load(X + tl.arange(0, 256 << RANK)).reshape([2] * (RANK - 2) + [32, 32])
+    y = tl.load(Y + tl.arange(0, 256 << RANK)).reshape([2] * (RANK - 2) + [32, 32])
+    if TRANS_A:
+        x = tl.trans(x)  # the last two dims swapped
+    if TRANS_B:
+        y = tl.trans(y)
+    z = tl.dot(x, y)
+    tl.store(Z + tl.arange(0, 256 << RANK), z.reshape([256 << RANK]))
+
+
+@pytest.mark.parametrize("rank", [3, 4, 6])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_dot_multidim(gpu, rank, ta, tb):
+    shape = (2,) * (rank - 2) + (32, 32)
+    a = gpu.randint(-4, 5, shape, dtype=torch.int8).to(torch.bfloat16)
+    b = gpu.randint(-4, 5, shape, dtype=torch.int8).to(torch.bfloat16)
+    c = gpu.empty(shape, dtype=torch.float32)
+    multidim_dot_kernel[(1,)](a, b, c, rank, ta, tb)
+    gpu.done()
+    ra = a.transpose(-1, -2) if ta else a
+    rb = b.transpose(-1, -2) if tb else b
+    close(c, f64(ra) @ f64(rb), **EXACT)
 
 
 # ------------------------------------------------------------------------------------------ fused attention

@@ -52,7 +52,7 @@ def test_matmul_operands_are_copied_stages_ahead(stages):
     # drained after the loop
     assert '"ttg.async_wait"() {num = 0 : i32}' in ttgir[ttgir.index("scf.yield"):]
     ptx = k.asm["ptx"]
-    assert "cp.async.cg.shared.global" in ptx and f"cp.async.wait_group {2 * (stages - 2)}" in ptx
+    assert "cp.async.cg.shared.global" in ptx and f"cp.async.wait_group \t{2 * (stages - 2)};" in ptx
     assert "mma.sync.aligned.m16n8k16" in ptx
     # the stacks fit the launch's shared memory: stages * (64*32 + 32*64) * 2 bytes
     assert k.metadata["shared"] >= stages * 2 * 64 * 32 * 2
@@ -215,4 +215,4 @@ def test_a_loops_num_stages_overrides_the_kernels(arch, kernel_stages, loop_stag
         return
     # stacks of the loop's stages, a commit group per copy: the loop waits for 2 * (stages - 2) groups
     assert len(re.findall(rf"!ttg.memdesc<array<i64: {loop_stages}, (64, 32|32, 64)>", ttgir)) >= 2
-    assert f"cp.async.wait_group {2 * (loop_stages - 2)}" in ptx
+    assert f"cp.async.wait_group \t{2 * (loop_stages - 2)};" in ptx

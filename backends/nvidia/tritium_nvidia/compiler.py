@@ -87,6 +87,10 @@ class CUDACompiler(BaseCompiler):
         if options.arch is not None:
             if _parse_arch(options.arch) not in CODEGEN_ARCHS:  # a bad value is an error here, before any stage
                 raise TargetError(f"arch={options.arch!r}: tritium generates code for {_arch_list(CODEGEN_ARCHS)}")
+        arch = _parse_arch(options.arch) if options.arch is not None else target.arch
+        if options.num_ctas > 1 and arch < 90:  # clusters are Hopper's (Triton's message; a ValueError)
+            raise TargetError(f"num_ctas > 1 requires NVIDIA SM90+ (Hopper), got num_ctas={options.num_ctas} "
+                             f"for sm_{arch}")
         return options
 
     def add_stages(self, stages: dict, options: CUDAOptions) -> None:

@@ -8,9 +8,11 @@ this package imports :mod:`tritium.runtime`, which builds on it.
 """
 from __future__ import annotations
 
-import hashlib
 import functools
+import hashlib
 import json
+import marshal
+import types
 from typing import Any, NamedTuple, Optional, Sequence, Union
 
 from .. import plugins
@@ -49,8 +51,30 @@ def options_to_dict(options: Any) -> dict:
 
 
 def _value_key(v: Any) -> str:
-    """A stable text for a constexpr value (type-tagged, so 1, 1.0 and True differ)."""
+    """A stable text for a constexpr value (type-tagged, so 1, 1.0 and True differ).  A function (a callable
+    passed as a constexpr, e.g. ``tl.extra.cuda.globaltimer``) is keyed by its name and, outside tritium (whose
+    own code the cache key hashes already), by its code and the values it closes over, never by its address."""
+    if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, functools.partial)):
+        return _function_key(v)
     return f"{type(v).__name__}:{v!r}"
+
+
+def _function_key(f: Any) -> str:
+    if isinstance(f, functools.partial):
+        return (f"partial:{_function_key(f.func)}({','.join(_value_key(a) for a in f.args)};"
+                f"{','.join(f'{k}={_value_key(a)}' for k, a in sorted(f.keywords.items()))})")
+    name = f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', getattr(f, '__name__', '?'))}"
+    code = getattr(f, "__code__", None)
+    if code is None or name.split(".")[0] in ("tritium", "tritium_nvidia", "tritium_amd", "tritium_interpreter"):
+        return f"function:{name}"
+    cells = []
+    for c in f.__closure__ or ():
+        try:
+            cells.append("<self>" if c.cell_contents is f else _value_key(c.cell_contents))
+        except ValueError:  # an empty cell
+            cells.append("<empty>")
+    digest = hashlib.sha256(marshal.dumps(code) + repr(cells).encode()).hexdigest()[:32]
+    return f"function:{name}:{digest}"
 
 
 class ASTSource:

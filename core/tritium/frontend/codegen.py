@@ -577,7 +577,7 @@ class CodeGenerator(ast.NodeVisitor):
             return _wrap(fn(*args, **kws))
         if fn is constexpr:
             return constexpr(*[_unwrap(a) for a in args])
-        if isinstance(fn, type) and issubclass(fn, _c.dtype):
+        if isinstance(fn, type) and issubclass(fn, (_c.dtype, _c.constexpr_type)):  # tl's types, built in a kernel
             return fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kws.items()})
         if fn is _py.min or fn is _py.max:
             return self._minmax(fn, args, kws)
@@ -692,6 +692,12 @@ class CodeGenerator(ast.NodeVisitor):
             ua, ub = _unwrap(a), _unwrap(b)
             if type(ua) is type(ub) and ua == ub:
                 return None
+            if name.startswith("<ret") and (ua is None) != (ub is None) and _is_py_scalar(ua if ub is None else ub):
+                # a number returned on one path, nothing on the other: the scalar's tensor type, ub.poison there
+                t = _s.scalar_type_of_python(ua if ub is None else ub)
+                val = lambda: _s.constant(ua if ub is None else ub, t)  # noqa: E731
+                poison = lambda: _s.poison(t)  # noqa: E731
+                return (t, val, poison) if ub is None else (t, poison, val)
             if not (_is_py_scalar(ua) and _is_py_scalar(ub)):
                 raise SemanticError(f"'{name}' has different compile-time values in the two branches of {where} "
                                     f"({ua!r} and {ub!r}) and they cannot be selected at run time")
@@ -771,6 +777,10 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_If(self, node):
         cond = self.visit(node.test)
+        if isinstance(cond, _c.typed_constexpr) and _contains_return([node]):
+            # an assigned value (a scalar tensor in Triton) chooses between returns at run time, as in Triton: a
+            # path that falls off the function's end then returns ub.poison where deciding it now would return None
+            cond = _s.to_tensor(cond)
         if not isinstance(cond, tensor):
             self.visit_block(node.body if _unwrap(cond) else node.orelse)
             return

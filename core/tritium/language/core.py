@@ -459,6 +459,11 @@ class constexpr:
     def __call__(self, *args, **kwargs):
         return self.value(*args, **kwargs)
 
+    @property
+    def type(self) -> "constexpr_type":
+        """Its type, ``constexpr_type(value)`` (Triton's ``constexpr.type``); a typed value's is its dtype."""
+        return constexpr_type(self.value)
+
     # Triton's constexpr methods (Python code calls them; in a kernel a constexpr's attributes are its value's):
     # Python's `and` / `or` / `not` of compile-time values, tl's with a tensor
     def logical_and(self, other):
@@ -491,6 +496,10 @@ class typed_constexpr(constexpr):
 
     def __repr__(self):
         return f"constexpr[{self.value}: {self.dtype}]"
+
+    @property
+    def type(self):
+        return self.dtype
 
 
 def _typed_binop(name):

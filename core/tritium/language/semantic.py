@@ -115,7 +115,8 @@ def kernel_value(v):
 
 def kernel_attribute(obj, name: str):
     """``obj.name`` in a kernel (the frontend's attribute access, step-through mode's for tensor attribute names).
-    As Triton: a constexpr's ``value`` is its value, its other attributes are its value's; a Python number (a
+    As Triton: a constexpr's ``value`` is its value, its ``type`` ``constexpr_type(value)``, its other attributes
+    are its value's; a Python number (a
     literal assigned in a kernel, a constexpr's value) has, where Python's number has no such attribute, those of
     the scalar tensor Triton makes of an assigned literal (``a = 5; a.to(tl.float32)``, ``a.dtype`` is int32,
     ``a.cast(...)``, ``a.item()``)."""
@@ -123,6 +124,8 @@ def kernel_attribute(obj, name: str):
         return getattr(obj, name)
     if isinstance(obj, constexpr) and name == "value":
         return obj.value
+    if isinstance(obj, constexpr) and name == "type":  # constexpr_type(value); an assigned number's dtype
+        return obj.type
     v = _unwrap(obj)
     if isinstance(v, types.ModuleType) and not hasattr(v, name):
         raise AttributeError(f"module '{v.__name__}' has no attribute '{name}'")
@@ -436,10 +439,10 @@ def trans(x: tensor, *dims) -> tensor:
         dims = _unwrap(dims[0])
     dims = [int(_unwrap(d)) for d in dims]
     rank = len(x.type.shape)
-    if not dims:
-        if rank != 2:
-            raise SemanticError(f"trans() without dims needs a 2-D tensor, got rank {rank}")
-        dims = [1, 0]
+    if not dims:  # as Triton 3.6: the last two dimensions swapped (a batch of matrices transposed)
+        if rank < 2:
+            raise SemanticError(f"trans() without dims needs a tensor of rank >= 2, got rank {rank}")
+        dims = list(range(rank - 2)) + [rank - 1, rank - 2]
     if sorted(dims) != list(range(rank)):
         raise SemanticError(f"trans()/permute() dims {dims} are not a permutation of range({rank})")
     shape = [x.type.shape[d] for d in dims]
@@ -1695,9 +1698,19 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
     if not isinstance(a, tensor) or not isinstance(b, tensor) or not a.type.is_block() or not b.type.is_block():
         raise SemanticError("dot() operands must be tensors")
     sa, sb = a.type.shape, b.type.shape
-    if len(sa) != len(sb) or len(sa) not in (2, 3):
-        raise SemanticError(f"dot() operands must both be 2-D (or 3-D batched), got shapes {list(sa)} and "
-                            f"{list(sb)}")
+    if len(sa) != len(sb) or len(sa) < 2:
+        raise SemanticError(f"dot() operands must both be 2-D or both batched with the same rank, got shapes "
+                            f"{list(sa)} and {list(sb)}")
+    if len(sa) > 3:  # several batch dimensions: one, the product of them (reshapes are free in registers)
+        if list(sa[:-2]) != list(sb[:-2]):
+            raise SemanticError(f"dot() batch dimensions must match, got shapes {list(sa)} and {list(sb)}")
+        nb = 1
+        for d in sa[:-2]:
+            nb *= d
+        acc3 = acc if acc is None or _unwrap(acc) is None else reshape(to_tensor(acc), [nb, sa[-2], sb[-1]])
+        out = dot(reshape(a, [nb] + list(sa[-2:])), reshape(b, [nb] + list(sb[-2:])), acc3, input_precision,
+                  allow_tf32, max_num_imprecise_acc, out_dtype)
+        return reshape(out, list(sa[:-1]) + [sb[-1]])
     if sa[-1] != sb[-2]:
         raise SemanticError(f"dot() inner dimensions must match: first input shape {list(sa)}, second input "
                             f"shape {list(sb)}")
@@ -1713,7 +1726,7 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
     if input_precision is None:
         input_precision = "tf32" if allow_tf32 in (None, True) else "ieee"
     precision = _keyword(_enums().InputPrecision, input_precision, "input_precision")
-    # the result type, as Triton: int32 for integers, fp32 for fp32 / bf16 operands, else out_dtype
+    # the result type, as Triton: int32 for integers, fp32 for fp32 / bf16 operands, fp64 for fp64, else out_dtype
     if a.type.scalar.is_int():
         ret_scalar = tl.int32
     elif out_dtype == tl.bfloat16:
@@ -1721,6 +1734,8 @@ def dot(a, b, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise
                             "cast the result with .to(tl.bfloat16)")
     elif a.type.scalar in (tl.float32, tl.bfloat16):
         ret_scalar = tl.float32
+    elif a.type.scalar == tl.float64:  # fp64 accumulates in fp64 whatever out_dtype says, as in Triton
+        ret_scalar = tl.float64
     else:
         ret_scalar = out_dtype
     out_shape = list(sa[:-1]) + [sb[-1]]

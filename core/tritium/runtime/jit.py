@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import inspect
 import textwrap
@@ -71,6 +72,19 @@ class KernelInterface:
     def __getitem__(self, grid) -> Callable:
         return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
 
+
+
+def _bare(exc: Optional[BaseException]) -> Optional[BaseException]:
+    """A copy of ``exc`` without its traceback and chain (its type and message only), or ``exc`` if it cannot be
+    copied."""
+    if exc is None:
+        return None
+    try:
+        shown = copy.copy(exc)
+    except Exception:  # noqa: BLE001 - an exception type that does not copy is shown as it is
+        return exc
+    shown.__traceback__, shown.__cause__, shown.__context__, shown.__suppress_context__ = None, None, None, True
+    return shown
 
 class JITFunction(_Subscript, KernelInterface):
     """A function decorated with ``@tritium.jit``.
@@ -293,9 +307,6 @@ class JITFunction(_Subscript, KernelInterface):
             if k not in known:
                 raise TypeError(f"kernel '{self.__name__}' got an unexpected keyword argument '{k}' "
                                 f"(not a parameter, nor an option of the '{target.backend}' backend)")
-        for name, v in bound.constexprs.items():
-            if callable(v) and not isinstance(v, JITFunction):
-                raise TypeError(f"kernel '{self.__name__}': callable constexpr '{name}' is not supported")
         src = ASTSource(self, bound.signature, bound.constexprs, bound.attrs)
         self.compile_count += 1
         try:
@@ -303,10 +314,11 @@ class JITFunction(_Subscript, KernelInterface):
         except CompilationError as e:
             if env_flag("TRITIUM_FULL_TRACEBACK"):
                 raise
-            # the user's line is in the message: leave out tritium's own frames and the internal exception it was
-            # raised from (kept as ``e.internal_cause``; TRITIUM_FULL_TRACEBACK=1 shows both)
-            e.internal_cause, e.__cause__, e.__suppress_context__ = e.__cause__, None, True
-            raise e.with_traceback(None) from None
+            # the user's line is in the message: leave out tritium's own frames.  The exception it was raised from
+            # stays its ``__cause__`` as in Triton (whose tests and users read ``str(e.__cause__)``), shown without
+            # tritium's frames; ``e.internal_cause`` keeps it whole (TRITIUM_FULL_TRACEBACK=1 shows both)
+            e.internal_cause = e.__cause__
+            raise e.with_traceback(None) from _bare(e.__cause__)
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compile for these arguments (values, or type strings like ``"*fp32"``) without launching."""

@@ -1,6 +1,6 @@
 """Asynchronous copies global -> shared (sm_80+): ``ttg.async_copy_global_to_local`` as ``cp.async``,
 ``ttg.async_commit_group`` as ``cp.async.commit_group``, ``ttg.async_wait {num}`` as ``cp.async.wait_group num``
-(then, on sm_90, ``fence.proxy.async.shared::cta``, so tensor-core reads through the async proxy see the data).
+(LLVM's NVVM intrinsics; then, on sm_90, ``fence.proxy.async.shared::cta``, so tensor-core reads through the async proxy see the data).
 
 Each thread copies the runs of its registers that are contiguous in global memory (the axis-info vector width of
 the pointers and the mask) and in the buffer (:class:`tritium.lowering.rules.shared.Addresser`): 16 bytes with
@@ -53,13 +53,15 @@ def _async_copy(ctx, src, dst, mask, other):
 
 @RULES.register("ttg.async_commit_group")
 def _commit(ctx):
-    inline_asm(ctx, "cp.async.commit_group;", "", [], [], side_effects=True)
+    ctx.emit_op("nvvm.cp.async.commit.group", [])  # LLVM's intrinsic (no memory attributes: a barrier to moves)
     return []
 
 
 @RULES.register("ttg.async_wait")
 def _wait(ctx, *, num):
-    inline_asm(ctx, f"cp.async.wait_group {int(num)};", "", [], [], side_effects=True)
+    from mlir import ir
+
+    ctx.emit_op("nvvm.cp.async.wait.group", [], attrs={"n": ir.IntegerAttr.get(ctx.i32(), int(num))})
     target = ctx.target
     if isinstance(target, CUDATargetInfo) and target.arch >= 90:
         inline_asm(ctx, "fence.proxy.async.shared::cta;", "", [], [], side_effects=True)

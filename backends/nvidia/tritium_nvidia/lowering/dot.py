@@ -12,10 +12,11 @@ bf16 x bf16        16    ``m16n8k16 .f32.bf16.bf16.f32``             f32
 f32 (tf32)         8     ``m16n8k8 .f32.tf32.tf32.f32``              f32
 int8 x int8        32    ``m16n8k32 .satfinite.s32.s8.s8.s32``       i32, saturating (Triton's)
 fp8 (e4m3 / e5m2)  32    ``m16n8k32 .f32.e4m3.e5m2.f32`` (sm_89+)    f32
+f64 x f64          8     ``m16n8k8 .f64.f64.f64.f64`` (sm_90+)       f64
 =================  ====  ==========================================  ======================
 
-Operands are packed to 32-bit registers (2 x 16-bit, 4 x 8-bit; fp32 rounded to tf32 with ``cvt.rna.tf32.f32``)
-once per fragment; ``input_precision = "tf32x3"`` splits each fp32 operand into a tf32 ``big`` part and the tf32
+Operands are packed to 32-bit registers (2 x 16-bit, 4 x 8-bit; fp32 rounded to tf32 with ``cvt.rna.tf32.f32``;
+f64 one a register, at tf32's places: ``k_width`` 1) once per fragment; ``input_precision = "tf32x3"`` splits each fp32 operand into a tf32 ``big`` part and the tf32
 of the remainder, and accumulates ``small*big + big*small + big*big``.  Any other result layout is the FMA
 lowering (:func:`tritium.lowering.rules.dot.fma_dot`).  An int8 accumulator that would leave the int32 range
 saturates here, as in Triton's mma.sync; wgmma and the interpreter wrap, as Triton's do.
@@ -35,7 +36,8 @@ RULES = Rules()
 
 def _ptx_type(ty) -> str:
     s = str(tt.elem_of(ty))
-    names = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "i8": "s8", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+    names = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "i8": "s8", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2",
+             "f64": "f64"}
     if s not in names:
         raise LoweringError(f"tt.dot: no mma.sync for {s} operands")
     return names[s]
@@ -68,7 +70,9 @@ class _Operand:
         key = (r0, part)
         if key not in self.cache:
             ctx, vals = self.ctx, self.vals[r0:r0 + self.frag]
-            if self.bits == 32:
+            if self.bits == 64:  # f64 registers as they are
+                words = list(vals)
+            elif self.bits == 32:
                 if part == "big":
                     words = [_tf32(ctx, v) for v in vals]
                 else:  # the tf32 of what the big part leaves out
@@ -88,7 +92,7 @@ def _mma_v2(ctx, a, b, c, precision):
     a_ty, b_ty, c_ty = (ctx.op.operands[i].type for i in range(3))
     a_lay, b_lay = ctx.layout(a_ty), ctx.layout(b_ty)
     bits = _bits(a_ty)
-    ik = {32: 8, 16: 16, 8: 32}[bits]
+    ik = {64: 8, 32: 8, 16: 16, 8: 32}[bits]
     acc_s = str(scalar_type(c_ty))
     ta, tb = _ptx_type(a_ty), _ptx_type(b_ty)
     if acc_s == "f32":
@@ -97,18 +101,21 @@ def _mma_v2(ctx, a, b, c, precision):
         dtype, acc_c, n_acc = "s32", "r", 4
     elif acc_s == "f16" and ta == "f16":
         dtype, acc_c, n_acc = "f16", "r", 2
+    elif acc_s == "f64" and ta == "f64":
+        dtype, acc_c, n_acc = "f64", "d", 4
     else:
         raise LoweringError(f"tt.dot: no mma.sync with {ta} operands and a {acc_s} accumulator")
     A = _Operand(ctx, a, a_ty, a_lay.fragment_regs(), precision)
     B = _Operand(ctx, b, b_ty, b_lay.fragment_regs(), precision)
     c_ll = ctx.linear(c_ty)
     K = tt.shape_of(a_ty)[-1]
-    na, nb = 4 * bits * a_lay.k_width // 32, 2 * bits * b_lay.k_width // 32  # i32 registers per fragment
+    na, nb = A.frag * min(bits, 32) // 32, B.frag * min(bits, 32) // 32  # registers per fragment (i32; f64)
+    op_c = "d" if bits == 64 else "r"
     regs = lambda lo, n: ",".join(f"${i}" for i in range(lo, lo + n))
     sat = ".satfinite" if dtype == "s32" else ""  # int8: the accumulator saturates, as Triton's
     text = (f"mma.sync.aligned.m16n8k{ik}.row.col{sat}.{dtype}.{ta}.{tb}.{dtype} {{{regs(0, n_acc)}}}, "
             f"{{{regs(n_acc, na)}}}, {{{regs(n_acc + na, nb)}}}, {{{regs(n_acc + na + nb, n_acc)}}};")
-    cons = ",".join([f"={acc_c}"] * n_acc + ["r"] * (na + nb) + [str(i) for i in range(n_acc)])
+    cons = ",".join([f"={acc_c}"] * n_acc + [op_c] * (na + nb) + [str(i) for i in range(n_acc)])
     out = list(c)
     seen = {}
     for r0 in range(0, c_ll.num_regs, 4):

@@ -22,7 +22,7 @@ RULES = Rules()
 
 def ldmatrix_plan(dlay, slay, shape, eb):
     """``(trans, matrices)`` for reading ``dlay`` (a dot_op of nvidia_mma v2) from ``slay``; None when ldmatrix
-    cannot (an 8- or 32-bit operand whose contiguous dim is not K).  ``matrices``: per matrix of an A fragment
+    cannot (an 8- or 32-bit operand whose contiguous dim is not K, a 64-bit one).  ``matrices``: per matrix of an A fragment
     (4) or of a B fragment (2), the ``(other, k)`` offset of its first element."""
     if not (isinstance(dlay, layouts.DotOperandLayout) and isinstance(dlay.parent, layouts.NvidiaMmaLayout)
             and dlay.parent.version == 2 and isinstance(slay, layouts.NVMMASharedLayout)):
@@ -31,7 +31,7 @@ def ldmatrix_plan(dlay, slay, shape, eb):
     k_dim = r - 1 if dlay.op_idx == 0 else r - 2
     fast, _ = slay.fast_slow(r)
     trans = fast != k_dim
-    if trans and eb != 2:
+    if (trans and eb != 2) or eb > 4:  # an f64 element is two of ldmatrix's 32-bit words: plain loads
         return None
     kblk = 4 * dlay.k_width  # K elements of one matrix (16 bytes)
     if dlay.op_idx == 0:

@@ -33,8 +33,8 @@ def _barrier(ctx):
     return []
 
 
-@RULES.register("tt.assume")
-def _assume(ctx, condition):
+@RULES.register("tt.assume", "llvm.intr.assume")  # the second: what convert_to_ttgir makes of the first
+def _assume(ctx, condition, **_bundles):
     from mlir import ir
 
     # no operand bundles; the generic form needs their (empty) sizes and the operand segments

@@ -5,12 +5,13 @@ For each ``tt.dot %a, %b, %c`` (result ``[.., M, N]`` in a blocked layout), :fun
 
 * **MMA** (tensor cores) on CUDA targets from sm_80, when the element types have an ``mma.sync`` shape (see
   :data:`MMA_K`): fp16 / bf16 (fp32 or, for fp16, fp16 accumulators), fp32 with ``input_precision`` tf32 or
-  tf32x3, int8 (int32 accumulator), fp8 e4m3 / e5m2 from sm_89 (fp32 accumulator); and M >= 16, N >= 8, K a
+  tf32x3, int8 (int32 accumulator), fp8 e4m3 / e5m2 from sm_89 (fp32 accumulator), fp64 from sm_90 (fp64
+  accumulator, ``m16n8k8 .f64``, Triton's choice there too); and M >= 16, N >= 8, K a
   multiple of the instruction's K.  The result becomes ``#ttg.nvidia_mma<2, warpsPerCTA, [16, 8]>``, A and B
   ``#ttg.dot_op<0|1, #mma, kWidth>`` (``kWidth`` = elements per 32 bits), the accumulator is converted to the
   MMA layout and the result back to the old layout (remove_layout_conversions then carries loop accumulators in
   the MMA layout and moves the conversion to the epilogue).
-* **FMA** otherwise (fp32 ``ieee``, fp64, tiny shapes, integer or fp8 dots the target cannot do on tensor
+* **FMA** otherwise (fp32 ``ieee``, fp64 before sm_90, tiny shapes, integer or fp8 dots the target cannot do on tensor
   cores): A and B become ``#ttg.dot_op<0|1, #blocked, 0>`` of the result's blocked layout; fp8 operands are
   first converted to fp32 (``tt.fp_to_fp``), so the FMA lowering multiplies ordinary floats.
 
@@ -64,8 +65,8 @@ from .coalesce import as_op, create_convert, layout_of, module_int, retype_resul
 
 log = logging.getLogger(__name__)
 
-#: instruction K of ``mma.sync`` by operand element bits (tf32: 8, 16-bit: 16, 8-bit: 32)
-MMA_K = {32: 8, 16: 16, 8: 32}
+#: instruction K of ``mma.sync`` by operand element bits (f64, tf32: 8, 16-bit: 16, 8-bit: 32)
+MMA_K = {64: 8, 32: 8, 16: 16, 8: 32}
 
 
 def _bits(ty) -> int:
@@ -105,6 +106,8 @@ def mma_version(backend: str, arch, a_ty, b_ty, c_ty, precision) -> int:
     if ka == kb == "i8" and kc == "i32":
         return 2
     if ka == kb == "fp8" and kc == "f32" and arch >= 89:
+        return 2
+    if ka == kb == kc == "f64" and arch >= 90:  # m16n8k8 .f64 (sm_90; Ampere's only f64 shape is m8n8k4)
         return 2
     return 0
 
@@ -236,7 +239,7 @@ def choose(op, backend: str, arch, num_warps: int):
     warps = warps_per_tile(shape, num_warps)
     instr = ((1,) if len(shape) == 3 else ()) + (16, 8)
     mma = layouts.NvidiaMmaLayout(2, warps, instr)
-    kw = 32 // _bits(a.type)
+    kw = max(1, 32 // _bits(a.type))  # f64: one element a register, at tf32's places
     return mma, layouts.DotOperandLayout(0, mma, kw), layouts.DotOperandLayout(1, mma, kw)
 
 

@@ -136,4 +136,14 @@ def convert_to_ttgir(module, num_warps: int = 4, threads_per_warp: int = 32, num
                 if have == want:
                     continue
                 op.operands[i] = converted(v, want, op.location)
+
+        # 3. tl.assume: TTIR's tt.assume (which the interpreter checks) is LLVM's assume from here on, as in
+        # Triton's TTGIR (its AxisInfo and LLVM read it; the lowering passes it through)
+        for op in ops:
+            if op.name == "tt.assume":
+                with op.location, ir.InsertionPoint(op):
+                    ir.Operation.create("llvm.intr.assume", operands=list(op.operands), attributes={
+                        "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
+                        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 0])})
+                op.erase()
     return module
