@@ -277,6 +277,33 @@ def test_dot3d(gpu, BATCH, M, N, Kd, BB, warps, dtype):
 
 
 @triton.jit
+def small_dot_kernel(X, Y, Z, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    x = tl.load(X + rm[:, None] * K + rk[None, :])
+    y = tl.load(Y + rk[:, None] * N + rn[None, :])
+    tl.store(Z + rm[:, None] * N + rn[None, :], tl.dot(x, y))
+
+
+@pytest.mark.parametrize("warps", [1, 4])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "e5m2", "e4m3", "int8"])
+@pytest.mark.parametrize("M,N,Kd", [(2, 4, 32), (1, 2, 32), (16, 4, 32), (4, 32, 32), (8, 8, 32), (1, 1, 32)])
+def test_small_dot(gpu, M, N, Kd, dtype, warps):
+    """Dots smaller than one mma.sync tile (16x8) run on it, the tile's extra rows and columns replicated, as in
+    Triton (fp8 ones on sm_90 as f16 operands)."""
+    if dtype in FP8:
+        dt = getattr(torch, FP8[dtype])
+        x, y = gpu.randn(M, Kd, dtype=torch.float16).to(dt), gpu.randn(Kd, N, dtype=torch.float16).to(dt)
+    elif dtype == "int8":
+        x, y = operand(gpu, (M, Kd), torch.int8), operand(gpu, (Kd, N), torch.int8)
+    else:
+        x, y = gpu.randn(M, Kd, dtype=getattr(torch, dtype)), gpu.randn(Kd, N, dtype=getattr(torch, dtype))
+    z = gpu.empty(M, N, dtype=torch.int32 if dtype == "int8" else torch.float32)
+    small_dot_kernel[(1,)](x, y, z, M, N, Kd, num_warps=warps)
+    gpu.done()
+    close(z, f64(x) @ f64(y), **(EXACT if dtype == "int8" else TOL_16))
+
+
+@triton.jit
 def matmul_f64_kernel(A, B, C, M, N, Kd, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     # fp64 in, fp64 accumulator: mma.sync m16n8k8 .f64 on sm_90 (operands through shared memory when pipelined)
     rm = tl.program_id(0) * BM + tl.arange(0, BM)

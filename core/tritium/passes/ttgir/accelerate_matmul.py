@@ -5,9 +5,10 @@ For each ``tt.dot %a, %b, %c`` (result ``[.., M, N]`` in a blocked layout), :fun
 
 * **MMA** (tensor cores) on CUDA targets from sm_80, when the element types have an ``mma.sync`` shape (see
   :data:`MMA_K`): fp16 / bf16 (fp32 or, for fp16, fp16 accumulators), fp32 with ``input_precision`` tf32 or
-  tf32x3, int8 (int32 accumulator), fp8 e4m3 / e5m2 from sm_89 (fp32 accumulator), fp64 from sm_90 (fp64
-  accumulator, ``m16n8k8 .f64``, Triton's choice there too); and M >= 16, N >= 8, K a
-  multiple of the instruction's K.  The result becomes ``#ttg.nvidia_mma<2, warpsPerCTA, [16, 8]>``, A and B
+  tf32x3, int8 (int32 accumulator), fp8 e4m3 / e5m2 from sm_89 (fp32 accumulator; on sm_90, off wgmma, as f16
+  operands: :func:`exact_fp8_on_hopper`), fp64 from sm_90 (fp64 accumulator, ``m16n8k8 .f64``, Triton's choice
+  there too); and K a multiple of the instruction's K.  M below 16 or N below 8 (a "small dot", e.g. 2x4) is one
+  instruction tile whose extra rows and columns the layout replicates, as in Triton.  The result becomes ``#ttg.nvidia_mma<2, warpsPerCTA, [16, 8]>``, A and B
   ``#ttg.dot_op<0|1, #mma, kWidth>`` (``kWidth`` = elements per 32 bits), the accumulator is converted to the
   MMA layout and the result back to the old layout (remove_layout_conversions then carries loop accumulators in
   the MMA layout and moves the conversion to the epilogue).
@@ -229,7 +230,7 @@ def choose(op, backend: str, arch, num_warps: int):
     k = tt.shape_of(a.type)[-1]
     if version:
         ik = MMA_K[_bits(a.type)]
-        if shape[-2] < 16 or shape[-1] < 8 or k % ik:
+        if k % ik:
             log.debug("tt.dot at %s of shape %s, K %d: too small for mma (16x8x%d): FMA", tt.loc_str(op), shape, k,
                       ik)
             version = 0
@@ -475,14 +476,11 @@ def _amd_dot(op, arch, num_warps: int):
 
 
 def exact_fp8_on_hopper(op, arch) -> bool:
-    """Whether cuda ``tt.dot`` ``op`` is an fp8 dot into fp32 on sm_90+ whose ``maxNumImpreciseAcc`` (below 32)
-    keeps it off wgmma: it then runs on ``mma.sync`` with f16 operands, as Triton's (whose sm_90 fp8 dots off
-    wgmma all take f16; tritium keeps the native fp8 ``mma.sync`` for the others, which allow imprecise
-    accumulation)."""
+    """Whether cuda ``tt.dot`` ``op`` is an fp8 dot into fp32 on sm_90+ (one that stays off wgmma: its
+    ``maxNumImpreciseAcc`` below 32, or a shape wgmma does not take): it then runs on ``mma.sync`` with f16
+    operands, as Triton's sm_90 fp8 dots off wgmma all do (exact products, summed in fp32)."""
     a, c = op.operands[0], op.operands[2]
-    if arch is None or arch < 90 or _kind(a.type) != "fp8" or _kind(c.type) != "f32":
-        return False
-    return int(tt.decode_attributes(op).get("maxNumImpreciseAcc", 0) or 0) < 32
+    return arch is not None and arch >= 90 and _kind(a.type) == "fp8" and _kind(c.type) == "f32"
 
 
 def _f16_operands(op, mma):
