@@ -288,8 +288,8 @@ def small_dot_kernel(X, Y, Z, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "e5m2", "e4m3", "int8"])
 @pytest.mark.parametrize("M,N,Kd", [(2, 4, 32), (1, 2, 32), (16, 4, 32), (4, 32, 32), (8, 8, 32), (1, 1, 32)])
 def test_small_dot(gpu, M, N, Kd, dtype, warps):
-    """Dots smaller than one mma.sync tile (16x8) run on it, the tile's extra rows and columns replicated, as in
-    Triton (fp8 ones on sm_90 as f16 operands)."""
+    """Dots smaller than one mma.sync tile (16x8), every dtype, one warp and several (FMA; Triton 3.6 pads them to
+    a tile, which tritium tried and reverted: its replicated layout addressed memory out of bounds)."""
     if dtype in FP8:
         dt = getattr(torch, FP8[dtype])
         x, y = gpu.randn(M, Kd, dtype=torch.float16).to(dt), gpu.randn(Kd, N, dtype=torch.float16).to(dt)
