@@ -507,8 +507,9 @@ def matmul_kernel(
     a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
     b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
 
-    # accumulate in fp32 (int32 for integer inputs), advancing both blocks along K
-    acc_dtype = tl.int32 if a_ptr.dtype.element_ty.is_int() else tl.float32
+    # accumulate in fp32 (int32 for integer inputs, fp64 for fp64 ones: a dot's type), advancing both blocks along K
+    elem = a_ptr.dtype.element_ty
+    acc_dtype = tl.int32 if elem.is_int() else (tl.float64 if elem == tl.float64 else tl.float32)
     accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=acc_dtype)
     for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
         # the tail block of K reads zeros
