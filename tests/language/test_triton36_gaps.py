@@ -13,7 +13,8 @@ the errors.
   function falls off its end, also for a number returned on the other path;
 * ``tl.trans(x)`` of rank > 2 swaps the last two dims; ``tl.dot`` of rank > 3 (several batch dims);
 * fp64 dots accumulate in fp64 whatever ``out_dtype`` (Triton's rule), on ``mma.sync m16n8k8 .f64`` on sm_90;
-* ``tl.assume`` is ``llvm.intr.assume`` in the TTGIR; ``num_ctas > 1`` before sm_90 is Triton's ValueError.
+* ``tl.assume`` is ``llvm.intr.assume`` in the TTGIR; ``num_ctas > 1`` before sm_90 is Triton's ValueError;
+* f32 ``exp2``'s fast path flushes denormals only under ``enable_reflect_ftz`` (as libdevice's exp2f).
 """
 import os
 import re
@@ -274,3 +275,14 @@ def test_assume_is_llvm_assume_in_the_ttgir():
 
     h = _cuda(k, {"out_ptr": "*i32"}, {"N": 1024, "BLOCK_N": 128}, until="llir")
     assert "tt.assume" in h.asm["ttir"] and "llvm.intr.assume" in h.asm["ttgir"] and "llvm.assume" in h.asm["llir"]
+
+
+@pytest.mark.parametrize("ftz", [False, True])
+def test_exp2_follows_enable_reflect_ftz(ftz):
+    @triton.jit
+    def exp2(data):
+        ptrs = data + tl.arange(0, 128)
+        tl.store(ptrs, tl.math.exp2(tl.load(ptrs)))
+
+    ptx = _cuda(exp2, {"data": "*fp32"}, enable_reflect_ftz=ftz).asm["ptx"]
+    assert ("ex2.approx.ftz.f32" in ptx) == ftz and "ex2.approx" in ptx

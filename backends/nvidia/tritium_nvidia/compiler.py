@@ -153,7 +153,8 @@ class CUDACompiler(BaseCompiler):
             info = AxisInfoAnalysis(module.operation)
             num_warps = ttg.module_int(module, ttg.NUM_WARPS, options.num_warps)
             shared = ttg.module_int(module, "ttg.shared", 0)
-            lowered = lower_module(module, CUDATargetInfo(_codegen_arch(metadata, options)), CUDA_RULES,
+            target = CUDATargetInfo(_codegen_arch(metadata, options), getattr(options, "enable_reflect_ftz", True))
+            lowered = lower_module(module, target, CUDA_RULES,
                                    kernel_attrs=kernel_attrs(num_warps, options.maxnreg), options=options,
                                    axis_info=info)
             llir = str(llvm_d.translate_module_to_llvmir(lowered.module.operation))

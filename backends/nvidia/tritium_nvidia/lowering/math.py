@@ -1,6 +1,6 @@
 """Math on CUDA: ``math`` ops through libdevice (``__nv_*``; the ``llir`` stage links it when referenced) with
 Triton's fast paths (f32 ``exp`` as ``ex2.approx`` of ``x * log2(e)``, f32 ``exp2`` as ``ex2.approx.ftz``: results
-below 2**-126 flush to zero, as Triton's; f16 / bf16 computed in f32), ``tt.extern_elementwise`` as calls of its symbol, and f32 ``arith.divf`` as ``div.full.f32``."""
+below 2**-126 flush to zero, as Triton's; ``ex2.approx`` without ``enable_reflect_ftz``; f16 / bf16 computed in f32), ``tt.extern_elementwise`` as calls of its symbol, and f32 ``arith.divf`` as ``div.full.f32``."""
 from __future__ import annotations
 
 from mlir import ir
@@ -31,7 +31,8 @@ def _math_scalar(ctx, opname, args, ty):
         x = ctx.emit("arith.mulf", [args[0], ctx.const(f32, LOG2E)], f32)
         return inline_asm(ctx, "ex2.approx.f32 $0, $1;", "=f,f", [x], [f32])[0]
     if isinstance(ty, ir.F32Type) and opname == "math.exp2":
-        return inline_asm(ctx, "ex2.approx.ftz.f32 $0, $1;", "=f,f", [args[0]], [f32])[0]
+        ftz = ".ftz" if getattr(ctx.target, "ftz", True) else ""  # as libdevice's exp2f under enable_reflect_ftz
+        return inline_asm(ctx, f"ex2.approx{ftz}.f32 $0, $1;", "=f,f", [args[0]], [f32])[0]
     base = _LIBDEVICE[opname]
     suffix = "f" if isinstance(ty, ir.F32Type) else ""
     if not isinstance(ty, (ir.F32Type, ir.F64Type)):

@@ -11,8 +11,9 @@ from tritium.lowering.utils import address_of, call_function, constant_global, d
 class CUDATargetInfo(TargetInfo):
     name = "cuda"
 
-    def __init__(self, arch: int = 90):
+    def __init__(self, arch: int = 90, ftz: bool = True):
         self.arch = arch
+        self.ftz = ftz  # the enable_reflect_ftz option: f32 fast paths flush denormals as libdevice's then do
 
     def kernel_arg_attrs(self, ty) -> dict:
         """A TMA tensor map (``!tt.tensordesc`` parameter): 128 bytes by value, 64-byte aligned, ``__grid_constant__``
