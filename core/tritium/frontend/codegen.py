@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import ast
 import builtins as _py
-import copy
 import inspect
 import math as _math
 import types
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from .. import language as tl
 from ..errors import CompilationError, UnsupportedLanguageConstruct
@@ -665,7 +664,6 @@ class CodeGenerator(ast.NodeVisitor):
                 for leaf in leaves:
                     if isinstance(leaf, tensor):
                         outs.append(leaf)
-                vals = [l for l in leaves]
                 b.create("func.return", outs, [])
                 ftype = ir.FunctionType.get(in_types, [o.handle.type for o in outs], b.context)
                 func.attributes["function_type"] = ir.TypeAttr.get(ftype)

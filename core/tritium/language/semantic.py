@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins as _py
 import numbers
 import types
-from typing import List, Optional
+from typing import Optional
 
 from . import core as tl
 from .core import SemanticError, _unwrap, block_type, constexpr, current_builder, dtype, pointer_type, tensor
