@@ -75,3 +75,22 @@ def test_tutorial_persistent_kernels(gpu, n, flatten):
         K.matmul_descriptor_persistent(K, a, b.T.contiguous(), c, n, n, n, 3)
         gpu.done()
         torch.testing.assert_close(c.cpu().float(), ref, rtol=1e-2, atol=1e-1)
+
+
+@pytest.mark.parametrize("kind", ["triangle", "shifted", "mod"])
+@pytest.mark.parametrize("m", [0, 1, 11])
+@pytest.mark.parametrize("flatten", [False, True])
+def test_inner_bounds_that_change_with_the_outer_index(gpu, kind, m, flatten):
+    n = 5
+    x = np.random.default_rng(m).standard_normal(64).astype(np.float32)
+    xd = torch.from_numpy(x).to(gpu.device)
+    oi = torch.full((256,), -1, dtype=torch.int32, device=gpu.device)
+    oj = torch.full((256,), -1, dtype=torch.int32, device=gpu.device)
+    os_, tot = torch.zeros(max(m, 1), device=gpu.device), torch.zeros(2, device=gpu.device)
+    F.dependent_nest[(1,)](xd, oi, oj, os_, tot, m, n, KIND=kind, FLATTEN=flatten)
+    gpu.done()
+    vis, sums = F._dependent_ref(x, m, n, kind)
+    oi, oj = oi.cpu().numpy(), oj.cpu().numpy()
+    assert list(zip(oi[:len(vis)], oj[:len(vis)])) == vis and oi[len(vis)] == -1
+    np.testing.assert_allclose(os_.cpu().numpy()[:m], sums[:m], rtol=1e-5, atol=1e-5)
+    assert tot[1].item() == len(vis)

@@ -180,3 +180,68 @@ def test_fused_persistent_matmul_is_pipelined(monkeypatch):
     assert counts[False][0] == 2  # the nest
     assert counts[True][0] == 3  # the fused loop, and the nest kept for an empty K loop (Triton's speculation)
     assert counts[False][1] > 0 and counts[True][1] > counts[False][1]
+
+
+@triton.jit
+def dependent_nest(X, OUT_I, OUT_J, OUT_S, TOT, M, N, KIND: tl.constexpr, FLATTEN: tl.constexpr):
+    # inner bounds that change with the outer index (Triton's test_tl_range_fuse_dependent and kin): a record of
+    # every (i, j) visited in order, a loading inner body, an epilogue storing, a total carried by the outer loop
+    k = 0
+    total = 0.0
+    for i in tl.range(0, M, flatten=FLATTEN):
+        if KIND == "triangle":  # j < i: the first trip's inner loop is empty
+            lo = 0
+            hi = i
+        elif KIND == "shifted":  # [2i, 3i + 1), Triton's case
+            lo = i * 2
+            hi = lo + i + 1
+        else:  # "mod": some inner loops empty, others up to N
+            lo = i
+            hi = i + (i * 7) % N
+        s = 0.0
+        for j in tl.range(lo, hi):
+            tl.store(OUT_I + k, i)
+            tl.store(OUT_J + k, j)
+            s += tl.load(X + j)
+            k += 1
+        tl.store(OUT_S + i, s)
+        total += s
+    tl.store(TOT, total)
+    tl.store(TOT + 1, k)
+
+
+def _dependent_ref(x, m, n, kind):
+    vis, sums = [], np.zeros(max(m, 1), np.float32)
+    for i in range(m):
+        lo, hi = {"triangle": (0, i), "shifted": (2 * i, 3 * i + 1), "mod": (i, i + (i * 7) % n)}[kind]
+        for j in range(lo, hi):
+            vis.append((i, j))
+            sums[i] += x[j]
+    return vis, sums
+
+
+@pytest.mark.parametrize("kind", ["triangle", "shifted", "mod"])
+@pytest.mark.parametrize("m", [0, 1, 6, 11])
+@pytest.mark.parametrize("flatten", [False, True])
+def test_inner_bounds_that_change_with_the_outer_index(kind, m, flatten):
+    n = 5
+    x = np.random.default_rng(m).standard_normal(64).astype(np.float32)
+    oi, oj = np.full(256, -1, np.int32), np.full(256, -1, np.int32)
+    os_, tot = np.zeros(max(m, 1), np.float32), np.zeros(2, np.float32)
+    dependent_nest[(1,)](x, oi, oj, os_, tot, m, n, KIND=kind, FLATTEN=flatten)
+    vis, sums = _dependent_ref(x, m, n, kind)
+    assert list(zip(oi[:len(vis)], oj[:len(vis)])) == vis and oi[len(vis)] == -1
+    np.testing.assert_allclose(os_[:m], sums[:m], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(tot[0], sums[:m].sum(), rtol=1e-5, atol=1e-5)
+    assert tot[1] == len(vis)
+
+
+def test_dependent_bounds_fuse_into_one_loop_after_a_trip_count():
+    pytest.importorskip("llvmlite")
+    sig = {"X": "*fp32", "OUT_I": "*i32", "OUT_J": "*i32", "OUT_S": "*fp32", "TOT": "*fp32", "M": "i32", "N": "i32"}
+    k = compile(ASTSource(dependent_nest, sig, {"KIND": "shifted", "FLATTEN": True}), target="cuda:90", until="ttgir")
+    ttgir = k.asm["ttgir"]
+    starts = [mt.start() for mt in re.finditer(r"scf\.for", ttgir)]
+    # two loops one after the other: the trip count (closed by its yield before the next starts), then the fused
+    # loop; nested, the second would start before the first's yield
+    assert len(starts) == 2 and "scf.yield" in ttgir[starts[0]:starts[1]]

@@ -26,8 +26,11 @@ loads during the current one's last (a persistent kernel's tile loop over a K lo
 (``len_j == 0``) would skip the prologue and epilogue, so unless ``len_j`` is a compile-time constant above 0 the
 nest is versioned when its inner body loads: ``if len_j > 0`` the fused loop, else the original nest (Triton's
 speculation, which keeps the loads at the top level); an inner loop without loads instead runs ``max(len_j, 1)``
-trips per outer one with its body under ``if jj < len_j``.  Nests of another shape (no inner loop or several,
-inner bounds computed inside the outer loop) are left as they are, logged with ``TRITIUM_LOG``, and so are nests
+trips per outer one with its body under ``if jj < len_j``.  Inner bounds computed in the outer loop (``for j in
+range(i)``) by pure ops from the outer index and outside values: a loop of their own first adds up each outer
+trip's ``max(len_j, 1)``, as Triton's; the fused loop then carries ``i`` and ``jj`` (no division) and guards the
+body.  Nests of another shape (no inner loop or several, bounds read from memory or from carried values) are left
+as they are, logged with ``TRITIUM_LOG``, and so are nests
 whose inner loop has a dot: fused, a persistent matmul measured slower than its nest on an H200 (its tile
 coordinates are recomputed on every K step; bench/RESULTS.md).  The fused loop keeps the outer
 loop's attributes but ``tt.flatten`` (and takes the inner loop's where the outer has none).  Runs on TTIR (the
@@ -141,6 +144,40 @@ _DOTS = frozenset({"tt.dot", "tt.dot_scaled", "ttg.warp_group_dot"})
 _LOADS = frozenset({"tt.load", "tt.descriptor_load", "tt.descriptor_gather", "ttg.async_copy_global_to_local"})
 
 
+def _bound_slice(prologue, bounds, body, inside):
+    """The prologue ops that compute ``bounds`` (inner-loop bounds defined in the outer loop), in order, when they
+    are pure and read only the outer index, values from outside and each other (not the outer loop's carried
+    values: the trip count is added up before the loop); else None."""
+    needed, picked = set(bounds), []
+    for op in reversed(prologue):
+        if not any(r in needed for r in op.results):
+            continue
+        if not u.is_pure(op):
+            return None
+        picked.append(op)
+        needed.update(op.operands)
+    carried = set(list(body.arguments)[1:])
+    ours = {r for op in picked for r in op.results} | {body.arguments[0]}
+    for v in needed:
+        if v in carried or (v in inside and v not in ours):
+            return None
+    return picked[::-1]
+
+
+def _count_trips(outer, body, bound_ops, bounds, wide, loc):
+    """``sum(max(1, trips of the inner loop)) over the outer loop``: an ``scf.for`` of its own before the nest."""
+    lbi, ubi, si = outer.operands[0], outer.operands[1], outer.operands[2]
+    cnt = _create("scf.for", [lbi, ubi, si, _const(wide, 0)], [wide], regions=1)
+    cb = cnt.regions[0].blocks.append(lbi.type, wide)
+    mc = {body.arguments[0]: cb.arguments[0]}
+    u.clone_ops(bound_ops, mc, ir.InsertionPoint(cb))
+    with ir.InsertionPoint(cb), loc:
+        lbj, ubj, sj = (mc.get(v, v) for v in bounds)
+        n = _arith("arith.maxsi", _trips(lbj, ubj, sj, wide), _const(wide, 1))
+        _create("scf.yield", [_arith("arith.addi", cb.arguments[1], n)], [])
+    return cnt.results[0]
+
+
 def _fuse(outer) -> bool:
     body = outer.regions[0].blocks[0]
     ops = [u.as_op(o) for o in body.operations]
@@ -153,10 +190,13 @@ def _fuse(outer) -> bool:
     inner = ops[k]
     prologue, epilogue, outer_yield = ops[:k], ops[k + 1:-1], ops[-1]
     inside = _defined_inside(outer)
+    bound_ops = None  # the prologue ops computing inner bounds that change with the outer loop (None: none do)
     if any(v in inside for v in list(inner.operands)[:3]):
-        log.debug("loop at %s: tt.flatten ignored, the inner loop's bounds change with the outer loop",
-                  outer.location)
-        return False
+        bound_ops = _bound_slice(prologue, [v for v in list(inner.operands)[:3] if v in inside], body, inside)
+        if bound_ops is None:
+            log.debug("loop at %s: tt.flatten ignored, the inner loop's bounds are not computed from the outer "
+                      "index alone by pure ops", outer.location)
+            return False
     if any(o.name in _DOTS for o in u.walk(inner)):
         # measured on an H200 (bench/persistent.py, 2026-11-28): the fused tile x K loop of a persistent matmul
         # ran at 0.63-0.65x Triton's fused one and below tritium's own nest (0.84-0.96x), with the accumulator's
@@ -182,14 +222,20 @@ def _fuse(outer) -> bool:
     with ir.InsertionPoint(outer), loc:
         lbi, ubi, si = outer.operands[0], outer.operands[1], outer.operands[2]
         lbj, ubj, sj = inner.operands[0], inner.operands[1], inner.operands[2]
-        cl = [_const_int(v) for v in (lbj, ubj, sj)]
-        known = None if None in cl else max(0, -(-(cl[1] - cl[0]) // cl[2]))
-        len_j = _trips(lbj, ubj, sj, wide)
-        # an inner loop that may be empty: versioned when its body loads (the pipeliner wants the loads at the
-        # fused loop's top level), else its body guarded by `jj < len_j` and each outer trip at least one
-        guard = not known and not any(o.name in _LOADS for o in u.walk(inner))
-        inner_len = _arith("arith.maxsi", len_j, _const(wide, 1)) if guard else len_j
-        total = _arith("arith.muli", _trips(lbi, ubi, si, wide), inner_len)
+        if bound_ops is None:
+            cl = [_const_int(v) for v in (lbj, ubj, sj)]
+            known = None if None in cl else max(0, -(-(cl[1] - cl[0]) // cl[2]))
+            len_j = _trips(lbj, ubj, sj, wide)
+            # an inner loop that may be empty: versioned when its body loads (the pipeliner wants the loads at the
+            # fused loop's top level), else its body guarded by `jj < len_j` and each outer trip at least one
+            guard = not known and not any(o.name in _LOADS for o in u.walk(inner))
+            inner_len = _arith("arith.maxsi", len_j, _const(wide, 1)) if guard else len_j
+            total = _arith("arith.muli", _trips(lbi, ubi, si, wide), inner_len)
+        else:
+            # bounds that change with the outer index: a loop adds up the trips (at least one an outer trip), as
+            # Triton's; the fused loop then carries i and jj instead of dividing its index, body guarded
+            known, guard = None, True
+            total = _count_trips(outer, body, bound_ops, (lbj, ubj, sj), wide, loc)
         spec = None
         if not known and not guard:
             spec = _create("scf.if", [_cmp(_SGT, len_j, _const(wide, 0))], o_types, regions=2)
@@ -219,23 +265,33 @@ def _fuse(outer) -> bool:
     later_kept = [r for r in pv if r in cond_defined]
     with where, loc:
         inits = list(outer.operands[3:]) + [_poison(v.type) for v in later_kept] + [_poison(t) for t in i_types]
+        if bound_ops is not None:  # the outer index and the inner trip, carried
+            inits += [lbi, _const(wide, 0)]
         fused = _create("scf.for", [_const(wide, 0), total, _const(wide, 1)] + inits, [v.type for v in inits],
                         attrs, regions=1)
         fb = fused.regions[0].blocks.append(wide, *[v.type for v in inits])
         args = list(fb.arguments)
         no, nk = len(o_types), len(later_kept)
-        o_cur, pv_cur, in_cur = args[1:1 + no], args[1 + no:1 + no + nk], args[1 + no + nk:]
+        o_cur, pv_cur, in_cur = args[1:1 + no], args[1 + no:1 + no + nk], args[1 + no + nk:1 + no + nk + len(i_types)]
         if spec is not None:
             _create("scf.yield", fused.results[:no], [])
     fip = ir.InsertionPoint(fb)
     with fip, loc:
-        t = args[0]
-        q = _arith("arith.divsi", t, inner_len if not known else _const(wide, known))
-        jj = _arith("arith.subi", t, _arith("arith.muli", q, inner_len if not known else _const(wide, known)))
-        i_cur = _arith("arith.addi", lbi, _arith("arith.muli", _cast_int(q, ity), si))
+        if bound_ops is None:
+            t = args[0]
+            q = _arith("arith.divsi", t, inner_len if not known else _const(wide, known))
+            jj = _arith("arith.subi", t, _arith("arith.muli", q, inner_len if not known else _const(wide, known)))
+            i_cur = _arith("arith.addi", lbi, _arith("arith.muli", _cast_int(q, ity), si))
+        else:
+            i_cur, jj = args[-2], args[-1]
     m = {body.arguments[0]: i_cur}
     m.update(zip(list(body.arguments)[1:], o_cur))
     u.clone_ops(hoisted, m, fip)
+    if bound_ops is not None:  # this outer trip's inner bounds, from the hoisted ops
+        with fip, loc:
+            lbj, ubj, sj = m.get(lbj, lbj), m.get(ubj, ubj), m.get(sj, sj)
+            len_j = _trips(lbj, ubj, sj, wide)
+            inner_len = _arith("arith.maxsi", len_j, _const(wide, 1))
     # the inner loop's initial values: those known before `jj == 0`'s branch (hoisted, or from outside) by a
     # select -- an accumulator's `select(first, zeros, acc)` is what a dot turns into its use-accumulator flag
     # (ttgir/optimize_accumulator_init.py) -- the others from that branch
@@ -292,8 +348,14 @@ def _fuse(outer) -> bool:
     _yield(lthen, [m.get(v, v) for v in outer_yield.operands] + handed, loc)
     _yield(lelse, list(o_cur) + in_next, loc)
     with fip, loc:
+        state = []
+        if bound_ops is not None:  # after the last inner trip: the next outer index, jj from 0
+            zero = _const(wide, 0)
+            state = [_create("arith.select", [last, _arith("arith.addi", i_cur, si), i_cur], [i_cur.type]).results[0],
+                     _create("arith.select", [last, zero, _arith("arith.addi", jj, _const(wide, 1))],
+                             [wide]).results[0]]
         _create("scf.yield", list(if_last.results[:len(o_types)]) + list(if_first.results[:nk])
-                + list(if_last.results[len(o_types):]), [])
+                + list(if_last.results[len(o_types):]) + state, [])
     results = spec.results if spec is not None else fused.results[:len(o_types)]
     for old, new in zip(outer.results, results):
         old.replace_all_uses_with(new)
