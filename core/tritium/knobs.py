@@ -39,6 +39,10 @@ from ._env import is_true
 propagate_env = True
 
 
+#: variable -> its value (None: unset) before a knob first set it in this process: what ``reset()`` restores
+_SET_FROM: dict = {}
+
+
 class _Env:
     """A knob: environment variable ``var``, parsed by ``kind`` ("bool", "str"), ``default`` where unset."""
 
@@ -64,6 +68,7 @@ class _Env:
         return v
 
     def __set__(self, obj, value):
+        _SET_FROM.setdefault(self.var, os.environ.get(self.var))  # what reset() puts back
         if value is None:
             os.environ.pop(self.var, None)
         elif self.kind == "bool":
@@ -91,9 +96,15 @@ class base_knobs:
         return new
 
     def reset(self) -> "base_knobs":
-        """Every knob back to its default: the variables unset, the hooks None."""
+        """Every knob as if never set in Python (Triton's: back to the environment's value or the default): the
+        variables a knob set get their earlier values back, the hooks are None."""
         for d in self.knob_descriptors.values():
-            os.environ.pop(d.var, None)
+            if d.var in _SET_FROM:
+                old = _SET_FROM.pop(d.var)
+                if old is None:
+                    os.environ.pop(d.var, None)
+                else:
+                    os.environ[d.var] = old
         self.__dict__.clear()
         return self
 

@@ -89,8 +89,12 @@ def test_knob_scope_and_reset_restore(monkeypatch):
         knobs.language.default_fp_fusion = True
         assert os.environ["TRITON_DEFAULT_FP_FUSION"] == "1"
     assert os.environ["TRITON_DEFAULT_FP_FUSION"] == "0" and knobs.language.default_fp_fusion is False
+    knobs.language.default_fp_fusion = True  # reset(): back to what the environment said before
     fresh = knobs.language.copy().reset()
-    assert "TRITON_DEFAULT_FP_FUSION" not in os.environ and fresh.default_fp_fusion is True
+    assert os.environ["TRITON_DEFAULT_FP_FUSION"] == "0" and fresh.default_fp_fusion is False
+    monkeypatch.delenv("TRITON_DEFAULT_FP_FUSION")
+    knobs.language.default_fp_fusion = False
+    assert knobs.language.copy().reset().default_fp_fusion is True and "TRITON_DEFAULT_FP_FUSION" not in os.environ
 
     def hook(*a):
         pass
