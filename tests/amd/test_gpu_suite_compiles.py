@@ -72,6 +72,12 @@ NO_MFMA = {
     ("gfx942", "dot3d_kernel", r"tensor<\d+x\d+x16xi8>"):
         "CDNA3 has no int8 v_mfma with K = 16 (16x16x32 / 32x32x16 only); Triton 3.6 uses FMA too",
 }
+# and two gaps to Triton 3.6 (which does these on v_mfma): fp64 dots (v_mfma_f64_16x16x4) and dots below one
+# 16x16 tile (its 4x4 instructions), kept on FMA by tritium on CDNA
+for _arch in ("gfx942", "gfx90a"):
+    NO_MFMA[(_arch, "small_dot_kernel", r"tensor<\d+x32x")] = "a dot below one 16x16 tile: FMA in tritium (a gap)"
+    NO_MFMA[(_arch, "matmul_f64_kernel", r"xf64>")] = "fp64: FMA in tritium (a gap: v_mfma_f64)"
+    NO_MFMA[(_arch, "dot3d_kernel", r"xf64>")] = "fp64: FMA in tritium (a gap: v_mfma_f64)"
 
 # Skips that do not hide a kernel from the hip run (each reason's start).
 ALLOWED_SKIPS = ("compile only: kernels compiled for the GPU, not launched", "CUDA-only: ",

@@ -285,8 +285,8 @@ def small_dot_kernel(X, Y, Z, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr)
 
 
 @pytest.mark.parametrize("warps", [1, 4])
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "e5m2", "e4m3", "int8"])
-@pytest.mark.parametrize("M,N,Kd", [(2, 4, 32), (1, 2, 32), (16, 4, 32), (4, 32, 32), (8, 8, 32), (1, 1, 32)])
+@pytest.mark.parametrize("dtype", ["float16", "e5m2", "int8"])
+@pytest.mark.parametrize("M,N,Kd", [(2, 4, 32), (16, 4, 32), (1, 1, 32)])
 def test_small_dot(gpu, M, N, Kd, dtype, warps):
     """Dots smaller than one mma.sync tile (16x8), every dtype, one warp and several (FMA; Triton 3.6 pads them to
     a tile, which tritium tried and reverted: its replicated layout addressed memory out of bounds)."""
@@ -342,7 +342,7 @@ def multidim_dot_kernel(X, Y, Z, RANK: tl.constexpr, TRANS_A: tl.constexpr, TRAN
     tl.store(Z + tl.arange(0, 256 << RANK), z.reshape([256 << RANK]))
 
 
-@pytest.mark.parametrize("rank", [3, 4, 6])
+@pytest.mark.parametrize("rank", [3, 5])
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
 def test_dot_multidim(gpu, rank, ta, tb):
     shape = (2,) * (rank - 2) + (32, 32)

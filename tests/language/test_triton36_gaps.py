@@ -69,9 +69,9 @@ def test_num_ctas_before_hopper_is_refused():
 
     with pytest.raises(ValueError, match=r"num_ctas > 1 requires NVIDIA SM90\+ \(Hopper\)"):
         _cuda(k, {"src": "*fp32"}, num_ctas=2, arch="sm80")
-    with pytest.raises(ValueError, match="num_ctas > 1 not supported"):
-        compile(ASTSource(k, {"src": "*fp32"}), target=GPUTarget("hip", "gfx942", 64), options={"num_ctas": 2},
-                until="ttir")
+    # AMD keeps running num_ctas > 1 as one CTA a program (Triton 3.6 refuses it before gfx1250)
+    compile(ASTSource(k, {"src": "*fp32"}), target=GPUTarget("hip", "gfx942", 64), options={"num_ctas": 2},
+            until="ttir")
 
 
 # ------------------------------------------------------------------------------------------------ knobs

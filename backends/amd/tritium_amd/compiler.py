@@ -87,11 +87,6 @@ class HIPCompiler(BaseCompiler):
         if str(target.arch).lower() not in HIP_ARCHS:
             raise TargetError(f"hip:{target.arch} is not an AMD arch tritium compiles for: {', '.join(HIP_ARCHS)}")
 
-    def options_for_target(self, options: HIPOptions, target: GPUTarget) -> HIPOptions:
-        if options.num_ctas > 1:  # none of these archs has clusters (Triton's message; a ValueError)
-            raise TargetError(f"num_ctas > 1 not supported on {target.arch} (num_ctas={options.num_ctas})")
-        return options
-
     def add_stages(self, stages: dict, options: HIPOptions) -> None:
         handoff = Handoff()
         objects = ObjectHandoff()
