@@ -43,6 +43,14 @@ propagate_env = True
 _SET_FROM: dict = {}
 
 
+def _put_env(var: str, value: Optional[str]) -> None:
+    """Set ``var`` to ``value``; None unsets it."""
+    if value is None:
+        os.environ.pop(var, None)
+    else:
+        os.environ[var] = value
+
+
 class _Env:
     """A knob: environment variable ``var``, parsed by ``kind`` ("bool", "str"), ``default`` where unset."""
 
@@ -100,11 +108,7 @@ class base_knobs:
         variables a knob set get their earlier values back, the hooks are None."""
         for d in self.knob_descriptors.values():
             if d.var in _SET_FROM:
-                old = _SET_FROM.pop(d.var)
-                if old is None:
-                    os.environ.pop(d.var, None)
-                else:
-                    os.environ[d.var] = old
+                _put_env(d.var, _SET_FROM.pop(d.var))
         self.__dict__.clear()
         return self
 
@@ -116,10 +120,7 @@ class base_knobs:
             yield self
         finally:
             for var, v in env.items():
-                if v is None:
-                    os.environ.pop(var, None)
-                else:
-                    os.environ[var] = v
+                _put_env(var, v)
             self.__dict__.clear()
             self.__dict__.update(hooks)
 

@@ -690,10 +690,11 @@ class CodeGenerator(ast.NodeVisitor):
             ua, ub = _unwrap(a), _unwrap(b)
             if type(ua) is type(ub) and ua == ub:
                 return None
-            if name.startswith("<ret") and (ua is None) != (ub is None) and _is_py_scalar(ua if ub is None else ub):
+            num = ua if ub is None else ub
+            if name.startswith("<ret") and (ua is None) != (ub is None) and _is_py_scalar(num):
                 # a number returned on one path, nothing on the other: the scalar's tensor type, ub.poison there
-                t = _s.scalar_type_of_python(ua if ub is None else ub)
-                val = lambda: _s.constant(ua if ub is None else ub, t)  # noqa: E731
+                t = _s.scalar_type_of_python(num)
+                val = lambda: _s.constant(num, t)  # noqa: E731
                 poison = lambda: _s.poison(t)  # noqa: E731
                 return (t, val, poison) if ub is None else (t, poison, val)
             if not (_is_py_scalar(ua) and _is_py_scalar(ub)):

@@ -1,6 +1,7 @@
 """Asynchronous copies global -> shared (sm_80+): ``ttg.async_copy_global_to_local`` as ``cp.async``,
 ``ttg.async_commit_group`` as ``cp.async.commit_group``, ``ttg.async_wait {num}`` as ``cp.async.wait_group num``
-(LLVM's NVVM intrinsics; then, on sm_90, ``fence.proxy.async.shared::cta``, so tensor-core reads through the async proxy see the data).
+(LLVM's NVVM intrinsics; then, on sm_90, ``fence.proxy.async.shared::cta``, so tensor-core reads through the async
+proxy see the data).
 
 Each thread copies the runs of its registers that are contiguous in global memory (the axis-info vector width of
 the pointers and the mask) and in the buffer (:class:`tritium.lowering.rules.shared.Addresser`): 16 bytes with

@@ -16,8 +16,8 @@ f64 x f64          8     ``m16n8k8 .f64.f64.f64.f64`` (sm_90+)       f64
 =================  ====  ==========================================  ======================
 
 Operands are packed to 32-bit registers (2 x 16-bit, 4 x 8-bit; fp32 rounded to tf32 with ``cvt.rna.tf32.f32``;
-f64 one a register, at tf32's places: ``k_width`` 1) once per fragment; ``input_precision = "tf32x3"`` splits each fp32 operand into a tf32 ``big`` part and the tf32
-of the remainder, and accumulates ``small*big + big*small + big*big``.  Any other result layout is the FMA
+f64 one a register, at tf32's places: ``k_width`` 1) once per fragment; ``input_precision = "tf32x3"`` splits
+each fp32 operand into a tf32 ``big`` part and the tf32 of the remainder, and accumulates ``small*big + big*small + big*big``.  Any other result layout is the FMA
 lowering (:func:`tritium.lowering.rules.dot.fma_dot`).  An int8 accumulator that would leave the int32 range
 saturates here, as in Triton's mma.sync; wgmma and the interpreter wrap, as Triton's do.
 """

@@ -22,8 +22,8 @@ RULES = Rules()
 
 def ldmatrix_plan(dlay, slay, shape, eb):
     """``(trans, matrices)`` for reading ``dlay`` (a dot_op of nvidia_mma v2) from ``slay``; None when ldmatrix
-    cannot (an 8- or 32-bit operand whose contiguous dim is not K, a 64-bit one).  ``matrices``: per matrix of an A fragment
-    (4) or of a B fragment (2), the ``(other, k)`` offset of its first element."""
+    cannot (an 8- or 32-bit operand whose contiguous dim is not K, a 64-bit one).  ``matrices``: per matrix of an A
+    fragment (4) or of a B fragment (2), the ``(other, k)`` offset of its first element."""
     if not (isinstance(dlay, layouts.DotOperandLayout) and isinstance(dlay.parent, layouts.NvidiaMmaLayout)
             and dlay.parent.version == 2 and isinstance(slay, layouts.NVMMASharedLayout)):
         return None
