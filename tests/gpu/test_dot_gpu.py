@@ -288,8 +288,9 @@ def small_dot_kernel(X, Y, Z, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr)
 @pytest.mark.parametrize("dtype", ["float16", "e5m2", "int8"])
 @pytest.mark.parametrize("M,N,Kd", [(2, 4, 32), (16, 4, 32), (1, 1, 32)])
 def test_small_dot(gpu, M, N, Kd, dtype, warps):
-    """Dots smaller than one mma.sync tile (16x8), every dtype, one warp and several (FMA; Triton 3.6 pads them to
-    a tile, which tritium tried and reverted: its replicated layout addressed memory out of bounds)."""
+    """Dots smaller than one mma.sync tile (16x8), one warp and several: on one tile whose extra rows and columns
+    are copies, as in Triton 3.6 (fp8 on sm_90 as f16 operands).  Its operands must not be read with ldmatrix,
+    whose lanes address 16 rows (the first try did: an illegal address on the H200)."""
     if dtype in FP8:
         dt = getattr(torch, FP8[dtype])
         x, y = gpu.randn(M, Kd, dtype=torch.float16).to(dt), gpu.randn(Kd, N, dtype=torch.float16).to(dt)
@@ -298,9 +299,11 @@ def test_small_dot(gpu, M, N, Kd, dtype, warps):
     else:
         x, y = gpu.randn(M, Kd, dtype=getattr(torch, dtype)), gpu.randn(Kd, N, dtype=getattr(torch, dtype))
     z = gpu.empty(M, N, dtype=torch.int32 if dtype == "int8" else torch.float32)
-    small_dot_kernel[(1,)](x, y, z, M, N, Kd, num_warps=warps)
+    h = small_dot_kernel[(1,)](x, y, z, M, N, Kd, num_warps=warps)
     gpu.done()
     close(z, f64(x) @ f64(y), **(EXACT if dtype == "int8" else TOL_16))
+    if torch.cuda.get_device_capability() >= (8, 9):
+        assert "mma.sync.aligned.m16n8k" in h.asm["ptx"]
 
 
 @triton.jit

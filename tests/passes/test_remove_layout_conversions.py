@@ -246,3 +246,34 @@ def test_a_store_smaller_than_the_cta_takes_the_reduction_layout(bn, converts):
         coalesce(m.operation)
         assert remove_layout_conversions(m.operation) == converts
         m.operation.verify()
+
+
+@tritium.jit
+def permute_kernel(X, OUT, S0: tl.constexpr, S1: tl.constexpr, TRANS_ONLY: tl.constexpr):
+    x = tl.load(X + tl.arange(0, S0)[:, None] * S1 + tl.arange(0, S1)[None, :])
+    if TRANS_ONLY:
+        y = tl.trans(x)
+        tl.store(OUT + tl.arange(0, S1)[:, None] * S0 + tl.arange(0, S0)[None, :], y)
+    else:
+        y = tl.reshape(tl.permute(tl.reshape(x, (32, 4, 4, 2)), (1, 2, 3, 0)), (S0 * S1,))
+        tl.store(OUT + tl.arange(0, S0 * S1), y)
+
+
+@pytest.mark.parametrize("trans_only", [True, False])
+def test_views_take_their_operand_layout(trans_only):
+    # Triton's test_trans_reshape: a tt.trans / tt.reshape whose result keeps each element in its register (a
+    # permuted blocked layout, a #ttg.linear) is a register rename; the only exchange left is the conversion to
+    # the store's coalesced layout -- no scratch for the views themselves
+    ctx, m = ttgir(permute_kernel, {"X": "*i32", "OUT": "*i32"}, {"S0": 32, "S1": 32, "TRANS_ONLY": trans_only},
+                   {k: {"tt.divisibility": 16} for k in ("X", "OUT")})
+    with ctx:
+        run_ttgir_pipeline(m, None)
+        assert n_converts(m) == 1
+        for name in ("tt.trans", "tt.reshape"):
+            for op in ops_named(m, name):
+                assert "allocation.size" not in op.attributes, name
+        (trans,) = ops_named(m, "tt.trans")
+        if trans_only:  # a blocked layout, permuted
+            src, dst = layout(trans.operands[0]), layout(trans.results[0])
+            assert dst.size_per_thread == src.size_per_thread[::-1] and dst.order == tuple(1 - d for d in src.order)
+        m.operation.verify()

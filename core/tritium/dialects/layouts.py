@@ -31,7 +31,8 @@ def _log2(n: int) -> int:
 
 
 def _arr(xs) -> str:
-    return "array<i32: " + ", ".join(str(int(x)) for x in xs) + ">"
+    xs = [str(int(x)) for x in xs]
+    return "array<i32: " + ", ".join(xs) + ">" if xs else "array<i32>"  # MLIR spells an empty one so
 
 
 # ----------------------------------------------------------------------------------------------
@@ -968,6 +969,52 @@ def blocked_layout(shape, size_per_thread, order, num_warps: int, threads_per_wa
     return BlockedLayout(tuple(spt), tuple(tpw), tuple(wpc), tuple(order))
 
 
+def reshape_index(idx, from_shape, to_shape) -> tuple:
+    """The index in ``to_shape`` of element ``idx`` of ``from_shape`` under a row-major reshape (the same linear
+    offset).  Shapes are powers of two, so this is linear over the XOR of layout bases."""
+    off = 0
+    for i, n in zip(idx, from_shape):
+        off = off * n + i
+    out = []
+    for n in reversed(tuple(to_shape)):
+        out.append(off % n)
+        off //= n
+    return tuple(reversed(out))
+
+
+def trans_source_index(idx, order) -> tuple:
+    """The source index of element ``idx`` of ``tt.trans(x, order)`` (source dim ``order[k]`` is result dim k)."""
+    s = [0] * len(idx)
+    for k, o in enumerate(order):
+        s[o] = idx[k]
+    return tuple(s)
+
+
+def _from_linear(ll: LinearLayout, project) -> "LinearEncoding":
+    f = lambda bases: tuple(project(b) for b in bases)  # noqa: E731
+    return LinearEncoding(f(ll.reg), f(ll.lane), f(ll.warp))
+
+
+def transposed_layout(lay, shape, order):
+    """The layout of ``tt.trans(x, order)`` for ``x`` of ``shape`` in ``lay`` in which every element stays in the
+    register that holds it (Triton's ``inferTransOpEncoding``): a blocked layout's parameters permuted, any other
+    layout's linear bases (a ``#ttg.linear``)."""
+    order = tuple(int(o) for o in order)
+    if isinstance(lay, BlockedLayout):
+        inv = {o: k for k, o in enumerate(order)}
+        return BlockedLayout(tuple(lay.size_per_thread[o] for o in order),
+                             tuple(lay.threads_per_warp[o] for o in order),
+                             tuple(lay.warps_per_cta[o] for o in order), tuple(inv[d] for d in lay.order))
+    return _from_linear(lay.linear(tuple(shape)), lambda b: tuple(b[o] for o in order))
+
+
+def reshaped_layout(lay, from_shape, to_shape):
+    """The layout of a row-major ``tt.reshape`` of a ``from_shape`` tensor in ``lay`` to ``to_shape`` that keeps
+    every element in its register (a ``#ttg.linear``; a blocked layout when the reshape only drops or adds dims
+    of size 1 is left to the caller)."""
+    return _from_linear(lay.linear(tuple(from_shape)), lambda b: reshape_index(b, from_shape, to_shape))
+
+
 def default_blocked(shape, num_warps: int, threads_per_warp: int = 32, size_per_thread=None) -> BlockedLayout:
     """Triton's ``getDefaultBlockedEncoding``: order = dims from the last (fastest) to the first, sizePerThread
     1 (or ``size_per_thread``), then :func:`blocked_layout`."""
@@ -1152,5 +1199,6 @@ def picture(layout, shape, path) -> str:
 
 __all__ = ["LinearLayout", "BlockedLayout", "SliceLayout", "SharedLayout", "NvidiaMmaLayout", "AmdMfmaLayout",
            "AmdWmmaLayout", "DotOperandLayout", "mfma_k_base",
-           "NVMMASharedLayout", "default_blocked", "from_attr",
+           "NVMMASharedLayout", "default_blocked", "from_attr", "reshape_index", "trans_source_index",
+           "transposed_layout", "reshaped_layout",
            "parse_layout", "picture", "ownership_grid"]

@@ -435,20 +435,6 @@ def reg_lookup(src_ll, dst_ll, project):
     return out
 
 
-def reshape_index(idx, from_shape, to_shape) -> tuple:
-    """The index in ``to_shape`` of element ``idx`` of ``from_shape`` under a row-major reshape (the same linear
-    offset).  Shapes are powers of two, so this is linear over the XOR of layout bases: :func:`reg_lookup` can
-    use it as its ``project``."""
-    off = 0
-    for i, n in zip(idx, from_shape):
-        off = off * n + i
-    out = []
-    for n in reversed(tuple(to_shape)):
-        out.append(off % n)
-        off //= n
-    return tuple(reversed(out))
-
-
 def register_runs(ll, fast: int, max_elems: int) -> list:
     """Register runs ``(first, n)``: ``n`` (a power of two <= ``max_elems``) consecutive registers holding
     consecutive elements along ``fast``."""

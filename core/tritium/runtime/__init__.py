@@ -6,6 +6,6 @@ launch helper) and :mod:`tritium.plugins`; nothing below imports it.  Inside: sp
 dependencies < launch < jit < autotuner.
 """
 from . import driver
-from .jit import JITFunction, KernelInterface, jit
+from .jit import JITFunction, KernelInterface, MockTensor, jit
 
-__all__ = ["driver", "JITFunction", "KernelInterface", "jit"]
+__all__ = ["driver", "JITFunction", "KernelInterface", "MockTensor", "jit"]

@@ -321,8 +321,9 @@ class JITFunction(_Subscript, KernelInterface):
             raise e.with_traceback(None) from _bare(e.__cause__)
 
     def warmup(self, *args, grid=None, **kwargs):
-        """Compile for these arguments (values, or type strings like ``"*fp32"``) without launching."""
-        return self.run(*args, grid=grid, warmup=True, **kwargs)
+        """Compile for these arguments without launching: values, type strings like ``"*fp32"``, or a
+        ``torch.dtype`` / :class:`MockTensor` for a (16-byte aligned) pointer to that type, as in Triton."""
+        return self.run(*map(MockTensor.wrap_dtype, args), grid=grid, warmup=True, **kwargs)
 
     def explain(self, *args, target=None, pictures=None, **kwargs):
         """What the GPU compiler does with this kernel for these launch arguments (bound and specialised as
@@ -369,3 +370,30 @@ def jit(fn: Optional[Callable] = None, *, version=None, repr=None, launch_metada
                            source=source)
 
     return decorator(fn) if fn is not None else decorator
+
+
+class MockTensor:
+    """Stands for a tensor in :meth:`JITFunction.warmup`: its dtype, a shape, and an address of 0 (so the
+    pointer is specialised as 16-byte aligned), Triton's ``triton.runtime.jit.MockTensor``."""
+
+    def __init__(self, dtype, shape=None):
+        self.dtype = dtype
+        self.shape = [1] if shape is None else list(shape)
+
+    @staticmethod
+    def wrap_dtype(arg):
+        """A ``torch.dtype`` as a MockTensor of it; any other argument unchanged."""
+        if type(arg).__name__ == "dtype" and type(arg).__module__ == "torch":
+            return MockTensor(arg)
+        return arg
+
+    @staticmethod
+    def data_ptr():
+        return 0
+
+    def stride(self):
+        strides, n = [], 1
+        for d in reversed(self.shape):
+            strides.append(n)
+            n *= d
+        return tuple(reversed(strides))

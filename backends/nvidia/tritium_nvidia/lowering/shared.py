@@ -22,7 +22,8 @@ RULES = Rules()
 
 def ldmatrix_plan(dlay, slay, shape, eb):
     """``(trans, matrices)`` for reading ``dlay`` (a dot_op of nvidia_mma v2) from ``slay``; None when ldmatrix
-    cannot (an 8- or 32-bit operand whose contiguous dim is not K, a 64-bit one).  ``matrices``: per matrix of an A
+    cannot (an 8- or 32-bit operand whose contiguous dim is not K, a 64-bit one, an operand smaller than a
+    fragment).  ``matrices``: per matrix of an A
     fragment (4) or of a B fragment (2), the ``(other, k)`` offset of its first element."""
     if not (isinstance(dlay, layouts.DotOperandLayout) and isinstance(dlay.parent, layouts.NvidiaMmaLayout)
             and dlay.parent.version == 2 and isinstance(slay, layouts.NVMMASharedLayout)):
@@ -32,6 +33,10 @@ def ldmatrix_plan(dlay, slay, shape, eb):
     fast, _ = slay.fast_slow(r)
     trans = fast != k_dim
     if (trans and eb != 2) or eb > 4:  # an f64 element is two of ldmatrix's 32-bit words: plain loads
+        return None
+    if shape[r - 2 if dlay.op_idx == 0 else r - 1] < (16 if dlay.op_idx == 0 else 8):
+        # a small dot's operand (M < 16, N < 8): the fragment's extra rows are copies (zero bases of the layout),
+        # but ldmatrix's lanes would address rows the buffer does not have
         return None
     kblk = 4 * dlay.k_width  # K elements of one matrix (16 bytes)
     if dlay.op_idx == 0:

@@ -7,8 +7,9 @@ major.
 from __future__ import annotations
 
 from ...dialects import tt
+from ...dialects.layouts import reshape_index, trans_source_index
 from ..table import Rules
-from ..utils import exchange, linear, reg_lookup, reshape_index
+from ..utils import exchange, linear, reg_lookup
 
 RULES = Rules()
 
@@ -51,17 +52,16 @@ def _expand_dims(ctx, src, *, axis):
 
 @RULES.register("tt.trans")
 def _trans(ctx, src, *, order):
-    src_ty = ctx.op.operands[0].type
+    """A register rename when every thread holds the source elements of its result elements (the result in
+    :func:`~tritium.dialects.layouts.transposed_layout` of the source's); otherwise through the scratch buffer."""
+    src_ty, res_ty = ctx.op.operands[0].type, ctx.op.results[0].type
     shape = tt.shape_of(src_ty)
-
-    def src_of(ix):  # result index j is source index i with i[order[k]] = j[k]
-        s = [None] * len(ix)
-        for k, o in enumerate(order):
-            s[o] = ix[k]
-        return tuple(s)
-
-    return [exchange(ctx, [(src, src_ty, lambda ix: linear(ix, shape))], ctx.op.results[0].type,
-                     lambda ix: linear(src_of(ix), shape))]
+    order = [int(o) for o in order]
+    m = reg_lookup(ctx.linear(src_ty), ctx.linear(res_ty), lambda ix: trans_source_index(ix, order))
+    if m is not None:
+        return [[src[i] for i in m]]
+    return [exchange(ctx, [(src, src_ty, lambda ix: linear(ix, shape))], res_ty,
+                     lambda ix: linear(trans_source_index(ix, order), shape))]
 
 
 @RULES.register("tt.reshape")

@@ -197,8 +197,8 @@ def _same_threads(src_ty, dst_ty, project) -> bool:
 
 def view_scratch_size(op) -> int:
     """Bytes a view op moves between threads through (the source tensors written once, then read in the result's
-    layout: :func:`tritium.lowering.utils.exchange`): ``tt.trans`` / ``tt.cat`` / ``tt.join`` always,
-    ``tt.reshape`` / ``tt.broadcast`` / ``tt.expand_dims`` when the two layouts place an element in different threads
+    layout: :func:`tritium.lowering.utils.exchange`): ``tt.cat`` / ``tt.join`` always,
+    ``tt.trans`` / ``tt.reshape`` / ``tt.broadcast`` / ``tt.expand_dims`` when the two layouts place an element in different threads
     (``tt.split``, two exchanges in one op, keeps the rule's own bracketed scratch)."""
     op = _as_op(op)
     name = op.name
@@ -214,12 +214,14 @@ def view_scratch_size(op) -> int:
         if _same_threads(src_ty, dst_ty, lambda b: b[:axis] + b[axis + 1:]):
             return 0
     elif name == "tt.reshape":
-        from tritium.lowering.utils import reshape_index
-
         sshape, dshape = tt.shape_of(src_ty), tt.shape_of(dst_ty)
-        if _same_threads(src_ty, dst_ty, lambda ix: reshape_index(ix, dshape, sshape)):
+        if _same_threads(src_ty, dst_ty, lambda ix: layouts.reshape_index(ix, dshape, sshape)):
             return 0
-    elif name not in ("tt.trans", "tt.cat", "tt.join"):
+    elif name == "tt.trans":
+        order = [int(x) for x in ir.DenseI32ArrayAttr(op.attributes["order"])]
+        if _same_threads(src_ty, dst_ty, lambda ix: layouts.trans_source_index(ix, order)):
+            return 0
+    elif name not in ("tt.cat", "tt.join"):
         return 0
     return sum(tt.numel(tt.shape_of(v.type)) for v in op.operands) * elem_bytes(dst_ty)
 

@@ -7,8 +7,10 @@ For each ``tt.dot %a, %b, %c`` (result ``[.., M, N]`` in a blocked layout), :fun
   :data:`MMA_K`): fp16 / bf16 (fp32 or, for fp16, fp16 accumulators), fp32 with ``input_precision`` tf32 or
   tf32x3, int8 (int32 accumulator), fp8 e4m3 / e5m2 from sm_89 (fp32 accumulator; on sm_90, off wgmma, as f16
   operands: :func:`exact_fp8_on_hopper`), fp64 from sm_90 (fp64 accumulator, ``m16n8k8 .f64``, Triton's choice
-  there too); and M >= 16, N >= 8, K a multiple of the instruction's K (Triton 3.6 runs smaller dots on one
-  padded tile; tried here, the replicated tile's layout addressed memory out of bounds on an H200: FMA for them).  The result becomes ``#ttg.nvidia_mma<2, warpsPerCTA, [16, 8]>``, A and B
+  there too); and K a multiple of the instruction's K.  M below 16 or N below 8 (a "small dot", e.g. 2x4) is one
+  instruction tile whose extra rows and columns the layout replicates, as in Triton (their operands are read from
+  shared memory without ``ldmatrix``, whose lanes address whole 8x8 matrices).  The result becomes
+  ``#ttg.nvidia_mma<2, warpsPerCTA, [16, 8]>``, A and B
   ``#ttg.dot_op<0|1, #mma, kWidth>`` (``kWidth`` = elements per 32 bits), the accumulator is converted to the
   MMA layout and the result back to the old layout (remove_layout_conversions then carries loop accumulators in
   the MMA layout and moves the conversion to the epilogue).
@@ -230,7 +232,7 @@ def choose(op, backend: str, arch, num_warps: int):
     k = tt.shape_of(a.type)[-1]
     if version:
         ik = MMA_K[_bits(a.type)]
-        if shape[-2] < 16 or shape[-1] < 8 or k % ik:
+        if k % ik:
             log.debug("tt.dot at %s of shape %s, K %d: too small for mma (16x8x%d): FMA", tt.loc_str(op), shape, k,
                       ik)
             version = 0

@@ -52,7 +52,8 @@ from mlir import ir
 
 from tritium.dialects import tt
 from tritium.dialects.layouts import BlockedLayout, SliceLayout
-from tritium.lowering.utils import reg_lookup, reshape_index
+from tritium.dialects.layouts import reshape_index
+from tritium.lowering.utils import reg_lookup
 from tritium.passes.ttir._util import create_op, defining_op, reduce_combine_op as combine_op, walk
 
 from .coalesce import as_op, create_convert, layout_of

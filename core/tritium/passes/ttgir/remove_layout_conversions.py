@@ -83,7 +83,33 @@ def _operand_layout(op, operand_index: int, result_layout):
     if name == "tt.expand_dims":
         axis = int(op.attributes["axis"].value)
         return layouts.SliceLayout(axis, result_layout)
+    if name in _VIEWS:
+        return _view_layout(op, result_layout, backward=True)
     return None
+
+
+_VIEWS = ("tt.trans", "tt.reshape")
+
+
+def _order(op) -> list:
+    return [int(x) for x in ir.DenseI32ArrayAttr(op.attributes["order"])]
+
+
+def _view_layout(op, lay, backward: bool = False):
+    """The layout of a ``tt.trans`` / ``tt.reshape``'s result (``backward``: of its operand) that keeps every
+    element in the register of the given layout of the other side: the view is then a register rename."""
+    src_shape, dst_shape = tt.shape_of(op.operands[0].type), tt.shape_of(op.results[0].type)
+    try:
+        if op.name == "tt.trans":
+            order = _order(op)
+            if backward:  # the inverse permutation
+                order = [order.index(d) for d in range(len(order))]
+            return layouts.transposed_layout(lay, dst_shape if backward else src_shape, order)
+        if backward:
+            return layouts.reshaped_layout(lay, dst_shape, src_shape)
+        return layouts.reshaped_layout(lay, src_shape, dst_shape)
+    except (ValueError, AttributeError):  # a layout without linear bases at this shape
+        return None
 
 
 def _result_layout_from_operand(op, operand_layout, operand_value):
@@ -100,6 +126,8 @@ def _result_layout_from_operand(op, operand_layout, operand_value):
     if name == "tt.reduce":
         axis = int(op.attributes["axis"].value)
         return layouts.SliceLayout(axis, operand_layout)
+    if name in _VIEWS:
+        return _view_layout(op, operand_layout)
     return None
 
 
@@ -139,7 +167,7 @@ class _Rewriter:
         if d.name in _LEAF_OPS:
             plan[key] = d
             return True
-        if not (is_elementwise(d) or d.name in ("tt.broadcast", "tt.expand_dims")):
+        if not (is_elementwise(d) or d.name in ("tt.broadcast", "tt.expand_dims") + _VIEWS):
             return False
         for i in range(len(d.operands)):
             want = _operand_layout(d, i, lay)
