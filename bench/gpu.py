@@ -2,6 +2,7 @@
 
     python bench/gpu.py [--json OUT] [--compile-json .gpu/bench_compile.json] [--quick]   # on the GPU machine
     python bench/gpu.py --compile-only [--json .gpu/bench_compile.json]                    # here (no GPU)
+    python bench/gpu.py --rows attn                     # only the rows matching a regular expression (no launch table)
 
 The kernels are the tests' tutorial kernels (tests/e2e/kernels.py), one source imported twice: once against
 ``triton`` and once against ``tritium`` (``BENCH_IMPL``).  Device times are ``triton.testing.do_bench`` medians (CUDA events) for all three,
@@ -13,7 +14,7 @@ below 1 is faster.
 Tensor-core entries: the matmul tutorial's kernel autotuned over the tutorial's config lists (MATMUL_CONFIGS_FP16
 for fp16 / bf16, MATMUL_CONFIGS_FP8 for fp8 e4m3 with B pre-transposed, as the tutorial does) on both tritium and
 Triton, against ``torch.matmul`` (fp8: ``torch._scaled_mm`` with unit scales and fast accumulation); the
-fused-attention forward (block pointers, fp16, Z=4 H=32 N_CTX=4096 D=64, causal and not) autotuned over
+fused-attention forward (block pointers, fp16, Z=4 H=32 N_CTX=4096 D=64 and Z=4 H=16 D=128, causal and not) autotuned over
 ATTN_FWD_CONFIGS, against ``torch.nn.functional.scaled_dot_product_attention``.  tritium's autotuner compiles
 nothing on the GPU machine: ``--compile-only`` runs the same autotuned launches with CPU stand-ins, and as
 nothing launches there the autotuner "benchmarks" (so compiles) every config into the carried cache.
@@ -38,6 +39,7 @@ import importlib.util
 import statistics
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -56,6 +58,7 @@ MATMUL_SIZES = [4096, 8192]        # square M = N = K, fp16 and bf16
 MATMUL_FP8_SIZES = [8192]          # fp8 e4m3
 MATMUL_TMA_SIZES = [8192]          # fp16, the persistent-matmul tutorial's matmul_kernel_tma (host descriptors)
 ATTN_SHAPE = (4, 32, 4096, 64)     # Z, H, N_CTX, HEAD_DIM (fp16)
+ATTN_SHAPES = (ATTN_SHAPE, (4, 16, 4096, 128))  # the attention rows: head dims 64 and 128, the same FLOPs
 ATTN_SM_SCALE = 0.5
 
 
@@ -349,6 +352,8 @@ def run_gpu(args) -> dict:
             report["errors"][f"triton cold compile {name}"] = f"{type(e).__name__}: {e}"
 
     def add_row(workload, size, nbytes, fns, ref, check, flops=None):
+        if args.rows and not re.search(args.rows, f"{workload} {size}"):
+            return
         row = {"workload": workload, "size": size, "bytes": nbytes}
         if flops:
             row["flops"] = flops
@@ -427,7 +432,8 @@ def run_gpu(args) -> dict:
     print(header(flops=True), flush=True)
     tensor_cores(impls, add_row)
 
-    launch_overhead(report, impls, args)
+    if not args.rows:
+        launch_overhead(report, impls, args)
     return report
 
 
@@ -498,21 +504,22 @@ def tensor_cores(impls, add_row):
                 flops=matmul_flops(n))
         del a, b, c, ref
     attn = {k: attn_tuner(K) for k, K in impls.items()}
-    Z, H, N_CTX, D = ATTN_SHAPE
-    q, k, v = (torch.randn(ATTN_SHAPE, device=dev, dtype=torch.float16) * 0.5 for _ in range(3))
-    o = torch.full(ATTN_SHAPE, float("nan"), device=dev, dtype=torch.float16)
-    m = torch.empty((Z, H, N_CTX), device=dev)
-    for causal in (False, True):
-        fns = {i: (lambda i=i: attention(attn[i], q, k, v, o, m, causal)) for i in impls}
-        fns["torch"] = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
-                                                                                 scale=ATTN_SM_SCALE)
-        ref = fns["torch"]()
+    for shape in ATTN_SHAPES:
+        Z, H, N_CTX, D = shape
+        q, k, v = (torch.randn(shape, device=dev, dtype=torch.float16) * 0.5 for _ in range(3))
+        o = torch.full(shape, float("nan"), device=dev, dtype=torch.float16)
+        m = torch.empty((Z, H, N_CTX), device=dev)
+        for causal in (False, True):
+            fns = {i: (lambda i=i: attention(attn[i], q, k, v, o, m, causal, shape)) for i in impls}
+            fns["torch"] = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                                     scale=ATTN_SM_SCALE)
+            ref = fns["torch"]()
 
-        def check(ref):
-            torch.testing.assert_close(o, ref, atol=1e-2, rtol=0)
-            o.fill_(float("nan"))
-        add_row(f"attn fwd fp16{' causal' if causal else ''}", f"{Z}x{H}x{N_CTX}x{D}", 4 * q.numel() * 2, fns, ref,
-                check, flops=attn_flops(causal))
+            def check(ref):
+                torch.testing.assert_close(o, ref, atol=1e-2, rtol=0)
+                o.fill_(float("nan"))
+            add_row(f"attn fwd fp16{' causal' if causal else ''}", f"{Z}x{H}x{N_CTX}x{D}", 4 * q.numel() * 2, fns,
+                    ref, check, flops=attn_flops(causal, shape))
 
 
 def _per_launch_us(rows, n, rounds=21):
@@ -770,6 +777,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--rounds", type=int, default=3,
                     help="each row's implementations measured in turns this many times, the median reported")
+    ap.add_argument("--rows", help="only the rows whose 'workload size' matches this regular expression "
+                                   "(e.g. 'attn' or 'matmul fp16 4096')")
     ap.add_argument("--launch-only", action="store_true",
                     help="only the host launch-overhead table (with --compile-only: only its kernels)")
     args = ap.parse_args(argv)

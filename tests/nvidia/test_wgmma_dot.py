@@ -259,6 +259,34 @@ def test_attention_uses_wgmma(dtype, D, stage):
         assert k.metadata["shared"] <= 232448  # fits the H100's 227 KiB
 
 
+@pytest.mark.parametrize("D,BN", [(128, 64), (64, 32)])
+def test_attention_carries_acc_in_its_dots_layout(D, BN):
+    # p @ v has a wider N than q @ k (D > BLOCK_N): acc is carried in p @ v's own layout (alpha's broadcast comes to
+    # it, a register rename), so the dot stays in flight across the back edge: one wgmma.wait_group in the loop,
+    # as Triton's (a conversion of its result to q @ k's layout had forced a second wait every iteration)
+    k = attention("fp16", D=D, BN=BN, stage=1)
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    body = ttgir.split("scf.for")[1]
+    body = body[:body.index("scf.yield")]
+    pv = [ln for ln in body.splitlines() if '"ttg.warp_group_dot"(' in ln][-1]
+    acc_layout = f"tensor<128x{D}xf32, #ttg.nvidia_mma<3 : i32, array<i32: 8, 1>, array<i32: 16, {D}, 16>>>"
+    assert re.sub(r" loc\(.*\)$", "", pv.rstrip()).endswith(acc_layout), pv
+    assert not any(f"({acc_layout}) -> " in ln for ln in body.splitlines() if '"ttg.convert_layout"' in ln)
+    loops = _ptx_loops(ptx)
+    assert loops and all(body.count("wgmma.mma_async") for body in loops)
+    assert [body.count("wgmma.wait_group") for body in loops] == [1] * len(loops)
+
+
+def _ptx_loops(ptx):
+    """The text of each loop of ``ptx``: from a label to a branch back to it."""
+    out = []
+    for m in re.finditer(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", ptx):
+        start = ptx.find(m.group(1) + ":")
+        if 0 <= start < m.start():
+            out.append(ptx[start:m.end()])
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # The op, allocation, membar
 # ------------------------------------------------------------------------------------------------

@@ -465,6 +465,14 @@ def _mma_family(lay) -> bool:
     return isinstance(lay, (layouts.NvidiaMmaLayout, *layouts.AMD_MMA))
 
 
+def _convert_cost(value) -> int:
+    """What converting ``value`` in a loop costs rule 7: 1, or 2 for a dot's result (the conversion reads the
+    accumulator in the iteration that computes it, so an asynchronous wgmma has to be waited for there, where
+    Triton keeps attention's ``acc`` in its dot's layout and in flight across the back edge)."""
+    d = defining_op(value)
+    return 2 if d is not None and d.name in ("tt.dot", ttg.WARP_GROUP_DOT) else 1
+
+
 class _Restart(Exception):
     """The hypothesis grew (another iter_arg must change layout too): propagate again."""
 
@@ -506,6 +514,7 @@ class _LoopPropagation:
     def run(self) -> bool:
         if self.term.name != "scf.yield" or any(len(as_op(o).regions) for o in self.body.operations):
             return False
+        best = None  # the cheapest hypothesis, not the first that saves something
         for hyp in self.seeds():
             for _ in range(len(self.args) + 1):
                 try:
@@ -518,10 +527,24 @@ class _LoopPropagation:
                 break
             else:
                 cost = None
-            if cost is not None and cost < 0:
-                self.propagate(hyp, apply=True)
-                return True
+            if cost is not None and cost < 0 and (best is None or cost < best[0]):
+                best = (cost, hyp)
+        if best is not None:
+            self.propagate(best[1], apply=True)
+            return True
         return False
+
+    def _pinned(self, op, changed, hyp):
+        """The layout of an unchanged operand of elementwise ``op`` that is an iter_arg outside the hypothesis
+        carried in a tensor-core layout other than the changed operands' (None if there is none)."""
+        for i, v in enumerate(op.operands):
+            if i in changed or not is_tensor(v.type) or not isinstance(v.owner, ir.Block) or v.owner != self.body:
+                continue
+            j = v.arg_number - 1
+            lay = layout_of(v)
+            if j >= 0 and j not in hyp and isinstance(lay, (layouts.NvidiaMmaLayout, *layouts.AMD_MMA)):
+                return lay
+        return None
 
     def _remat(self, u, want, new: dict, grow: dict, apply: bool, before, memo: dict, depth: int = 0):
         """``u`` computed in ``want`` from what the body has (values already there, changed values, the sources
@@ -617,7 +640,7 @@ class _LoopPropagation:
                     hyp.update(extra)  # iter_args that, carried in the new layouts, make u computable there
                     raise _Restart()
                 return got
-            cost += 1
+            cost += _convert_cost(u)
             log.debug("rule 7: %s needed in %s costs a conversion", u.get_name(), want)
             return create_convert(u, want, before=before) if apply else u
 
@@ -627,6 +650,11 @@ class _LoopPropagation:
             if op == self.term:
                 for j, v in enumerate(list(op.operands)):
                     if j in hyp:
+                        d = defining_op(v)
+                        if d is not None and d.name == CONVERT and d.operation.block == self.body and \
+                                v not in new and lay_of(d.operands[0]) == hyp[j] and \
+                                all(as_op(x.owner) == op for x in v.uses):
+                            cost -= _convert_cost(d.operands[0])  # a conversion only yielded dies
                         got = obtain(v, hyp[j], op)
                         if apply and got is not v:
                             op.operands[j] = got
@@ -653,6 +681,11 @@ class _LoopPropagation:
                     len(op.results) >= 1 and all(is_tensor(r.type) for r in op.results):
                 first = op.operands[changed[0]]
                 res_lay = _result_layout_from_operand(op, new[first], first)
+                pinned = self._pinned(op, changed, hyp) if is_elementwise(op) else None
+                if pinned is not None:
+                    # another operand is an accumulator carried in its dot's layout (attention's acc * alpha):
+                    # the op stays in that layout and the changed operand comes to it, as in Triton
+                    res_lay = pinned
             if res_lay is None:  # an op that keeps its layout: the changed operands go back
                 for i in changed:
                     v = op.operands[i]
