@@ -276,7 +276,7 @@ class JITFunction(_Subscript, KernelInterface):
         spec_key = bound.cache_key
         kernel = per_device.get(spec_key)
         if kernel is None:
-            kernel = self._compile(bound)
+            kernel = cache.same_target(dev_key, spec_key) or self._compile(bound)
             per_device[spec_key] = kernel
         if warmup:
             return kernel

@@ -36,6 +36,16 @@ class KernelCache(dict):
         super().clear()
         self.fast.clear()
 
+    def same_target(self, dev_key: tuple, spec_key: tuple) -> Any:
+        """The kernel compiled for ``spec_key`` on another device of the same backend and arch, or None: one
+        compiled kernel serves every device of its target (it is loaded once per device, ``kernel.loaded``)."""
+        for k, per_device in self.items():
+            if k[:2] == dev_key[:2] and k != dev_key:
+                kernel = per_device.get(spec_key)
+                if kernel is not None:
+                    return kernel
+        return None
+
 
 class FastLaunch:
     """What a relaunch with known descriptors needs: the kernel, ``args(values)`` picking its runtime arguments
