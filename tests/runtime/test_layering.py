@@ -1,6 +1,7 @@
 """The import layering of the core (see the module docstrings):
 
-    tritium.errors < tritium.plugins < tritium.compiler.backend (< .gpu_driver) < .registry < .cache < .launch < .compiler
+    tritium.errors < tritium.plugins < tritium.compiler.backend (< .gpu_driver) < .registry < .cache < .remote_cache
+        < .launch < .compiler
         < tritium.runtime (specialization < binder, dependencies < launch < jit < autotuner; driver; kernel_args: errors only)
 
 Checked on the source, every import statement included (those inside functions too): a lower module never
@@ -28,6 +29,8 @@ FORBIDDEN = {
                           "tritium.runtime"),
     "compiler.cache": ("tritium.compiler.registry", "tritium.compiler.launch", "tritium.compiler.compiler",
                        "tritium.runtime"),
+    "compiler.remote_cache": ("tritium.compiler.registry", "tritium.compiler.launch", "tritium.compiler.compiler",
+                              "tritium.runtime"),
     "compiler.gpu_driver": ("tritium.compiler.registry", "tritium.compiler.cache", "tritium.compiler.launch",
                             "tritium.compiler.compiler", "tritium.runtime", "tritium.plugins"),
     "runtime.kernel_args": ("tritium.compiler", "tritium.runtime.binder", "tritium.runtime.launch",

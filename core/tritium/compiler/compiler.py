@@ -19,6 +19,7 @@ from .. import plugins
 from ..errors import BackendUnavailable, StageNotImplemented, TritiumError  # noqa: F401
 from . import cache as _fcache
 from . import registry
+from . import remote_cache as _remote
 from .backend import BaseCompiler, BaseOptions, GPUTarget
 from .cache import jsonable
 from .ir_source import IRSource, is_ir_path
@@ -320,6 +321,19 @@ def make_pipeline(target: Any = None, options: Union[None, dict, BaseOptions] = 
     return Pipeline(target, compiler, opts, stages)
 
 
+def _remote_hit(key: str, fcache) -> Optional[tuple]:
+    """A complete kernel from the remote cache (verified there), written into the local cache; None on a miss."""
+    remote = _remote.get_remote_cache()
+    hit = remote.get(key) if remote is not None else None
+    if hit is None or not hit[1].get("complete", False):
+        return None
+    try:
+        fcache.put(key, *hit)
+    except OSError:
+        pass  # a read-only local cache: the kernel still loads from what the remote store gave
+    return hit
+
+
 def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions] = None,
             until: Optional[str] = None, use_cache: bool = True) -> CompiledKernel:
     """Compile ``src`` (an :class:`ASTSource`) for ``target`` (a GPUTarget or ``"cuda:90"``; default: the active
@@ -359,6 +373,8 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
     if fcache is not None:
         need = None if until is None else list(stages)[first:list(stages).index(until) + 1]
         hit = fcache.get(key, need)
+        if hit is None and need is None:  # the remote layer (TRITIUM_REMOTE_CACHE), under the local one
+            hit = _remote_hit(key, fcache)
         if hit is not None:
             _fcache.stats["hits"] += 1
             asm, md = hit
@@ -419,6 +435,9 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
             import warnings
 
             warnings.warn(f"tritium: could not write the kernel cache {fcache.dir}: {e}", RuntimeWarning)
+        remote = _remote.get_remote_cache() if metadata["complete"] else None
+        if remote is not None:  # write-through
+            remote.put(key, asm, metadata)
     kernel = CompiledKernel(asm, metadata, src)
     kernel.from_cache = False
     return kernel

@@ -93,6 +93,12 @@ class TritiumHookSpecs:
         """
 
     @hookspec
+    def tritium_remote_cache_store(self, url: str, timeout: float) -> Any:
+        """Return a :class:`tritium.compiler.remote_cache.RemoteStore` for ``url`` (``TRITIUM_REMOTE_CACHE``) when
+        this plugin knows its scheme (an S3-compatible store, ...), else ``None``; ``timeout`` bounds each call
+        the store makes.  ``redis://`` and ``file://`` are tritium's own."""
+
+    @hookspec
     def tritium_launch_enter(self, kernel: Any, grid: tuple, args: list) -> None:
         """Called right before a compiled kernel is launched (``grid`` is a 3-tuple)."""
 
