@@ -339,7 +339,8 @@ def test_disk_cache_in_process(tmp_path):
     files = list((tmp_path / "cache" / "autotune").glob("scale2-*.json"))
     assert len(files) == 1
     data = json.loads(files[0].read_text())
-    assert data["configs"] == [str(c) for c in CONFIGS_16_1024] and data["best_config"] == str(k1.best_config)
+    assert sorted(data["timings"]) == sorted(str(c) for c in CONFIGS_16_1024)
+    assert data["best_config"] == str(k1.best_config)
     k2 = make()  # a fresh autotuner (as in a new process) reads the file
     k2[_grid(100)](x, out, 100)
     assert k2.bench_count == 0 and k2.best_config == k1.best_config
@@ -352,6 +353,35 @@ def test_disk_cache_in_process(tmp_path):
     k4 = make()
     k4[_grid(50)](x, out, 50)  # another key: another file
     assert k4.bench_count == 1 and len(list((tmp_path / "cache" / "autotune").glob("scale2-*.json"))) == 2
+
+
+def test_an_added_config_is_measured_alone(tmp_path):
+    # the file is keyed by kernel and tuning key, not by the config list: adding a config keeps the others'
+    # timings, and only the new one is benchmarked
+    measured = []
+
+    def bench(fn, quantiles=None):
+        measured.append(1)
+        return _cheap_bench(fn, quantiles=quantiles)
+
+    x = np.arange(100, dtype=np.float32)
+    out = np.empty_like(x)
+    k1 = triton.autotune(configs=CONFIGS_16_1024, key=["n"], do_bench=bench, cache_results=True)(scale2)
+    k1[_grid(100)](x, out, 100)
+    assert len(measured) == len(CONFIGS_16_1024)
+    more = CONFIGS_16_1024 + [triton.Config({"BLOCK": 32})]
+    measured.clear()
+    k2 = triton.autotune(configs=more, key=["n"], do_bench=bench, cache_results=True)(scale2)
+    k2[_grid(100)](x, out, 100)
+    assert len(measured) == 1 and k2.bench_count == 1  # only BLOCK=32
+    assert set(map(str, k2.configs_timings)) == set(map(str, more))
+    np.testing.assert_array_equal(out, x * 2)
+    (f,) = (tmp_path / "cache" / "autotune").glob("scale2-*.json")
+    assert len(json.loads(f.read_text())["timings"]) == len(more)
+    measured.clear()
+    k3 = triton.autotune(configs=more, key=["n"], do_bench=bench, cache_results=True)(scale2)
+    k3[_grid(100)](x, out, 100)
+    assert measured == [] and k3.best_config == k2.best_config
 
 
 def test_disable_cache_env_skips_the_disk(monkeypatch, tmp_path):

@@ -235,3 +235,46 @@ def test_a_cuda_kernel_travels_whole(tmp_path, fresh_redis):
 def test_an_unknown_scheme_is_one_warning(tmp_path):
     res = _compile(tmp_path, "local_a", "s4://bucket/prefix")
     assert res["ok"] and any("no store for the scheme 's4'" in w for w in res["warnings"])
+
+
+TUNE = r'''
+import json, sys
+import numpy as np
+import tritium, tritium.language as tl
+
+@tritium.jit
+def scale(x, o, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(o + i, tl.load(x + i, mask=i < n) * 3, mask=i < n)
+
+configs = [tritium.Config({"BLOCK": b}) for b in [int(v) for v in sys.argv[1].split(",")]]
+k = tritium.autotune(configs=configs, key=["n"], cache_results=True, warmup=1, rep=2)(scale)
+x = np.arange(500, dtype=np.float32)
+o = np.zeros_like(x)
+k[lambda m: (tritium.cdiv(500, m["BLOCK"]),)](x, o, 500)
+print("RESULT " + json.dumps({"bench_count": k.bench_count, "best": str(k.best_config),
+                              "ok": bool(np.allclose(o, x * 3))}))
+'''
+
+
+def _tune(tmp_path, local, url, blocks):
+    script = tmp_path / "tune.py"
+    script.write_text(TUNE)
+    e = dict(os.environ, TRITIUM_CACHE_DIR=str(tmp_path / local), TRITIUM_REMOTE_CACHE=url,
+             TRITIUM_TARGET="interpreter")
+    e.pop("TRITIUM_DISABLE_CACHE", None)
+    p = subprocess.run([sys.executable, str(script), blocks], env=e, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
+
+
+def test_autotune_results_are_shared_and_merged_through_redis(tmp_path, fresh_redis):
+    first = _tune(tmp_path, "local_a", fresh_redis, "64,128")
+    assert first["bench_count"] == 1 and first["ok"]
+    second = _tune(tmp_path, "local_b", fresh_redis, "64,128")  # another machine: nothing benchmarked
+    assert second["bench_count"] == 0 and second["best"] == first["best"] and second["ok"]
+    third = _tune(tmp_path, "local_c", fresh_redis, "64,128,256")  # a config added: tuned again (only it is
+    # measured: tests/runtime/test_autotune.py), the others' timings kept
+    assert third["bench_count"] == 1 and third["ok"]
+    fourth = _tune(tmp_path, "local_d", fresh_redis, "64,128,256")
+    assert fourth["bench_count"] == 0 and fourth["best"] == third["best"]

@@ -409,11 +409,15 @@ class Autotuner(_Subscript, KernelInterface):
                     if self.cache_results and not autotune_cache.disabled():
                         path = autotune_cache.result_path(self.__name__, self.base_fn.cache_key, key, pruned)
                     result = autotune_cache.load(path, pruned) if path else None
-                    if result is not None:
+                    if result is not None and result.best is not None:
                         self.bench_time = 0.0
                         from_disk = path
-                    else:
-                        result = self._tune(args, kwargs, pruned, grid)
+                    else:  # measure what is not known (every config, or those added since)
+                        known = result.timings if result is not None else {}
+                        fresh = self._tune(args, kwargs, [c for c in pruned if c not in known], grid)
+                        timings = {**known, **fresh.timings}
+                        result = TuningResult(builtins.min(pruned, key=lambda c: _sort_key(timings[c])),
+                                              {c: timings[c] for c in pruned})
                         if path:
                             autotune_cache.save(path, self.__name__, key, pruned, result)
                     self.cache[key] = result.best
