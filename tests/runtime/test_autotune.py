@@ -670,3 +670,16 @@ def test_c_relaunch_of_a_tuned_key_with_torch_tensors(monkeypatch):
     k.cache = {}  # the user drops the tuning results: tuned again
     k[_grid(700)](y, out2, 700)
     assert len(python) == 3 and k.bench_count == 3 and torch.equal(out2, y * 2)
+
+
+def test_compile_workers_env(monkeypatch):
+    from tritium.runtime.precompile import compile_workers
+
+    monkeypatch.delenv("TRITIUM_COMPILE_WORKERS", raising=False)
+    assert compile_workers() == (os.cpu_count() or 1)
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "3")
+    assert compile_workers() == 3
+    for bad in ("0", "many"):
+        monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", bad)
+        with pytest.raises(ValueError, match="TRITIUM_COMPILE_WORKERS"):
+            compile_workers()

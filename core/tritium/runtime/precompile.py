@@ -13,7 +13,8 @@ in the :class:`PrecompileResult`.
 Environment: ``TRITIUM_AUTOTUNE_PRECOMPILE=0|1`` turns it off / forces it on (default: on for GPU backends with
 the file cache on, whose compilations the cache hands to the main process; off for the interpreter, where
 starting a worker costs more than compiling); ``TRITIUM_AUTOTUNE_PRECOMPILE_TIMEOUT`` (seconds, default 300)
-bounds it.  Workers run with ``TRITIUM_AUTOTUNE_WORKER=1`` and never precompile themselves.
+bounds it; ``TRITIUM_COMPILE_WORKERS`` sets the pool's size (default: the CPU count).  Workers run with
+``TRITIUM_AUTOTUNE_WORKER=1`` and never precompile themselves.
 """
 from __future__ import annotations
 
@@ -63,6 +64,19 @@ class PrecompileResult:
     def serial(cls, reason: str) -> "PrecompileResult":
         return cls("serial", reason=reason)
 
+
+def compile_workers() -> int:
+    """The compile pool's size: ``TRITIUM_COMPILE_WORKERS``, else the CPU count."""
+    v = os.environ.get("TRITIUM_COMPILE_WORKERS", "").strip()
+    if v:
+        try:
+            n = int(v)
+        except ValueError:
+            raise ValueError(f"TRITIUM_COMPILE_WORKERS={v!r} is not a number of workers") from None
+        if n < 1:
+            raise ValueError(f"TRITIUM_COMPILE_WORKERS={v!r}: at least 1")
+        return n
+    return os.cpu_count() or 1
 
 def enabled() -> bool:
     """Whether to precompile in workers now (see the module docstring)."""
@@ -123,7 +137,7 @@ def precompile(fn: JITFunction, jobs: List[CompileJob], timeout: Optional[float]
         stub_jobs = [CompileJob(_stub_args(j.args), dict(j.kwargs)) for j in jobs]
     except Exception as e:  # noqa: BLE001 - no backend, arguments we cannot stub: the main process's
         return PrecompileResult.serial(f"{type(e).__name__}: {e}")  # launch reports them when it compiles
-    n_workers = max(1, min(len(jobs), os.cpu_count() or 1))
+    n_workers = max(1, min(len(jobs), compile_workers()))
     ok, errors = 0, []
     ex = None
     finished = False
