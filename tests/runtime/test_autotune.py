@@ -683,3 +683,22 @@ def test_compile_workers_env(monkeypatch):
         monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", bad)
         with pytest.raises(ValueError, match="TRITIUM_COMPILE_WORKERS"):
             compile_workers()
+
+
+def test_warmup_compiles_the_configs_in_parallel(monkeypatch):
+    # kernel.warmup over an autotuner's configs: the workers compile, the main process loads from the file cache
+    from tritium.runtime import cache
+
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "2")
+    monkeypatch.delenv("TRITIUM_DISABLE_CACHE", raising=False)
+    configs = [triton.Config({"BLOCK": b}) for b in (4, 2048)]  # configs no other test compiles
+    k = triton.autotune(configs=configs, key=["n"], do_bench=_cheap_bench)(scale2)
+    hits = cache.stats["hits"]
+    kernels = k.warmup("*fp32", "*fp32", 999, grid=(1,))
+    assert len(kernels) == 2 and k.last_precompile.mode == "parallel", k.last_precompile
+    assert k.last_precompile.ok == 2 and cache.stats["hits"] - hits == 2
+    x = np.arange(999, dtype=np.float32)
+    out = np.empty_like(x)
+    k[_grid(999)](x, out, 999)
+    np.testing.assert_array_equal(out, x * 2)

@@ -470,11 +470,15 @@ class Autotuner(_Subscript, KernelInterface):
         return TuningResult(best, timings)
 
     def warmup(self, *args, grid=None, **kwargs):
-        """Compile every (pruned) config for these arguments without launching; returns the kernels."""
+        """Compile every (pruned) config for these arguments without launching; returns the kernels.  The configs
+        compile in parallel worker processes when precompiling is on (as for tuning: :mod:`.precompile`,
+        ``TRITIUM_COMPILE_WORKERS``), the kernels then loaded from the file cache; ``last_precompile`` says how."""
         self.nargs = dict(zip(self.arg_names, args))
         try:
             out = []
-            for c in self.prune_configs(kwargs):
+            pruned = self.prune_configs(kwargs)
+            self.last_precompile = self._precompile(args, kwargs, pruned)
+            for c in pruned:
                 self._check_conflicts(c, kwargs)
                 out.append(self.fn.warmup(*args, grid=grid, **kwargs, **c.all_kwargs()))
             return out
