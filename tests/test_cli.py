@@ -295,3 +295,38 @@ def test_bad_targets_in_the_api():
             compile(src, target=t, until="ttir")
     with pytest.raises(TargetError, match="arch='sm_1'"):
         compile(src, target="cuda:90", options={"arch": "sm_1"}, until="ttir")
+
+
+REAL_KERNEL = '''
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def add(x, y, o, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(o + i, tl.load(x + i, mask=i < n) + tl.load(y + i, mask=i < n), mask=i < n)
+'''
+
+
+def test_compile_several_targets_in_parallel(tmp_path, monkeypatch, capsys):
+    # --target a,b,c: one compile per target in spawned workers, each into OUT/<target>; the worst status
+    k = tmp_path / "real.py"
+    k.write_text(REAL_KERNEL)
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "2")
+    out = tmp_path / "out"
+    rc = cli.main(["compile", f"{k}:add", "-s", "*fp32:16,*fp32:16,*fp32:16,i32", "-c", "B=256",
+                   "-t", "cuda:90,cuda:80,hip:gfx942", "-e", "ttgir", "-o", str(out)])
+    text = capsys.readouterr()
+    assert rc == 0, text
+    assert [ln for ln in text.out.splitlines() if ln.startswith("== ")] == ["== cuda:90", "== cuda:80",
+                                                                             "== hip:gfx942"]
+    for d, arch in (("cuda_90", 'ttg.target = "cuda:90"'), ("cuda_80", 'ttg.target = "cuda:80"'),
+                    ("hip_gfx942", 'ttg.target = "hip:gfx942"')):
+        assert arch in (out / d / "add.ttgir").read_text()
+    # a target that fails (no such stage for hip) fails the command, the others still written
+    rc = cli.main(["compile", f"{k}:add", "-s", "*fp32:16,*fp32:16,*fp32:16,i32", "-c", "B=256",
+                   "-t", "cuda:90,hip:gfx942", "-e", "ptx", "-o", str(tmp_path / "out2")])
+    text = capsys.readouterr()
+    assert rc == 2 and "no stage 'ptx'" in text.err

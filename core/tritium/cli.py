@@ -164,6 +164,62 @@ def _compile_inputs(args: argparse.Namespace) -> tuple:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    targets = [t.strip() for t in (args.target or "").split(",") if t.strip()]
+    if len(targets) <= 1:
+        return _compile_one(args)
+    return _compile_many(args, targets)
+
+
+def _compile_many(args: argparse.Namespace, targets: list) -> int:
+    """``--target a,b,...``: one compile per target, in parallel worker processes (``TRITIUM_COMPILE_WORKERS``,
+    default the CPU count; spawned, never forked), each writing into ``OUT/<target>/``; their output printed in
+    the targets' order.  The exit status is the worst one."""
+    import concurrent.futures as cf
+    import multiprocessing
+
+    from .runtime.precompile import compile_workers
+
+    jobs = []
+    for t in targets:
+        a = argparse.Namespace(**vars(args))
+        a.target, a.out = t, str(Path(args.out or ".") / t.replace(":", "_"))
+        del a.func
+        jobs.append(a)
+    workers = max(1, min(len(jobs), compile_workers()))
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as ex:
+        results = list(ex.map(_compile_captured, jobs))
+    rc = 0
+    for t, (code, out, err) in zip(targets, results):
+        print(f"== {t}")
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        rc = max(rc, code)
+    return rc
+
+
+def _compile_captured(args: argparse.Namespace) -> tuple:
+    """In a worker: ``_compile_one(args)`` with its output captured: ``(exit status, stdout, stderr)``."""
+    import contextlib
+    import io
+    import traceback
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = _compile_one(args)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+            if not isinstance(e.code, int) and e.code is not None:
+                print(e.code, file=sys.stderr)
+        except Exception as e:  # noqa: BLE001 - reported as the single-target compile would report it
+            code = 1
+            print(f"tritium compile: {type(e).__name__}: {e}", file=sys.stderr)
+            if os.environ.get("TRITIUM_FULL_TRACEBACK"):
+                traceback.print_exc()
+    return code, out.getvalue(), err.getvalue()
+
+
+def _compile_one(args: argparse.Namespace) -> int:
     from .compiler import ASTSource, compile, make_pipeline
 
     fn, signature, constexprs, attrs, options = _compile_inputs(args)
@@ -384,9 +440,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_plugins)
     c = sub.add_parser("compile", help="compile a @jit kernel and write its stages")
     _kernel_arguments(c, 'e.g. "*fp32,*fp32,*fp32,i32" (append :16 for divisibility by 16)',
-                      "interpreter, cuda:90, hip:gfx942, ... (default: the active backend)")
+                      "interpreter, cuda:90, hip:gfx942, ... (default: the active backend); several, "
+                      "comma-separated, compile in parallel worker processes (TRITIUM_COMPILE_WORKERS)")
     c.add_argument("--emit", "-e", default="", help="comma-separated stages to write (default: the last one the backend implements)")
-    c.add_argument("--out", "-o", default=".", help="output directory")
+    c.add_argument("--out", "-o", default=".", help="output directory (several targets: a directory per target "
+                                                     "in it, e.g. OUT/cuda_90)")
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the kernel cache")
     c.set_defaults(func=cmd_compile)
     e = sub.add_parser("explain", help="what the GPU compiler did with a kernel: accesses, layouts, conversions, "
