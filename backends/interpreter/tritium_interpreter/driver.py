@@ -125,11 +125,6 @@ def _flat(a, what):
     return np.lib.stride_tricks.as_strided(a, shape=(extent,), strides=(isz,))
 
 
-def as_bytes(obj, what: str = "argument"):
-    """:func:`as_flat` as uint8."""
-    return as_flat(obj, what).view(np.uint8)
-
-
 def _scalar(v, ty: str, what: str):
     dt = _SCALARS.get(ty)
     if dt is None:

@@ -35,7 +35,7 @@ import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 from urllib.parse import unquote, urlparse
 
 from .. import plugins

@@ -302,18 +302,6 @@ def is_int(ty) -> bool:
     return isinstance(ty, ir.IntegerType)
 
 
-def is_index(ty) -> bool:
-    from mlir import ir
-
-    return isinstance(ty, ir.IndexType)
-
-
-def int_width(ty) -> int:
-    from mlir import ir
-
-    return ir.IntegerType(ty).width
-
-
 def is_float(ty) -> bool:
     from mlir import ir
 

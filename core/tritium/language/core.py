@@ -5,7 +5,6 @@ value known at compile time) or plain Python objects (tuples, dtypes, functions,
 """
 from __future__ import annotations
 
-import builtins as _py
 import threading
 from typing import Any, List, Optional
 
@@ -892,10 +891,6 @@ def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, 
     """Triton's ``tl.core.extern_elementwise``: the external elementwise function whose entry of
     ``arg_type_symbol_dict`` ({argument dtypes: (symbol, result dtype)}) matches the arguments' dtypes."""
     return _sem().extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure)
-
-
-def _py_max(*a):
-    return _py.max(*a)
 
 
 def __getattr__(name):

@@ -874,10 +874,6 @@ def _bitwise_check(a, b):
     return binary_op_type_checking(a, b)
 
 
-def _python_bitwise(a, b):
-    return _both_python(a, b)
-
-
 def and_(a, b):
     if _both_python(a, b):
         v, a, b = _folded("and", a, b)

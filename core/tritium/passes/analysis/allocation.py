@@ -100,10 +100,6 @@ def _tile(layout, rank: int) -> Optional[tuple]:
     return None
 
 
-def _order(layout) -> Optional[tuple]:
-    return getattr(layout, "order", None)
-
-
 def _register_only(src, dst, shape) -> bool:
     """True when every thread holds the same elements in both layouts (no data moves between threads)."""
     if src == dst:

@@ -23,7 +23,7 @@ from tritium.passes.ttir.cse import cse_pass
 from tritium.passes.ttir.dce import dce_pass
 from tritium.passes.ttir.fuse_nested_loops import fuse_nested_loops_pass
 
-from ..pass_manager import add_passes, run_passes
+from ..pass_manager import run_passes
 from .coalesce import as_op, erase_dead
 from .accelerate_matmul import accelerate_matmul_pass
 from .coalesce import coalesce_pass
@@ -71,12 +71,6 @@ PIPELINE = (
 
 
 _ANALYSES = ("tritium-allocation", "tritium-membar")
-
-
-def add_ttgir_passes(pm, *, analyses: bool = True) -> None:
-    """Append the TTGIR pipeline to ``pm`` (anchored on ``builtin.module``); ``analyses=False`` leaves out
-    allocation and membar."""
-    add_passes(pm, [p for p in PIPELINE if analyses or p[0] not in _ANALYSES])
 
 
 def run_ttgir_pipeline(module, options=None, *, print_ir_after_all: bool = False, timing: bool = False):
