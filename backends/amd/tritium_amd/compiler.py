@@ -35,9 +35,7 @@ from tritium.compiler.stages import make_ttir as _make_ttir
 from tritium.compiler.versions import MLIR_DISTS, versions_key
 from tritium.errors import TargetError
 
-
-#: the AMD archs tritium compiles for: CDNA 2 / 3 / 4 (MFMA), RDNA 3 / 3.5 / 4 (WMMA)
-HIP_ARCHS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1151", "gfx1200", "gfx1201")
+from .arch import HIP_ARCHS, warp_size_of
 
 
 @dataclass(frozen=True)
@@ -52,11 +50,6 @@ class HIPOptions(BaseOptions):
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple = ("ieee",)
     extern_libs: Optional[tuple] = None
-
-
-def warp_size_of(arch: str) -> int:
-    """64 on CDNA / GCN (gfx9xx), 32 on RDNA (gfx10xx and later)."""
-    return 32 if str(arch).startswith(("gfx10", "gfx11", "gfx12")) else 64
 
 
 def _ttir_passes() -> tuple:

@@ -30,8 +30,8 @@ from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only, no_device_
 from tritium.errors import KernelRuntimeError, OutOfResources
 
 from . import launcher as _launcher
-from .compiler import warp_size_of
-from .plugin import PIP
+from .arch import warp_size_of
+from .arch import PIP
 
 _hip = None
 

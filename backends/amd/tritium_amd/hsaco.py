@@ -152,7 +152,7 @@ def _link_device_libs(mod, arch: str) -> None:
     """The ROCm device libraries the module calls into (``__ocml_*`` / ``__ockl_*``), linked with the arch's
     control constants (:mod:`tritium_amd.devicelibs`)."""
     from . import devicelibs
-    from .compiler import warp_size_of
+    from .arch import warp_size_of
 
     if not devicelibs.needed(mod):
         return

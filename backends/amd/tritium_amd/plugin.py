@@ -11,7 +11,7 @@ from typing import Optional
 from tritium.compiler.backend import Backend
 from tritium.plugins import hookimpl, missing_modules
 
-PIP = "pip install 'tritium[amd]'"
+from .arch import PIP
 
 
 def missing() -> Optional[str]:

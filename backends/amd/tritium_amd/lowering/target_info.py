@@ -21,7 +21,7 @@ from mlir import ir
 from tritium.lowering import TargetInfo
 from tritium.lowering.utils import address_of, constant_global
 
-from ..compiler import warp_size_of
+from ..arch import warp_size_of
 
 #: DPP control words (the ISA's DPP_CTRL encodings)
 DPP_QUAD_PERM = 0x000  # + 2-bit lane selects for lanes 0..3 of each quad
