@@ -5,6 +5,7 @@ import ast
 import copy
 import functools
 import inspect
+import sys
 import textwrap
 from typing import Any, Callable, Optional
 
@@ -237,7 +238,8 @@ class JITFunction(_Subscript, KernelInterface):
         ``partial(tritium._speedups.launch, state, grid)`` (the plain relaunch in C, the launcher otherwise); once
         ``_c_grid_state`` is set, ``fn[grid]`` is the same in C without this frame (a ``_speedups.GridLaunch``)."""
         launcher = self._launcher
-        if launcher is None:
+        if launcher is None or (launcher is not False and launcher.c_state is None and launcher.before_torch
+                                and "torch" in sys.modules):  # torch imported since: its tensors' fast paths
             launcher = self._launcher = make_launcher(self)
         if launcher is False:
             return lambda *args, **kwargs: self._run(args, kwargs, grid)

@@ -222,6 +222,9 @@ def make_launcher(fn: Any) -> Any:
     # fn[grid] as partial(tritium._speedups.launch, state, grid) where the C helper is built: the plain case
     # relaunched in C, everything else handed to this function
     launch.c_state = _c_launch_state(fn, ns, names, tuple(spec), launch)
+    # made before torch was imported: no inline tensor descriptors and no C relaunch (the JIT makes it again once
+    # torch is there)
+    launch.before_torch = "_tr_ti" not in ns and "torch" not in sys.modules
     return launch
 
 
