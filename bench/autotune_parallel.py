@@ -9,6 +9,13 @@ tests/e2e/kernels.py, fp16, tile sizes 32-256, 4/8 warps, 2-5 stages) for cuda:9
   and wrote through): its time to have every config.
 
     python bench/autotune_parallel.py [--workers 1,2,4] [--remote redis://127.0.0.1:6379/0]
+
+``--gpu`` (on a GPU machine, torch and Triton 3.6 installed): the same 16 configs autotuned for real on a 4096^3
+fp16 matmul, compile + benchmark, time to the first launch's result: tritium compiling serially, in N workers
+(each config benchmarked as soon as a worker has compiled it), against a cold and a warm remote cache; and Triton
+3.6's ``triton.autotune`` of the same configs on the same kernel text (``BENCH_IMPL=triton``), each in a fresh
+process with fresh caches. ``TRITIUM_CACHE_AUTOTUNING=1`` in the remote rows: the warm process loads the tuned
+config too, as a fleet's second node would.
 """
 from __future__ import annotations
 
@@ -28,12 +35,9 @@ import time, json, sys
 t0 = time.perf_counter()
 import tritium as triton
 from tests.e2e import kernels as K
+from bench.autotune_parallel import CONFIGS
 configs = [triton.Config({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "GROUP_SIZE_M": 8},
-                         num_warps=w, num_stages=s)
-           for (m, n, k, w, s) in [(128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
-                                   (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 4, 5), (32, 64, 32, 4, 5),
-                                   (128, 128, 64, 8, 3), (256, 128, 64, 8, 3), (64, 64, 64, 4, 3), (128, 64, 64, 4, 3),
-                                   (64, 128, 64, 4, 3), (256, 64, 64, 8, 4), (128, 256, 32, 8, 4), (64, 64, 32, 4, 2)]]
+                         num_warps=w, num_stages=s) for (m, n, k, w, s) in CONFIGS]
 k = triton.autotune(configs=configs, key=["M", "N", "K"])(K.matmul_kernel)
 t1 = time.perf_counter()
 ks = k.warmup("*fp16", "*fp16", "*fp16", 4096, 4096, 4096, 4096, 1, 4096, 1, 4096, 1, ACTIVATION="",
@@ -44,12 +48,54 @@ print("RESULT " + json.dumps({"configs": len(ks), "import_s": t1 - t0, "compile_
 '''
 
 
-def run(env_extra: dict, cache: str) -> dict:
-    env = dict(os.environ, TRITIUM_COMPILE_ONLY="1", TRITIUM_TARGET="cuda:90", TRITIUM_CACHE_DIR=cache, **env_extra)
+GPU_CHILD = r'''
+import time, json, os, sys
+t0 = time.perf_counter()
+import importlib
+triton = importlib.import_module(os.environ.get("BENCH_IMPL", "tritium"))
+import torch
+from tests.e2e import kernels as K
+from bench.autotune_parallel import CONFIGS
+configs = [triton.Config({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "GROUP_SIZE_M": 8},
+                         num_warps=w, num_stages=s) for (m, n, k, w, s) in CONFIGS]
+k = triton.autotune(configs=configs, key=["M", "N", "K"])(K.matmul_kernel)
+M = N = Kd = 4096
+g = torch.Generator(device="cuda").manual_seed(0)
+a = torch.randn((M, Kd), device="cuda", dtype=torch.float16, generator=g)
+b = torch.randn((Kd, N), device="cuda", dtype=torch.float16, generator=g)
+c = torch.empty((M, N), device="cuda", dtype=torch.float16)
+torch.cuda.synchronize()
+t1 = time.perf_counter()
+grid = lambda META: (triton.cdiv(M, META["BLOCK_SIZE_M"]) * triton.cdiv(N, META["BLOCK_SIZE_N"]),)
+k[grid](a, b, c, M, N, Kd, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+        ACTIVATION="")
+torch.cuda.synchronize()
+t2 = time.perf_counter()
+err = (c.float() - (a.float() @ b.float())).abs().max().item()
+pc = getattr(k, "last_precompile", None)
+print("RESULT " + json.dumps({"configs": len(configs), "import_s": t1 - t0, "compile_s": t2 - t1,
+                              "first_launch_s": t2 - t0, "max_err": err, "best": str(k.best_config),
+                              "mode": pc.mode if pc else None}))
+'''
+
+CONFIGS = [(128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+           (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 4, 5), (32, 64, 32, 4, 5),
+           (128, 128, 64, 8, 3), (256, 128, 64, 8, 3), (64, 64, 64, 4, 3), (128, 64, 64, 4, 3),
+           (64, 128, 64, 4, 3), (256, 64, 64, 8, 4), (128, 256, 32, 8, 4), (64, 64, 32, 4, 2)]
+
+
+def run(env_extra: dict, cache: str, gpu: bool = False) -> dict:
+    if gpu:
+        env = dict(os.environ, TRITIUM_CACHE_DIR=cache, TRITON_CACHE_DIR=os.path.join(cache, "triton"), **env_extra)
+        env.pop("TRITIUM_TARGET", None)
+    else:
+        env = dict(os.environ, TRITIUM_COMPILE_ONLY="1", TRITIUM_TARGET="cuda:90", TRITIUM_CACHE_DIR=cache,
+                   **env_extra)
     env.pop("TRITIUM_DISABLE_CACHE", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    p = subprocess.run([sys.executable, "-c", GPU_CHILD if gpu else CHILD], env=env, capture_output=True, text=True,
+                       cwd=ROOT, timeout=1800)
     wall = time.perf_counter() - t
     if p.returncode != 0:
         raise SystemExit(p.stdout[-3000:] + p.stderr[-3000:])
@@ -63,24 +109,32 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", default=",".join(str(n) for n in sorted({1, 2, ncpu}) if n <= ncpu))
     ap.add_argument("--remote", help="a redis:// (or file://) remote cache for the warm-remote row")
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--gpu", action="store_true", help="autotune for real on the GPU, beside Triton 3.6")
     a = ap.parse_args(argv)
+    gpu = a.gpu
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        r = run({"TRITIUM_AUTOTUNE_PRECOMPILE": "0"}, os.path.join(tmp, "serial"))
-        rows.append(("serial (in process)", r))
+        r = run({"TRITIUM_AUTOTUNE_PRECOMPILE": "0"}, os.path.join(tmp, "serial"), gpu)
+        rows.append(("tritium serial (in process)", r))
         for n in [int(x) for x in a.workers.split(",") if x]:
             r = run({"TRITIUM_AUTOTUNE_PRECOMPILE": "1", "TRITIUM_COMPILE_WORKERS": str(n)},
-                    os.path.join(tmp, f"w{n}"))
-            rows.append((f"{n} worker{'s' if n > 1 else ''}", r))
+                    os.path.join(tmp, f"w{n}"), gpu)
+            rows.append((f"tritium {n} worker{'s' if n > 1 else ''}", r))
+        if gpu:
+            rows.append(("Triton 3.6 (triton.autotune)", run({"BENCH_IMPL": "triton"}, os.path.join(tmp, "t"), gpu)))
         if a.remote:
             env = {"TRITIUM_AUTOTUNE_PRECOMPILE": "1", "TRITIUM_REMOTE_CACHE": a.remote}
-            rows.append(("cold remote (compiles, writes through)", run(env, os.path.join(tmp, "r1"))))
-            rows.append(("warm remote (another process compiled)", run(env, os.path.join(tmp, "r2"))))
-    print(f"16 matmul configs for cuda:90, compile only, {ncpu} CPUs")
+            if gpu:
+                env["TRITIUM_CACHE_AUTOTUNING"] = "1"
+            rows.append(("tritium, cold remote (compiles, writes through)", run(env, os.path.join(tmp, "r1"), gpu)))
+            rows.append(("tritium, warm remote (another process compiled)", run(env, os.path.join(tmp, "r2"), gpu)))
+    what = "autotuned on the GPU (compile + benchmark), 4096^3 fp16" if gpu else "for cuda:90, compile only"
+    print(f"16 matmul configs {what}, {ncpu} CPUs")
     base = rows[0][1]["compile_s"]
     for label, r in rows:
-        print(f"{label:<42} {r['configs']:>3} configs  compile {r['compile_s']:7.2f} s  ({base / r['compile_s']:4.2f}x)"
-              f"  process {r['wall_s']:6.2f} s  mode {r['mode']}")
+        extra = f"  first launch {r['first_launch_s']:6.2f} s  err {r['max_err']:.3g}  best {r['best']}" if gpu else ""
+        print(f"{label:<50} {r['configs']:>3} configs  {'tune' if gpu else 'compile'} {r['compile_s']:7.2f} s "
+              f"({base / r['compile_s']:4.2f}x)  process {r['wall_s']:6.2f} s  mode {r['mode']}{extra}")
     if a.json:
         Path(a.json).write_text(json.dumps([{"label": lb, **r} for lb, r in rows], indent=1))
     return 0

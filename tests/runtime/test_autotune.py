@@ -481,6 +481,52 @@ def test_parallel_precompile_in_workers(monkeypatch):
     assert cache.stats["hits"] - hits == 2
 
 
+def test_each_config_is_benchmarked_as_soon_as_a_worker_compiled_it(monkeypatch):
+    """Benchmarking overlaps compiling: with one worker and three configs, the first config is benchmarked while
+    the worker still has the others to compile (precompile's loop is on the stack), and every config once."""
+    import inspect
+
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "1")
+    monkeypatch.delenv("TRITIUM_DISABLE_CACHE", raising=False)
+    calls = []
+
+    def bench(fn, quantiles=None):
+        calls.append(any(f.function == "precompile" for f in inspect.stack()))
+        return _cheap_bench(fn, quantiles)
+
+    cfgs = [triton.Config({"BLOCK": b}) for b in (32768, 65536, 131072)]  # no other test compiles these
+    k = triton.autotune(configs=cfgs, key=["n"], do_bench=bench)(scale2)
+    x = np.random.default_rng(7).standard_normal(1111).astype(np.float32)
+    out = np.empty_like(x)
+    k[_grid(1111)](x, out, 1111)
+    np.testing.assert_array_equal(out, x * 2)
+    assert k.last_precompile.mode == "parallel" and k.last_precompile.ok == 3, k.last_precompile
+    assert len(calls) == 3 and calls[0], calls  # benchmarked during the precompile, not after it
+
+
+def test_an_error_while_benchmarking_stops_the_compile_pool(monkeypatch):
+    """A do_bench that raises (not a config's OutOfResources: the user's own error) stops the workers and
+    reaches the caller, as it does without precompiling; the next tuning works."""
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "1")
+
+    def broken(fn, quantiles=None):
+        raise RuntimeError("the benchmark broke")
+
+    cfgs = [triton.Config({"BLOCK": b}) for b in (8192, 4096, 16384)]
+    k = triton.autotune(configs=cfgs, key=["n"], do_bench=broken)(scale2)
+    x = np.arange(300, dtype=np.float32)
+    out = np.empty_like(x)
+    t = time.perf_counter()
+    with pytest.raises(RuntimeError, match="the benchmark broke"):
+        k[_grid(300)](x, out, 300)
+    assert time.perf_counter() - t < 120
+    k2 = triton.autotune(configs=cfgs, key=["n"], do_bench=_cheap_bench)(scale2)
+    k2[_grid(300)](x, out, 300)
+    np.testing.assert_array_equal(out, x * 2)
+
+
 def test_precompile_default_and_already_compiled(monkeypatch):
     monkeypatch.delenv("TRITIUM_AUTOTUNE_PRECOMPILE")
     k = triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], key=["n"],

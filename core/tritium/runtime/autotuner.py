@@ -343,18 +343,22 @@ class Autotuner(_Subscript, KernelInterface):
             fn = fn.fn
         return kw
 
-    def _precompile(self, args: tuple, kwargs: dict, configs: List[Config]) -> PrecompileResult:
-        """Compile ``configs`` in worker processes when that is on and worth it (see :mod:`.precompile`)."""
+    def _precompile(self, args: tuple, kwargs: dict, configs: List[Config],
+                    on_ready: Optional[Callable[[Config], None]] = None) -> PrecompileResult:
+        """Compile ``configs`` in worker processes when that is on and worth it (see :mod:`.precompile`);
+        ``on_ready(config)`` as soon as a config's kernel is in the file cache (not for a config already compiled
+        in this process, nor for any in serial mode: the caller takes those)."""
         if not precompile_enabled():
             return PrecompileResult.serial("parallel precompile is off")
         try:
-            jobs = [CompileJob(args, self._resolved_kwargs(args, {**kwargs, **c.all_kwargs()})) for c in configs]
+            jobs = [(c, CompileJob(args, self._resolved_kwargs(args, {**kwargs, **c.all_kwargs()}))) for c in configs]
         except Exception as e:  # noqa: BLE001 - a user's heuristic: it fails again, clearly, when benchmarked
             return PrecompileResult.serial(f"{type(e).__name__}: {e}")
-        jobs = [j for j in jobs if not compiled_in_memory(self.base_fn, j)]
+        jobs = [(c, j) for c, j in jobs if not compiled_in_memory(self.base_fn, j)]
         if len(jobs) < 2:
             return PrecompileResult.serial("fewer than 2 configs left to compile")
-        return precompile(self.base_fn, jobs)
+        ready = None if on_ready is None else (lambda i: on_ready(jobs[i][0]))
+        return precompile(self.base_fn, [j for _, j in jobs], on_ready=ready)
 
     def _subscript(self, grid) -> Callable:
         """``fn[grid]``: the launch below without the keyword plumbing of :meth:`run`.  Where the C helper is
@@ -455,15 +459,23 @@ class Autotuner(_Subscript, KernelInterface):
 
     def _tune(self, args: tuple, kwargs: dict, configs: List[Config], grid) -> TuningResult:
         start = time.time()
-        self.last_precompile = self._precompile(args, kwargs, configs)
         progress = _Progress(self.__name__, len(configs))
         timings = {}
+
+        def bench(c: Config) -> None:
+            timings[c] = self._bench(*args, config=c, grid=grid, **kwargs)
+            progress.step()
+
         try:
+            # each config benchmarked as soon as a worker has compiled it, while the others compile; then the
+            # rest (already compiled here, failed in a worker, or all of them when compiling serially)
+            self.last_precompile = self._precompile(args, kwargs, configs, on_ready=bench)
             for c in configs:
-                timings[c] = self._bench(*args, config=c, grid=grid, **kwargs)
-                progress.step()
+                if c not in timings:
+                    bench(c)
         finally:
             progress.close()
+        timings = {c: timings[c] for c in configs}  # the configs' order: ties go to the first, as serially
         self.bench_time = time.time() - start
         self.bench_count += 1
         best = builtins.min(timings, key=lambda c: _sort_key(timings[c]))

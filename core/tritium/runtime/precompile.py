@@ -23,7 +23,7 @@ import importlib.util
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 from ..errors import BackendUnavailable
 from .jit import JITFunction
@@ -115,10 +115,14 @@ def compiled_in_memory(fn: JITFunction, job: CompileJob) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------- main process
-def precompile(fn: JITFunction, jobs: List[CompileJob], timeout: Optional[float] = None) -> PrecompileResult:
-    """Compile ``jobs`` for ``fn`` in worker processes; never raises, never waits past ``timeout`` seconds.
+def precompile(fn: JITFunction, jobs: List[CompileJob], timeout: Optional[float] = None,
+               on_ready: Optional[Callable[[int], None]] = None) -> PrecompileResult:
+    """Compile ``jobs`` for ``fn`` in worker processes; never waits past ``timeout`` seconds.
 
-    Mode ``serial`` when no worker compiled anything (the caller then compiles while benchmarking).
+    ``on_ready(i)`` is called in this process as soon as ``jobs[i]`` is compiled (in completion order, while the
+    workers go on with the others): the autotuner benchmarks a config there. Nothing else raises; an exception
+    of ``on_ready`` stops the pool and propagates. Mode ``serial`` when no worker compiled anything (the caller
+    then compiles while benchmarking).
     """
     import concurrent.futures as cf
     import multiprocessing
@@ -141,26 +145,43 @@ def precompile(fn: JITFunction, jobs: List[CompileJob], timeout: Optional[float]
     ok, errors = 0, []
     ex = None
     finished = False
+    caller_error: Optional[BaseException] = None
     try:
         ex = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=multiprocessing.get_context("spawn"),
                                     initializer=_worker_init, initargs=(list(sys.path), target))
-        futs = [ex.submit(_worker_compile, locator, fn.cache_key, job) for job in stub_jobs]
-        done, not_done = cf.wait(futs, timeout=timeout)
-        finished = not not_done
-        for f in done:
-            try:
-                f.result()
+        futs = {ex.submit(_worker_compile, locator, fn.cache_key, job): i for i, job in enumerate(stub_jobs)}
+        done = 0
+        try:
+            for f in cf.as_completed(futs, timeout=timeout):
+                done += 1
+                try:
+                    f.result()
+                except Exception as e:  # noqa: BLE001 - a worker's failure only makes precompile less useful
+                    errors.append(f"{type(e).__name__}: {e}")
+                    continue
                 ok += 1
-            except Exception as e:  # noqa: BLE001 - a worker's failure only makes precompile less useful
-                errors.append(f"{type(e).__name__}: {e}")
-        if not_done:
-            errors.append(f"{len(not_done)} compilation(s) timed out after {timeout:.0f}s")
-        failed = len(done) - ok + len(not_done)
+                if on_ready is not None:
+                    try:
+                        on_ready(futs[f])
+                    except BaseException as e:  # noqa: BLE001 - the caller's: raised once the pool is stopped
+                        caller_error = e
+                        break
+        except cf.TimeoutError:
+            pass
+        not_done = len(futs) - done
+        finished = not not_done
+        if not_done and caller_error is None:
+            errors.append(f"{not_done} compilation(s) timed out after {timeout:.0f}s")
+        failed = done - ok + not_done
     except Exception as e:  # noqa: BLE001 - pickling, spawning, a broken pool: compile serially instead
+        if ok:  # some configs were handed to on_ready already
+            return PrecompileResult("parallel", ok=ok, failed=len(jobs) - ok, errors=(f"{type(e).__name__}: {e}",))
         return PrecompileResult.serial(f"{type(e).__name__}: {e}")
     finally:
         if ex is not None:
             _shutdown(ex, finished)
+    if caller_error is not None:
+        raise caller_error
     if ok == 0:
         return PrecompileResult.serial("; ".join(errors) or "no worker compiled")
     return PrecompileResult("parallel", ok=ok, failed=failed, errors=tuple(errors))
