@@ -13,7 +13,7 @@ from mlir import ir
 from tritium.compiler import ASTSource, compile
 from tritium.compiler.ir_source import IRSource
 from tritium.dialects import make_context
-from tritium.passes.ttir._util import walk
+from tritium.passes.ir_helpers import walk
 
 from . import thread_locality_kernels as K
 

@@ -10,7 +10,7 @@ from tritium.dialects import make_context
 from tritium.frontend import make_ttir
 from tritium.passes.analysis.axis_info import AxisInfo, AxisInfoAnalysis, annotate, highest_pow2_divisor
 from tritium.passes.ttir import run_ttir_pipeline
-from tritium.passes.ttir._util import walk as _walk
+from tritium.passes.ir_helpers import walk as _walk
 
 from tests.e2e import kernels as K
 

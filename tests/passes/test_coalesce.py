@@ -11,7 +11,7 @@ from tritium.frontend import make_ttir
 from tritium.passes.ttgir.coalesce import blocked_layout, coalesce, coalesce_pass, order_from_contiguity
 from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
 from tritium.passes.ttir import run_ttir_pipeline
-from tritium.passes.ttir._util import walk
+from tritium.passes.ir_helpers import walk
 
 from tests.e2e.kernels import add_kernel
 

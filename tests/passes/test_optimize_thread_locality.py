@@ -10,7 +10,7 @@ from tritium.passes.pass_manager import run_passes
 from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
 from tritium.passes.ttgir.optimize_thread_locality import neutral_attr, optimize_thread_locality, thread_local_view
 from tritium.passes.ttgir.pipeline import PIPELINE
-from tritium.passes.ttir._util import walk
+from tritium.passes.ir_helpers import walk
 
 from tests.nvidia import thread_locality_kernels as K
 

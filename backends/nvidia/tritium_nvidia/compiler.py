@@ -242,7 +242,7 @@ def _tensormaps(module, kernel: str) -> list:
     from mlir import ir
 
     from tritium.dialects import tt
-    from tritium.passes.ttir._util import arg_attrs, attr_int
+    from tritium.passes.ir_helpers import arg_attrs, attr_int
     from tritium.passes.ttir.tma_descriptors import TMA_ATTR, tma_box, tma_layout
 
     out = []

@@ -10,7 +10,8 @@ from typing import Any, List, Optional
 
 
 from ..errors import SemanticError, UnsupportedError  # noqa: F401  (defined with every other error)
-from ..runtime.constexpr_fn import ConstexprFunction, constexpr_function  # noqa: F401  (tl.core's names too)
+from .._constexpr_fn import ConstexprFunction, constexpr_function  # noqa: F401  (tl.core's names too)
+from .._constexpr_fn import bind_language as _bind_constexpr_fn
 
 
 # ----------------------------------------------------------------------------------------------
@@ -891,6 +892,9 @@ def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, 
     """Triton's ``tl.core.extern_elementwise``: the external elementwise function whose entry of
     ``arg_type_symbol_dict`` ({argument dtypes: (symbol, result dtype)}) matches the arguments' dtypes."""
     return _sem().extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure)
+
+
+_bind_constexpr_fn(tensor, _unwrap)  # constexpr functions reject tensors and unwrap tl.constexpr
 
 
 def __getattr__(name):

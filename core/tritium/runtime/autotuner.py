@@ -239,7 +239,7 @@ class Autotuner(_Subscript, KernelInterface):
         if self._user_do_bench is not None:
             return self._user_do_bench
         if self.use_cuda_graph:  # replays of a CUDA graph (host timing where there is none: the interpreter)
-            from ..testing import do_bench_cudagraph
+            from .bench import do_bench_cudagraph
 
             rep = self.num_reps if self.num_reps is not None else 20
             return lambda fn, quantiles=None: do_bench_cudagraph(fn, rep=rep, quantiles=quantiles)

@@ -1,37 +1,5 @@
-"""Triton 3.6's ``@triton.constexpr_function``.  Nothing here imports ``tritium.language`` (``import tritium`` stays
-lazy); the frontend calls these at compile time (codegen's ``call``)."""
-from __future__ import annotations
+"""``triton.runtime.jit``'s ``constexpr_function`` names: defined in :mod:`tritium._constexpr_fn` (below the
+language, which uses them)."""
+from .._constexpr_fn import ConstexprFunction, constexpr_function  # noqa: F401
 
-import functools
-
-from ..errors import SemanticError
-
-
-class ConstexprFunction:
-    """Triton's ``@triton.constexpr_function``: a plain Python function a ``@jit`` function calls at compile time
-    with compile-time arguments (unwrapped from ``tl.constexpr``); in a kernel its result is a ``tl.constexpr``,
-    from host code a plain value.  A tensor argument is an error naming the function."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        functools.update_wrapper(self, fn)
-
-    def __get__(self, obj, objclass=None):  # a method of a class: bound to the instance
-        return self if obj is None else functools.partial(self.__call__, obj)
-
-    def __call__(self, *args, _semantic=None, **kwargs):
-        from ..language.core import _unwrap, tensor  # (loaded whenever a kernel compiles; not at import tritium)
-
-        if any(isinstance(a, tensor) for a in list(args) + list(kwargs.values())):
-            raise SemanticError(f"constexpr_function '{self.__name__}' takes compile-time (tl.constexpr) arguments, "
-                                "got a tensor")
-        return self.fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
-
-    def __repr__(self):
-        return f"<constexpr_function {self.__qualname__}>"
-
-
-def constexpr_function(fn):
-    """Wrap ``fn`` so that ``@jit`` functions call it at compile time on ``tl.constexpr`` arguments (Triton 3.6's
-    ``triton.constexpr_function``)."""
-    return ConstexprFunction(fn)
+__all__ = ["ConstexprFunction", "constexpr_function"]

@@ -61,7 +61,7 @@ class ActiveDriver:
         """The backend's own benchmarker, else ``tritium.testing.do_bench``."""
         bench = self.driver.get_benchmarker()
         if bench is None:
-            from ..testing import do_bench
+            from .bench import do_bench
 
             bench = do_bench
         return bench

@@ -228,9 +228,7 @@ class _ArgStub:
 def _descriptor_stub(d):
     """A host-side tensor descriptor with its base stubbed (built without ``__post_init__``, which would read
     the data): it specialises as ``d`` does."""
-    from ..tools.tensor_descriptor import TensorDescriptor
-
-    stub = object.__new__(TensorDescriptor)
+    stub = object.__new__(type(d))
     stub.__dict__.update(base=_stub_args((d.base,))[0], shape=list(d.shape), strides=list(d.strides),
                          block_shape=list(d.block_shape), padding=getattr(d, "padding", "zero"))
     return stub

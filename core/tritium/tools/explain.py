@@ -364,7 +364,7 @@ _THROUGH = ("tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", 
 
 class _Walker:
     def __init__(self, module, info, arg_names, passlog):
-        from ..passes.ttir._util import public_functions, walk
+        from ..passes.ir_helpers import public_functions, walk
 
         self.module = module
         self.info = info
@@ -377,7 +377,7 @@ class _Walker:
         self.layouts: dict = {}  # short form -> (layout object, shape) for pictures
 
     def _kernel_args(self, f):
-        from ..passes.ttir._util import arg_attrs, attr_int
+        from ..passes.ir_helpers import arg_attrs, attr_int
 
         args = list(f.regions[0].blocks[0].arguments)
         names = self.arg_names if len(self.arg_names) == len(args) else [f"arg{i}" for i in range(len(args))]
@@ -740,7 +740,7 @@ class _Walker:
             bufs = 0
             pipelined = False
             if loop is not None:
-                from ..passes.ttir._util import walk
+                from ..passes.ir_helpers import walk
 
                 for inner in walk(loop):
                     if inner.name in ("ttg.async_copy_global_to_local", "ttg.async_tma_copy_global_to_local"):

@@ -57,7 +57,7 @@ from tritium.lowering import LoweringError, Rules
 from tritium.lowering.rules import shared as generic_shared
 from tritium.lowering.rules.shared import memdesc_layout
 from tritium.lowering.utils import pack_word, scalar_type
-from tritium.passes.ttir._util import is_zero
+from tritium.passes.ir_helpers import is_zero
 
 from . import wgmma as W
 from .target_info import CUDATargetInfo

@@ -63,7 +63,7 @@ from typing import Optional
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
-from tritium.passes.ttir._util import ancestor_in_block, as_op as _as_op, walk as _walk
+from tritium.passes.ir_helpers import ancestor_in_block, as_op as _as_op, walk as _walk
 
 ALIGNMENT = 16
 TMA_ATTR = "tt.tma"  # a tensor map made on the device (passes/ttir/tma_descriptors.py)

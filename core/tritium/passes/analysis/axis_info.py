@@ -85,7 +85,7 @@ from typing import Optional, Sequence
 from mlir import ir
 
 from tritium.dialects import layouts, tt
-from tritium.passes.ttir._util import as_op as _as_op, walk as _walk
+from tritium.passes.ir_helpers import as_op as _as_op, walk as _walk
 
 MAX_DIVISOR = 1 << 62          # divisibility of 0 (Triton's highestPowOf2Divisor<int64_t>(0))
 MAKE_RANGE_ZERO_DIVISOR = 1 << 30   # make_range's start is an i32: highestPowOf2Divisor<int32_t>(0)

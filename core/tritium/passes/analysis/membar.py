@@ -45,7 +45,7 @@ from __future__ import annotations
 from mlir import ir
 
 from tritium.dialects import tt
-from tritium.passes.ttir._util import as_op as _as_op, walk as _walk
+from tritium.passes.ir_helpers import as_op as _as_op, walk as _walk
 
 from .allocation import OFFSET_ATTR, SHARED_ATTR, SIZE_ATTR
 

@@ -32,7 +32,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.dialects.layouts import blocked_layout
 from tritium.passes.analysis.axis_info import AxisInfoAnalysis, pointee_bits
-from tritium.passes.ttir._util import as_op, defining_op, is_pure, walk
+from tritium.passes.ir_helpers import as_op, defining_op, is_pure, walk
 
 MEMORY_OPS = (tt.LOAD, tt.STORE, tt.ATOMIC_RMW, tt.ATOMIC_CAS)
 CONVERT = ttg.CONVERT_LAYOUT

@@ -6,7 +6,7 @@ from __future__ import annotations
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
-from tritium.passes.ttir._util import is_pure
+from tritium.passes.ir_helpers import is_pure
 
 from .coalesce import as_op, layout_of
 

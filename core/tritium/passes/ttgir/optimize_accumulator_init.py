@@ -14,7 +14,7 @@ from __future__ import annotations
 from mlir import ir
 
 from tritium.dialects import tt, ttg
-from tritium.passes.ttir._util import copy_attributes, is_zero
+from tritium.passes.ir_helpers import copy_attributes, is_zero
 
 from .coalesce import as_op, walk
 

@@ -37,7 +37,7 @@ from mlir import ir
 
 from tritium.dialects import tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
-from tritium.passes.ttir._util import is_zero
+from tritium.passes.ir_helpers import is_zero
 
 from .accelerate_matmul import target_arch
 from .coalesce import as_op, layout_of, module_int, walk

@@ -60,7 +60,7 @@ from typing import Optional
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
-from tritium.passes.ttir._util import is_elementwise
+from tritium.passes.ir_helpers import is_elementwise
 
 from .coalesce import (CONVERT, MEMORY_OPS, as_op, create_convert, defining_op, erase_dead, is_tensor, layout_of,
                        module_int, retype_results, users, walk, with_layout)

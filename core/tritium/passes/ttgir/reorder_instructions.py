@@ -11,7 +11,7 @@ Nothing moves across a block boundary, so dominance and loop structure are untou
 """
 from __future__ import annotations
 
-from tritium.passes.ttir._util import ancestor_in_block
+from tritium.passes.ir_helpers import ancestor_in_block
 
 from .coalesce import CONVERT, as_op, defining_op, walk
 

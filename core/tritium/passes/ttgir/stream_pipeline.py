@@ -39,7 +39,7 @@ from mlir import ir
 
 from tritium.dialects import tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
-from tritium.passes.ttir._util import is_pure
+from tritium.passes.ir_helpers import is_pure
 
 from .accelerate_matmul import target_arch
 from .coalesce import as_op, module_int, walk

@@ -28,7 +28,7 @@ from mlir import ir
 
 from tritium.dialects import tt
 
-from . import _util as u
+from .. import ir_helpers as u
 from .dce import dce
 
 

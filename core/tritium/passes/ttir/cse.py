@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from . import _util as u
+from .. import ir_helpers as u
 
 # Ops whose regions see values from the enclosing scope.  Any other op with regions (func.func, module)
 # starts a fresh scope.

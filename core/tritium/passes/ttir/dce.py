@@ -12,7 +12,7 @@ Stores, atomics, ``tt.print``, ``tt.assert`` and inline asm are never erased.
 """
 from __future__ import annotations
 
-from . import _util as u
+from .. import ir_helpers as u
 
 _REGION_OPS = ("scf.for", "scf.if")
 _TERMINATORS = ("scf.yield",)

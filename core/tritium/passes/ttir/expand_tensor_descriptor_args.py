@@ -24,7 +24,7 @@ from mlir import ir
 
 from ...dialects import tt
 from ...dialects.enums import PaddingOption
-from . import _util as u
+from .. import ir_helpers as u
 
 _DIVISIBILITY = 16
 TMA_ATTR = "tt.tma"  # a parameter kept as a TMA tensor map (passes/ttir/tma_descriptors.py): 0 to expand, 1 done

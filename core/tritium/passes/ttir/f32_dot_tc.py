@@ -20,7 +20,7 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.enums import InputPrecision
 
-from . import _util as u
+from .. import ir_helpers as u
 
 DOT = "tt.dot"
 SPLITS = {int(InputPrecision.BF16x3): 2, int(InputPrecision.BF16x6): 3}

@@ -43,7 +43,7 @@ import logging
 
 from mlir import ir
 
-from . import _util as u
+from .. import ir_helpers as u
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ can climb out of a whole nest.  The hoisted op goes right before the loop.
 """
 from __future__ import annotations
 
-from . import _util as u
+from .. import ir_helpers as u
 
 _LOOPS = ("scf.for", "scf.while")
 

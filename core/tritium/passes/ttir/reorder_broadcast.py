@@ -18,7 +18,7 @@ from mlir import ir
 
 from tritium.dialects import tt
 
-from . import _util as u
+from .. import ir_helpers as u
 from .combine import apply_patterns, broadcast_fold, shape_op_of_splat
 from .dce import dce
 

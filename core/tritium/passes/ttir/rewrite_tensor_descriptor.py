@@ -32,7 +32,7 @@ from mlir import ir
 from ...dialects import tt
 from ...dialects.enums import PaddingOption
 from ...errors import RewriteError
-from . import _util as u
+from .. import ir_helpers as u
 from .expand_tensor_descriptor_args import expand_tensor_descriptor_args
 from .tma_descriptors import TMA_ATTR, is_tma_desc
 

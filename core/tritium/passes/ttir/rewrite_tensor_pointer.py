@@ -25,7 +25,7 @@ from mlir import ir
 
 from ...dialects import tt
 from ...errors import RewriteError  # noqa: F401
-from . import _util as u
+from .. import ir_helpers as u
 from .rewrite_tensor_descriptor import rewrite_tensor_descriptor
 
 

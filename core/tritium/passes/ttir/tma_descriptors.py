@@ -40,7 +40,7 @@ from mlir import ir
 
 from ...dialects import layouts, tt
 from ...dialects.enums import PaddingOption
-from . import _util as u
+from .. import ir_helpers as u
 from .expand_tensor_descriptor_args import TMA_ATTR, element_bytes, expand_tensor_descriptor_args
 
 log = logging.getLogger(__name__)

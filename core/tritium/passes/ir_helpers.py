@@ -1,4 +1,4 @@
-"""Small helpers shared by the TTIR passes: op properties from the tt table, walking, constants, rewriting.
+"""IR helpers shared by the passes (TTIR and TTGIR), the analyses and the tools: op properties from the tt table, walking, constants, rewriting.
 
 Binding facts these helpers rely on (MLIR 22 Python bindings, checked in tests/passes/test_bindings.py):
 
