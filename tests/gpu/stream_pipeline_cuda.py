@@ -39,7 +39,7 @@ def prepare(out: Path) -> None:
     import tritium
     import tritium.passes.ttgir.pipeline as P
     from tritium.compiler import ASTSource
-    from tritium.passes.ttgir.coalesce import as_op
+    from tritium.passes.ir_helpers import as_op
     from tritium.passes.ttgir.stream_pipeline import stream_pipeline
     from tests.e2e import kernels as K
 

@@ -1197,8 +1197,31 @@ def picture(layout, shape, path) -> str:
     return str(path)
 
 
+
+# ------------------------------------------------------------------------------------------- registers
+def replicated_across_threads(ll) -> bool:
+    """Some element of layout ``ll`` is held by more than one thread (a lane or warp basis is zero)."""
+    return any(not any(b) for b in list(ll.lane) + list(ll.warp))
+
+
+def reg_lookup(src_ll, dst_ll, project):
+    """For each register of ``dst_ll``, the register of ``src_ll`` holding ``project(its element)`` in the same
+    thread; None when the layouts place them in different threads."""
+    if [project(b) for b in dst_ll.lane] != list(src_ll.lane) or \
+            [project(b) for b in dst_ll.warp] != list(src_ll.warp):
+        return None
+    where = src_ll.register_of()
+    out = []
+    for r in range(dst_ll.num_regs):
+        key = project(dst_ll.index(r))
+        if key not in where:
+            return None
+        out.append(where[key])
+    return out
+
+
 __all__ = ["LinearLayout", "BlockedLayout", "SliceLayout", "SharedLayout", "NvidiaMmaLayout", "AmdMfmaLayout",
            "AmdWmmaLayout", "DotOperandLayout", "mfma_k_base",
            "NVMMASharedLayout", "default_blocked", "from_attr", "reshape_index", "trans_source_index",
            "transposed_layout", "reshaped_layout",
-           "parse_layout", "picture", "ownership_grid"]
+           "parse_layout", "picture", "ownership_grid", "reg_lookup", "replicated_across_threads"]

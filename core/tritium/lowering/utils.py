@@ -12,6 +12,7 @@ from typing import Callable, Optional
 from mlir import ir
 
 from ..dialects import layouts, tt
+from ..passes.ir_helpers import has_uses as result_used  # noqa: F401  (an atomic's old value used?)
 from ..errors import CompilationError, LoweringError
 
 log = logging.getLogger(__name__)
@@ -329,14 +330,6 @@ def broadcast_from_owner(ctx, value, ty, own, store: Optional[Callable] = None):
     return v
 
 
-def result_used(value) -> bool:
-    """Whether an op result ``value`` has any use (an atomic's old value is shared only then)."""
-    return any(True for _ in value.uses)
-
-
-def replicated_across_threads(ll) -> bool:
-    """Some element of layout ``ll`` is held by more than one thread (a lane or warp basis is zero)."""
-    return any(not any(b) for b in list(ll.lane) + list(ll.warp))
 
 
 def share_from_owners(ctx, vals, ty, own, store: Optional[Callable] = None) -> list:
@@ -419,20 +412,6 @@ def emit_offset(ctx, spec):
     return spec
 
 
-def reg_lookup(src_ll, dst_ll, project):
-    """For each register of ``dst_ll``, the register of ``src_ll`` holding ``project(its element)`` in the same
-    thread; None when the layouts place them in different threads."""
-    if [project(b) for b in dst_ll.lane] != list(src_ll.lane) or \
-            [project(b) for b in dst_ll.warp] != list(src_ll.warp):
-        return None
-    where = src_ll.register_of()
-    out = []
-    for r in range(dst_ll.num_regs):
-        key = project(dst_ll.index(r))
-        if key not in where:
-            return None
-        out.append(where[key])
-    return out
 
 
 def register_runs(ll, fast: int, max_elems: int) -> list:

@@ -20,7 +20,7 @@ from typing import Iterable, Optional
 
 from mlir import ir
 
-from tritium.dialects import tt
+from tritium.dialects import tt, ttg
 
 # Integer division / remainder can trap: never executed speculatively (LICM).
 _MAY_TRAP = frozenset({
@@ -350,3 +350,89 @@ def in_context(fn):
             return fn(root, *args, **kwargs)
 
     return wrapper
+
+
+# ----------------------------------------------------------------------------------------------
+# TTGIR: values' layouts, layout conversions, dead ops (shared by the TTGIR passes)
+# ----------------------------------------------------------------------------------------------
+MEMORY_OPS = (tt.LOAD, tt.STORE, tt.ATOMIC_RMW, tt.ATOMIC_CAS)
+CONVERT = ttg.CONVERT_LAYOUT
+
+
+def is_tensor(ty) -> bool:
+    return isinstance(ty, ir.RankedTensorType)
+
+
+def layout_of(value_or_type):
+    ty = value_or_type if isinstance(value_or_type, ir.Type) else value_or_type.type
+    return ttg.encoding_of(ty) if is_tensor(ty) else None
+
+
+def users(value) -> list:
+    return [as_op(u.owner) for u in value.uses]
+
+
+def with_layout(ty, layout):
+    return ttg.with_encoding(ty, layout)
+
+
+def create_convert(value, layout, *, before=None, after=None, loc=None):
+    """``ttg.convert_layout`` of ``value`` into ``layout``, inserted before ``before`` or after ``after``."""
+    new_ty = with_layout(value.type, layout)
+    anchor = as_op(before if before is not None else after)
+    loc = loc or anchor.location
+    with ir.InsertionPoint(anchor):
+        op = ir.Operation.create(CONVERT, results=[new_ty], operands=[value], loc=loc)
+    if after is not None:
+        op.move_after(anchor)
+    return op.results[0]
+
+
+def module_int(op, name, default):
+    m = as_op(op)
+    while m.name != "builtin.module" and m.parent is not None:
+        m = as_op(m.parent)
+    return ttg.module_int(m, name, default)
+
+
+def is_pure_ttg(op) -> bool:
+    """Pure for the TTGIR cleanups: the tt table's pure ops, arith/math, and ``ttg.convert_layout``."""
+    op = as_op(op)
+    if len(op.regions):
+        return False
+    return op.name == CONVERT or is_pure(op)
+
+
+def erase_dead(root) -> int:
+    """Erase unused pure ops (including conversions) to a fixpoint; returns how many."""
+    total = 0
+    while True:
+        n = 0
+        for op in reversed(walk(root)):
+            if len(op.results) and is_pure_ttg(op) and not any(len(list(r.uses)) for r in op.results):
+                op.erase()
+                n += 1
+        total += n
+        if not n:
+            return total
+
+
+def retype_results(op, layout) -> None:
+    """Give every tensor result of ``op`` ``layout``; users it already had get the old layout back through a
+    ``ttg.convert_layout`` right after ``op``."""
+    for r in op.results:
+        if not is_tensor(r.type):
+            continue
+        old = layout_of(r)
+        uses = list(r.uses)
+        r.set_type(with_layout(r.type, layout))
+        if not uses or old == layout:
+            continue
+        back = create_convert(r, old, after=op)
+        for u in uses:
+            u.owner.operands[u.operand_number] = back
+
+
+# ----------------------------------------------------------------------------------------------
+# layout choice
+# ----------------------------------------------------------------------------------------------

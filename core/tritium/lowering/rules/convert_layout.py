@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ...dialects import layouts, tt
 from ..table import Rules
-from ..utils import exchange, exchange_rounds, linear, reg_lookup, smem_elem
+from ...dialects.layouts import reg_lookup
+from ..utils import exchange, exchange_rounds, linear, smem_elem
 
 RULES = Rules()
 

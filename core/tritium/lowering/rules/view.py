@@ -9,7 +9,8 @@ from __future__ import annotations
 from ...dialects import tt
 from ...dialects.layouts import reshape_index, trans_source_index
 from ..table import Rules
-from ..utils import exchange, linear, reg_lookup
+from ...dialects.layouts import reg_lookup
+from ..utils import exchange, linear
 
 RULES = Rules()
 

@@ -178,8 +178,8 @@ def scan_scratch_size(op, num_warps: int) -> int:
 def _same_threads(src_ty, dst_ty, project) -> bool:
     """True when every thread of ``dst_ty``'s layout holds, for each of its elements, the source element
     ``project(index)`` in a register of its own (a broadcast / expand_dims within registers: the lowering's
-    :func:`tritium.lowering.utils.reg_lookup` finds them)."""
-    from tritium.lowering.utils import reg_lookup
+    :func:`tritium.dialects.layouts.reg_lookup` finds them)."""
+    from tritium.dialects.layouts import reg_lookup
 
     src, dst = ttg.encoding_of(src_ty), ttg.encoding_of(dst_ty)
     if src is None or dst is None:
@@ -225,7 +225,8 @@ def view_scratch_size(op) -> int:
 def atomic_scratch_size(op) -> int:
     """Bytes an atomic whose result is used shares that result through: its element for a scalar (thread 0 does
     it), the whole tensor when a layout holds an element in several threads (its first holder does it); else 0."""
-    from tritium.lowering.utils import replicated_across_threads, result_used
+    from tritium.dialects.layouts import replicated_across_threads
+    from tritium.passes.ir_helpers import has_uses as result_used
 
     op = _as_op(op)
     res_ty = op.results[0].type

@@ -64,7 +64,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.dialects.enums import InputPrecision
 
-from .coalesce import as_op, create_convert, layout_of, module_int, retype_results, walk, with_layout
+from tritium.passes.ir_helpers import as_op, create_convert, layout_of, module_int, retype_results, walk, with_layout
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.passes.ir_helpers import is_pure
 
-from .coalesce import as_op, layout_of
+from tritium.passes.ir_helpers import as_op, layout_of
 
 LOOP = "scf.for"
 

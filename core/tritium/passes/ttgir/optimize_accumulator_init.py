@@ -16,7 +16,7 @@ from mlir import ir
 from tritium.dialects import tt, ttg
 from tritium.passes.ir_helpers import copy_attributes, is_zero
 
-from .coalesce import as_op, walk
+from tritium.passes.ir_helpers import as_op, walk
 
 
 def _reset(c):

@@ -38,7 +38,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.passes.analysis.allocation import _register_only, elem_bytes
 
-from .coalesce import CONVERT, as_op, create_convert, layout_of, walk
+from tritium.passes.ir_helpers import CONVERT, as_op, create_convert, layout_of, walk
 
 
 def operand_shared_layout(shape, src_layout, eb: int) -> layouts.NVMMASharedLayout:

@@ -53,10 +53,10 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.layouts import BlockedLayout, SliceLayout
 from tritium.dialects.layouts import reshape_index
-from tritium.lowering.utils import reg_lookup
+from tritium.dialects.layouts import reg_lookup
 from tritium.passes.ir_helpers import create_op, defining_op, reduce_combine_op as combine_op, walk
 
-from .coalesce import as_op, create_convert, layout_of
+from tritium.passes.ir_helpers import as_op, create_convert, layout_of
 from .loop_slices import next_op
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from tritium.passes.ttir.dce import dce_pass
 from tritium.passes.ttir.fuse_nested_loops import fuse_nested_loops_pass
 
 from ..pass_manager import run_passes
-from .coalesce import as_op, erase_dead
+from tritium.passes.ir_helpers import as_op, erase_dead
 from .accelerate_matmul import accelerate_matmul_pass
 from .coalesce import coalesce_pass
 from .optimize_accumulator_init import optimize_accumulator_init_pass

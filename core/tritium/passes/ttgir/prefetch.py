@@ -42,7 +42,7 @@ from tritium.dialects import layouts, tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
 
 from .accelerate_matmul import target_arch
-from .coalesce import as_op, layout_of, walk
+from tritium.passes.ir_helpers import as_op, layout_of, walk
 from .pipeline_loops import async_wait
 from .tma_lowering import subview
 

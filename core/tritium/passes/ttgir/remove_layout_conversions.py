@@ -60,10 +60,9 @@ from typing import Optional
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
-from tritium.passes.ir_helpers import is_elementwise
-
-from .coalesce import (CONVERT, MEMORY_OPS, as_op, create_convert, defining_op, erase_dead, is_tensor, layout_of,
-                       module_int, retype_results, users, walk, with_layout)
+from tritium.passes.ir_helpers import (CONVERT, MEMORY_OPS, as_op, create_convert, defining_op, erase_dead,
+                                       is_elementwise, is_tensor, layout_of, module_int, retype_results, users, walk,
+                                       with_layout)
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tritium.passes.ir_helpers import ancestor_in_block
 
-from .coalesce import CONVERT, as_op, defining_op, walk
+from tritium.passes.ir_helpers import CONVERT, as_op, defining_op, walk
 
 _SINK = (CONVERT, "ttg.local_load")
 

@@ -42,7 +42,7 @@ from tritium.passes.analysis.allocation import elem_bytes
 from tritium.passes.ir_helpers import is_pure
 
 from .accelerate_matmul import target_arch
-from .coalesce import as_op, module_int, walk
+from tritium.passes.ir_helpers import as_op, module_int, walk
 from .loop_slices import LOOP, PipelinedLoad, arith, clone_ops, cmp_lt, dot_operand_loads, iter_arg_updates, \
     load_vector, loop_slice, loop_stages
 

@@ -29,7 +29,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.passes.ttir.tma_descriptors import is_tma_desc, tma_layout
 
-from .coalesce import as_op, walk
+from tritium.passes.ir_helpers import as_op, walk
 
 BARRIER_LAYOUT = layouts.SharedLayout(1, 1, 1, (0,))
 
