@@ -165,9 +165,14 @@ class NvidiaTool:
 
 
 def _ptxas():
-    from tritium_nvidia.ptx import ptxas_path
+    """The cuda backend's ptxas (None without the nvidia extra: ``.path`` is None, ``.version`` says how to get it)."""
+    from .compiler.registry import get_compiler
+    from .errors import BackendUnavailable
 
-    return NvidiaTool(ptxas_path())
+    try:
+        return NvidiaTool(get_compiler("cuda").tool_path("ptxas"))
+    except BackendUnavailable:
+        return NvidiaTool(None)
 
 
 class runtime_knobs(base_knobs):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import List, Optional, Tuple
 
 from tritium.compiler.backend import BaseCompiler, BaseOptions, GPUTarget
 from tritium.compiler.stages import Handoff, asm
@@ -100,6 +100,18 @@ class CUDACompiler(BaseCompiler):
         stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options, handoff)
         stages["ptx"] = lambda src, metadata: self.make_ptx(src, metadata, options)
         stages["cubin"] = lambda src, metadata: self.make_cubin(src, metadata, options)
+
+    def tool_path(self, name: str) -> Optional[str]:
+        if name == "ptxas":
+            from .ptx import ptxas_path
+
+            return ptxas_path()
+        return None
+
+    def explain_limits(self, target: GPUTarget) -> Tuple[Optional[str], List[str]]:
+        if self.tool_path("ptxas") is None:
+            return "ptx", ["ptxas is not installed (pip install 'tritium[nvidia]'): no registers, spills or occupancy"]
+        return None, []
 
     def hash(self) -> str:
         """The versions of what shapes the output besides tritium's own code (which the cache key hashes): the MLIR
@@ -283,8 +295,3 @@ def _short(t: str) -> str:
         return "ptr"
     return {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}.get(t, t)
 
-
-def ptxas_available() -> bool:
-    from .ptx import ptxas_path
-
-    return ptxas_path() is not None

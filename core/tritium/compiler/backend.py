@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from .._env import is_true
 
@@ -123,6 +123,16 @@ class BaseCompiler(ABC):
         if self.unimplemented_stages:
             text += f" (not implemented yet: {' -> '.join(self.unimplemented_stages)})"
         return text
+
+    def tool_path(self, name: str) -> Optional[str]:
+        """Where the external tool ``name`` this backend runs lives (``knobs.nvidia.ptxas``: the cuda backend's
+        ``"ptxas"``), or None when it is not installed or this backend runs no such tool."""
+        return None
+
+    def explain_limits(self, target: GPUTarget) -> Tuple[Optional[str], List[str]]:
+        """What ``tritium explain`` can compile for ``target`` on this machine: the last stage it can run (None:
+        every stage) and notes saying why it stops there (e.g. cuda without ptxas: no registers or spills)."""
+        return None, []
 
     def options_for_target(self, options: Any, target: GPUTarget) -> Any:
         """The options to compile ``target`` with (what :func:`tritium.compiler.make_pipeline` hands to

@@ -176,14 +176,8 @@ def explain(fn, signature: dict, constexprs: Optional[dict] = None, attrs: Optio
     target = _gpu_target(target, notes)
     compiler = get_compiler(target.backend)
     opts = compiler.parse_options(dict(options or {}))
-    until = None
-    try:
-        from tritium_nvidia.compiler import ptxas_available
-        if target.backend == "cuda" and not ptxas_available():
-            until = "ptx"
-            notes.append("ptxas is not installed (pip install 'tritium[nvidia]'): no registers, spills or occupancy")
-    except ImportError:
-        pass
+    until, limits = compiler.explain_limits(target)
+    notes.extend(limits)
     src = ASTSource(fn, dict(signature), dict(constexprs or {}), dict(attrs or {}))
     with _PassLog() as passlog:
         kernel = compile(src, target=target, options=opts, until=until, use_cache=False)
@@ -532,7 +526,7 @@ class _Walker:
         if not tt.is_tensor(ptr.type):
             return Access(kind, line, text, pname, str(elem), (), "(scalar)", 1, 1, max(bits // 8, 1), None,
                           why_narrow=["a scalar access: one thread loads / stores one element"], loop_line=loop)
-        from tritium_nvidia.lowering.memory import vector_width
+        from ..lowering.utils import vector_width
 
         shape = tuple(tt.shape_of(ptr.type))
         layout = ttg.encoding_of(ptr.type)
