@@ -9,7 +9,7 @@ def compile_ttir(text: str, name: str = "k"):
 
     comp = InterpreterCompiler()
     stages = {}
-    comp.add_stages(stages, comp.parse_options({}))
+    comp.add_stages(stages, comp.parse_options({}), comp.target_for_arch())
     asm, cur = {}, text
     for sname, fn in stages.items():
         cur = fn(cur, {})

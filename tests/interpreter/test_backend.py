@@ -15,7 +15,7 @@ def test_options_and_target():
     with pytest.raises(TypeError, match="num_wraps"):
         c.parse_options({"num_wraps": 4})
     stages = {}
-    c.add_stages(stages, o)
+    c.add_stages(stages, o, c.target_for_arch())
     assert list(stages) == ["ttir", "npy"]
     assert c.supports_target(c.target) and c.target.backend == "interpreter"
     assert len(c.hash()) >= 8

@@ -23,7 +23,7 @@ COPY = (X.block_ptr_copy, {"X": "*fp32", "Y": "*fp32", "M": "i32", "N": "i32", "
 def test_stages_are_methods_in_order():
     c = CUDACompiler()
     stages = {}
-    c.add_stages(stages, c.parse_options({}))
+    c.add_stages(stages, c.parse_options({}), c.target_for_arch())
     assert list(stages) == ["ttir", "ttgir", "llir", "ptx", "cubin"]
     for name in stages:
         assert callable(getattr(CUDACompiler, f"make_{name}"))
@@ -71,7 +71,7 @@ def test_a_substituted_stage_output_is_parsed(monkeypatch):
     c = CUDACompiler()
     opts = c.parse_options({})
     stages = {}
-    c.add_stages(stages, opts)
+    c.add_stages(stages, opts, c.target_for_arch())
     md = {"target": {"backend": "cuda", "arch": 90, "warp_size": 32}}
     ttir = stages["ttir"](ASTSource(fn, sig, constexprs=ce), md)
     substitute = "".join(list(ttir))  # equal text, another object: what an override plugin returns

@@ -180,7 +180,7 @@ func.func public @k(%p: !tt.ptr<f32>) {{
     md = {"target": {"backend": "cuda", "arch": 90}}
     with make_context():
         text = ir.Module.parse(src).operation.get_asm()
-    llir = CUDACompiler.make_llir(text, md, Opt(), Handoff())
+    llir = CUDACompiler.make_llir(text, md, Opt(), Handoff(), 90)
     assert "getelementptr i8, ptr addrspace(3) @global_smem, i32 256" in llir \
         or "getelementptr inbounds i8, ptr addrspace(3) @global_smem, i32 256" in llir \
         or "i64 256" in llir, llir

@@ -121,7 +121,7 @@ def _both(fn, sig, **ce):
 
     text = make_ttir(ASTSource(fn, sig, constexprs=ce), {}, None)
     # sm_80: every descriptor rewritten (sm_90 keeps host descriptors' loads / stores for TMA)
-    new = CUDACompiler.make_ttir(text, {"target": {"backend": "cuda", "arch": 80, "warp_size": 32}}, None, Handoff())
+    new = CUDACompiler.make_ttir(text, {}, None, Handoff(), CUDACompiler().target_for_arch(80), 80)
     assert "tensordesc" not in new and '"tt.make_tensor_ptr"' not in new and '"tt.advance"' not in new
     assert count(text, "tt.descriptor_load") == count(new, "tt.load")
     return _interp(text), _interp(new), new

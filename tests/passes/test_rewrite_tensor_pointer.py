@@ -27,7 +27,7 @@ def _cuda_ttir(text):
     """The cuda backend's ttir stage on TTIR text: its rewrite_tensor_pointer pass first in the TTIR pipeline."""
     from tritium.compiler.stages import Handoff
 
-    return CUDACompiler.make_ttir(text, {}, None, Handoff())
+    return CUDACompiler.make_ttir(text, {}, None, Handoff(), CUDACompiler().target_for_arch(90), 90)
 
 
 def _both(text):

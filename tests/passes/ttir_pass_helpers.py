@@ -92,7 +92,7 @@ def interpreter_kernel(text: str):
 
     comp = InterpreterCompiler()
     stages = {}
-    comp.add_stages(stages, comp.parse_options({}))
+    comp.add_stages(stages, comp.parse_options({}), comp.target_for_arch())
     asm, cur = {}, text
     for name, fn in stages.items():
         cur = fn(cur, {})

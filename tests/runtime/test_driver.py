@@ -103,11 +103,11 @@ def test_gpu_drivers_inactive_here():
 def test_gpu_pipelines():
     c = driver.get_compiler("cuda")
     stages = {}
-    c.add_stages(stages, c.parse_options({}))
+    c.add_stages(stages, c.parse_options({}), c.target_for_arch())
     assert list(stages) == ["ttir", "ttgir", "llir", "ptx", "cubin"]
     c = driver.get_compiler("hip")
     stages = {}
-    c.add_stages(stages, c.parse_options({}))
+    c.add_stages(stages, c.parse_options({}), c.target_for_arch())
     assert list(stages) == ["ttir", "ttgir", "llir", "amdgcn", "hsaco"]
 
 

@@ -80,14 +80,16 @@ class HIPCompiler(BaseCompiler):
         if str(target.arch).lower() not in HIP_ARCHS:
             raise TargetError(f"hip:{target.arch} is not an AMD arch tritium compiles for: {', '.join(HIP_ARCHS)}")
 
-    def add_stages(self, stages: dict, options: HIPOptions) -> None:
+    def add_stages(self, stages: dict, options: HIPOptions, target: GPUTarget) -> None:
+        """The stages for ``target``: its gfx arch read here, once, and bound into each stage."""
+        arch = str(target.arch).lower()
         handoff = Handoff()
         objects = ObjectHandoff()
-        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff)
-        stages["ttgir"] = lambda src, metadata: self.make_ttgir(src, metadata, options, handoff)
-        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options, handoff)
-        stages["amdgcn"] = lambda src, metadata: self.make_amdgcn(src, metadata, options, objects)
-        stages["hsaco"] = lambda src, metadata: self.make_hsaco(src, metadata, options, objects)
+        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff, target)
+        stages["ttgir"] = lambda src, metadata: self.make_ttgir(src, metadata, options, handoff, arch)
+        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options, handoff, arch)
+        stages["amdgcn"] = lambda src, metadata: self.make_amdgcn(src, metadata, options, objects, arch)
+        stages["hsaco"] = lambda src, metadata: self.make_hsaco(src, metadata, options, objects, arch)
 
     def hash(self) -> str:
         """The versions of what shapes the output besides tritium's own code: the MLIR bindings, llvmlite (LLVM's
@@ -102,12 +104,12 @@ class HIPCompiler(BaseCompiler):
 
     # ------------------------------------------------------------------------------------------ stages
     @staticmethod
-    def make_ttir(src, metadata: dict, options: HIPOptions, handoff: Handoff) -> str:
+    def make_ttir(src, metadata: dict, options: HIPOptions, handoff: Handoff, target: GPUTarget) -> str:
         """Python AST -> TTIR; block pointers and tensor descriptors are rewritten into tensors of pointers first."""
-        return _make_ttir(src, metadata, options, handoff, backend_passes=_ttir_passes())
+        return _make_ttir(src, metadata, options, handoff, backend_passes=_ttir_passes(), target=target)
 
     @staticmethod
-    def make_ttgir(src, metadata: dict, options: HIPOptions, handoff: Handoff) -> str:
+    def make_ttgir(src, metadata: dict, options: HIPOptions, handoff: Handoff, arch: str) -> str:
         """TTIR -> TTGIR: layouts sized to the wavefront (``threads_per_warp`` = 64 or 32), then the TTGIR pipeline
         (coalesce, remove layout conversions, cleanups, reorder, LDS allocation, membar)."""
         from mlir import ir
@@ -116,7 +118,6 @@ class HIPCompiler(BaseCompiler):
         from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
         from tritium.passes.ttgir.pipeline import run_ttgir_pipeline
 
-        arch = _arch(metadata)
         module = handoff.module_for(src)
         with module.context:
             convert_to_ttgir(module, num_warps=options.num_warps, threads_per_warp=warp_size_of(arch),
@@ -131,7 +132,7 @@ class HIPCompiler(BaseCompiler):
             return handoff.put(asm(module), module)
 
     @staticmethod
-    def make_llir(src, metadata: dict, options: HIPOptions, handoff: Handoff) -> str:
+    def make_llir(src, metadata: dict, options: HIPOptions, handoff: Handoff, arch: str) -> str:
         """TTGIR -> LLVM IR: the LLVM dialect through the lowering rules (``lower_module(module, AMDTargetInfo,
         AMD_RULES)``), ``translate_module_to_llvmir``, then the triple and the code object version; the launch
         metadata (kernel symbol, LDS, warps, parameter types) into ``metadata``."""
@@ -143,7 +144,6 @@ class HIPCompiler(BaseCompiler):
 
         from .lowering import AMD_RULES, AMDTargetInfo
 
-        arch = _arch(metadata)
         module = handoff.module_for(src)
         with module.context:
             info = AxisInfoAnalysis(module.operation)
@@ -162,14 +162,13 @@ class HIPCompiler(BaseCompiler):
         return finish_llir(llir)
 
     @staticmethod
-    def make_amdgcn(src: str, metadata: dict, options: HIPOptions, objects: "ObjectHandoff") -> str:
+    def make_amdgcn(src: str, metadata: dict, options: HIPOptions, objects: "ObjectHandoff", arch: str) -> str:
         """LLVM IR -> AMDGCN assembly (llvmlite: O3, the AMDGPU target for the arch); the kernel's code-object
         metadata (registers, spills, LDS, kernarg layout) into ``metadata``, and its occupancy at launch (waves per
         SIMD for its registers and its work-group's LDS, static + dynamic: :mod:`tritium_amd.occupancy`)."""
         from .hsaco import kernel_metadata, llir_to_amdgcn
         from .occupancy import occupancy_limits
 
-        arch = _arch(metadata)
         text, obj = llir_to_amdgcn(src, metadata["name"], arch)
         objects.put(text, obj)
         metadata.update(kernel_metadata(text, metadata.get("name")))
@@ -182,14 +181,14 @@ class HIPCompiler(BaseCompiler):
         return text
 
     @staticmethod
-    def make_hsaco(src: str, metadata: dict, options: HIPOptions, objects: "ObjectHandoff") -> bytes:
+    def make_hsaco(src: str, metadata: dict, options: HIPOptions, objects: "ObjectHandoff", arch: str) -> bytes:
         """AMDGCN -> hsaco: the object file (the one llvmlite emitted beside the assembly, or the assembly assembled
         again when it was substituted) linked by ``ld.lld -shared``."""
         from .hsaco import assemble, link_hsaco
 
         obj = objects.take(src)
         if obj is None:
-            obj = assemble(src, _arch(metadata))
+            obj = assemble(src, arch)
         return link_hsaco(obj)
 
 
@@ -209,12 +208,6 @@ class ObjectHandoff:
         text, obj = self._text, self._obj
         self._text = self._obj = None
         return obj if src is text else None
-
-
-def _arch(metadata) -> str:
-    t = metadata.get("target") or {}
-    a = t.get("arch", "gfx942") if isinstance(t, dict) else "gfx942"
-    return str(a or "gfx942").lower()
 
 
 def kernel_attrs(block_size: int, waves_per_eu: int = 0):

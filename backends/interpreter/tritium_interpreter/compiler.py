@@ -55,17 +55,17 @@ class InterpreterCompiler(BaseCompiler):
     def parse_options(self, options: dict) -> InterpreterOptions:
         return InterpreterOptions.parse(options, backend=self.name)
 
-    def add_stages(self, stages: dict, options: InterpreterOptions) -> None:
+    def add_stages(self, stages: dict, options: InterpreterOptions, target: GPUTarget) -> None:
         if options.interpret_mode == "eager":
             stages["eager"] = self.make_eager
             return
         handoff = Handoff()
-        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff)
+        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff, target)
         stages["npy"] = lambda src, metadata: self.make_npy(src, metadata, options, handoff)
 
     @staticmethod
-    def make_ttir(src, metadata: dict, options: InterpreterOptions, handoff: Handoff) -> str:
-        return make_ttir(src, metadata, options, handoff)
+    def make_ttir(src, metadata: dict, options: InterpreterOptions, handoff: Handoff, target: GPUTarget = None) -> str:
+        return make_ttir(src, metadata, options, handoff, target=target)
 
     @staticmethod
     def make_npy(src, metadata: dict, options: InterpreterOptions, handoff: Handoff) -> str:

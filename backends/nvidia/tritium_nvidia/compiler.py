@@ -93,13 +93,17 @@ class CUDACompiler(BaseCompiler):
                              f"for sm_{arch}")
         return options
 
-    def add_stages(self, stages: dict, options: CUDAOptions) -> None:
+    def add_stages(self, stages: dict, options: CUDAOptions, target: GPUTarget) -> None:
+        """The stages for ``target`` (its arch read here, once): TTIR, TTGIR and LLVM IR are generated for the
+        ``arch`` option's arch where it is set (``TRITON_OVERRIDE_ARCH``), the PTX and cubin for the target's."""
+        arch = int(target.arch)
+        codegen = _parse_arch(options.arch) if options.arch is not None else arch
         handoff = Handoff()
-        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff)
-        stages["ttgir"] = lambda src, metadata: self.make_ttgir(src, metadata, options, handoff)
-        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options, handoff)
-        stages["ptx"] = lambda src, metadata: self.make_ptx(src, metadata, options)
-        stages["cubin"] = lambda src, metadata: self.make_cubin(src, metadata, options)
+        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff, target, codegen)
+        stages["ttgir"] = lambda src, metadata: self.make_ttgir(src, metadata, options, handoff, codegen)
+        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options, handoff, codegen)
+        stages["ptx"] = lambda src, metadata: self.make_ptx(src, metadata, options, arch)
+        stages["cubin"] = lambda src, metadata: self.make_cubin(src, metadata, options, arch)
 
     def tool_path(self, name: str) -> Optional[str]:
         if name == "ptxas":
@@ -125,13 +129,13 @@ class CUDACompiler(BaseCompiler):
 
     # ------------------------------------------------------------------------------------------ stages
     @staticmethod
-    def make_ttir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
+    def make_ttir(src, metadata: dict, options: CUDAOptions, handoff: Handoff, target: GPUTarget, arch: int) -> str:
         """Python AST -> TTIR; block pointers are rewritten into tensors of pointers first (Triton's make_ttir on
-        GPUs), inside the one TTIR pipeline."""
-        return _make_ttir(src, metadata, options, handoff, backend_passes=_ttir_passes(_codegen_arch(metadata, options)))
+        GPUs), inside the one TTIR pipeline (with the cuda TTIR passes for ``arch``)."""
+        return _make_ttir(src, metadata, options, handoff, backend_passes=_ttir_passes(arch), target=target)
 
     @staticmethod
-    def make_ttgir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
+    def make_ttgir(src, metadata: dict, options: CUDAOptions, handoff: Handoff, arch: int) -> str:
         """TTIR -> TTGIR: layouts (convert_to_ttgir), then the TTGIR pipeline (coalesce, remove layout conversions,
         cleanups, reorder, shared-memory allocation, membar): the lowering reads the allocation's
         ``allocation.offset`` attributes and membar's ``ttg.barrier`` ops, the launch the module's ``ttg.shared``."""
@@ -141,14 +145,14 @@ class CUDACompiler(BaseCompiler):
         module = handoff.module_for(src)
         with module.context:
             convert_to_ttgir(module, num_warps=options.num_warps, threads_per_warp=32,
-                             num_ctas=options.num_ctas, target=f"cuda:{_codegen_arch(metadata, options)}",
+                             num_ctas=options.num_ctas, target=f"cuda:{arch}",
                              num_stages=options.num_stages)
             run_ttgir_pipeline(module, options)
             module.operation.verify()
             return handoff.put(asm(module), module)
 
     @staticmethod
-    def make_llir(src, metadata: dict, options: CUDAOptions, handoff: Handoff) -> str:
+    def make_llir(src, metadata: dict, options: CUDAOptions, handoff: Handoff, arch: int) -> str:
         """TTGIR -> LLVM IR: the LLVM dialect through the lowering rules (``lower_module(module, CUDATargetInfo,
         CUDA_RULES)``), then ``translate_module_to_llvmir``; the launch metadata (kernel symbol, shared memory,
         warps, parameter types) into ``metadata``."""
@@ -165,7 +169,7 @@ class CUDACompiler(BaseCompiler):
             info = AxisInfoAnalysis(module.operation)
             num_warps = ttg.module_int(module, ttg.NUM_WARPS, options.num_warps)
             shared = ttg.module_int(module, "ttg.shared", 0)
-            target = CUDATargetInfo(_codegen_arch(metadata, options), getattr(options, "enable_reflect_ftz", True))
+            target = CUDATargetInfo(arch, getattr(options, "enable_reflect_ftz", True))
             lowered = lower_module(module, target, CUDA_RULES,
                                    kernel_attrs=kernel_attrs(num_warps, options.maxnreg), options=options,
                                    axis_info=info)
@@ -188,31 +192,23 @@ class CUDACompiler(BaseCompiler):
         return llir
 
     @staticmethod
-    def make_ptx(src: str, metadata: dict, options: CUDAOptions) -> str:
+    def make_ptx(src: str, metadata: dict, options: CUDAOptions, arch: int) -> str:
         """LLVM IR -> PTX (llvmlite: libdevice linked, O3, NVPTX)."""
         from .ptx import llir_to_ptx
 
-        return llir_to_ptx(src, metadata["name"], _arch(metadata), reflect_ftz=options.enable_reflect_ftz)
+        return llir_to_ptx(src, metadata["name"], arch, reflect_ftz=options.enable_reflect_ftz)
 
     @staticmethod
-    def make_cubin(src: str, metadata: dict, options: CUDAOptions) -> bytes:
+    def make_cubin(src: str, metadata: dict, options: CUDAOptions, arch: int) -> bytes:
         """PTX -> cubin (ptxas); registers, spills and static shared memory into the metadata."""
         from .ptx import ptx_to_cubin
 
-        cubin, info = ptx_to_cubin(src, _arch(metadata))
+        cubin, info = ptx_to_cubin(src, arch)
         metadata["n_regs"] = info["n_regs"]
         metadata["n_spills"] = info["n_spills"]
         metadata["shared"] = metadata.get("shared", 0) + info["shared_static"]
         metadata["ptxas_log"] = info["ptxas_log"]
         return cubin
-
-
-def _codegen_arch(metadata, options: CUDAOptions) -> int:
-    """The arch TTIR, TTGIR and the LLVM IR are generated for: the ``arch`` option (or ``TRITON_OVERRIDE_ARCH``), else
-    the target's.  As in Triton, the PTX and the cubin are still for the target (the device), so that a kernel
-    generated for sm_80 (``mma.sync`` where sm_90 would use ``wgmma``) runs on an sm_90 device."""
-    arch = getattr(options, "arch", None)  # (stage tests call make_ttir without options)
-    return _arch(metadata) if arch is None else _parse_arch(arch)
 
 
 #: the compute capabilities a CUDA compile may target (the PTX ``.target``: what ptxas of CUDA 13 accepts) and, for
@@ -232,15 +228,6 @@ def _parse_arch(arch) -> int:
         raise TargetError(f"bad CUDA arch {arch!r}: expected a compute capability such as 90, sm90 or sm_90a "
                           f"(supported: {_arch_list(CUDA_ARCHS)})")
     return int(s)
-
-
-def _arch(metadata) -> int:
-    t = metadata.get("target") or {}
-    a = t.get("arch", 90) if isinstance(t, dict) else 90
-    try:
-        return int(str(a).lower().removeprefix("sm_").removesuffix("a"))
-    except ValueError:
-        return 90
 
 
 # MLIR element types -> the launcher's type strings (integers: their width is what a copy needs)

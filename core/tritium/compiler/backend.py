@@ -1,7 +1,7 @@
 """What a backend is: a compiler (stages) and a driver (device, launch).  Plugins return ``Backend`` objects.
 
 These are the contracts between tritium's core and its backends.  Layering: this module imports nothing of
-tritium but ``tritium._env`` and ``tritium.errors``; the backend registry (:mod:`tritium.compiler.registry`), ``compile()`` and the runtime build on it.
+tritium but ``tritium._env``, ``tritium.errors`` and ``tritium.target``; the backend registry (:mod:`tritium.compiler.registry`), ``compile()`` and the runtime build on it.
 """
 from __future__ import annotations
 
@@ -11,18 +11,23 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from .._env import is_true
+from ..target import GPUTarget  # noqa: F401  (the backends' contract names it here too)
 
 
-@dataclass(frozen=True)
-class GPUTarget:
-    """What code is generated for: ``backend`` is ``cuda``, ``hip``, ``interpreter`` or a plugin's name."""
+def bind_stages(compiler: "BaseCompiler", stages: dict, options: Any, target: GPUTarget) -> None:
+    """``compiler.add_stages(stages, options, target)``; a plugin compiler written against the older two-argument
+    ``add_stages(stages, options)`` is still called that way (its stages then find the target in the metadata)."""
+    import inspect
 
-    backend: str
-    arch: Union[int, str]
-    warp_size: int
-
-    def __str__(self) -> str:
-        return f"{self.backend}:{self.arch}"
+    try:
+        params = inspect.signature(compiler.add_stages).parameters.values()
+    except (TypeError, ValueError):
+        params = ()
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) >= 3 or any(p.kind == p.VAR_POSITIONAL for p in params):
+        compiler.add_stages(stages, options, target)
+    else:
+        compiler.add_stages(stages, options)
 
 
 @dataclass(frozen=True)
@@ -94,8 +99,10 @@ class BaseCompiler(ABC):
         """A frozen, hashable options object (num_warps, num_stages, debug, ...)."""
 
     @abstractmethod
-    def add_stages(self, stages: dict, options: Any) -> None:
-        """Fill ``stages`` with ``name -> fn(src, metadata)``; the last stage's output is the binary."""
+    def add_stages(self, stages: dict, options: Any, target: GPUTarget) -> None:
+        """Fill ``stages`` with ``name -> fn(src, metadata)`` for ``target`` (checked by :meth:`check_target`
+        already; the stages take their arch from it, never from the metadata); the last stage's output is the
+        binary."""
 
     def load_dialects(self, context) -> None:
         """Register the dialects this backend's stages need with an MLIR context."""
@@ -114,7 +121,7 @@ class BaseCompiler(ABC):
     def implemented_stages(self) -> list:
         """The stages a compile with default options runs and completes, in order."""
         stages: dict = {}
-        self.add_stages(stages, self.parse_options({}))
+        bind_stages(self, stages, self.parse_options({}), self.target_for_arch(None))
         return [s for s in stages if s not in self.unimplemented_stages]
 
     def stage_summary(self) -> str:

@@ -20,7 +20,7 @@ from ..errors import BackendUnavailable, StageNotImplemented, TritiumError  # no
 from . import cache as _fcache
 from . import registry
 from . import remote_cache as _remote
-from .backend import BaseCompiler, BaseOptions, GPUTarget
+from .backend import BaseCompiler, BaseOptions, GPUTarget, bind_stages
 from .cache import jsonable
 from .ir_source import IRSource, is_ir_path
 from .launch import Subscript, launch as _launch
@@ -316,7 +316,7 @@ def make_pipeline(target: Any = None, options: Union[None, dict, BaseOptions] = 
     opts = options if isinstance(options, BaseOptions) else compiler.parse_options(dict(options or {}))
     opts = compiler.options_for_target(opts, target)
     stages: dict = {}
-    compiler.add_stages(stages, opts)
+    bind_stages(compiler, stages, opts, target)
     plugins.get_plugin_manager().hook.tritium_add_stages(stages=stages, options=opts, backend_name=target.backend)
     return Pipeline(target, compiler, opts, stages)
 
@@ -339,7 +339,7 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
     """Compile ``src`` (an :class:`ASTSource`) for ``target`` (a GPUTarget or ``"cuda:90"``; default: the active
     backend's current target) with ``options`` (a dict, or the backend's parsed options object).
 
-    Builds the backend's stage dict (:func:`make_pipeline`: ``backend.compiler.add_stages(stages, options)``,
+    Builds the backend's stage dict (:func:`make_pipeline`: ``backend.compiler.add_stages(stages, options, target)``,
     then the ``tritium_add_stages`` hook), then runs the stages in order: the first gets ``src``, each next one
     the previous output.  A ``tritium_override_stage`` hook may substitute an output (its stage is then listed in
     ``metadata["overridden"]``).  Every output is kept in ``asm[stage]`` and shown to the ``tritium_stage_output``

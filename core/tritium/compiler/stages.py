@@ -4,10 +4,10 @@ own TTIR passes) and :class:`Handoff`, which passes a stage's MLIR module to the
 A backend's compiler holds its stages as methods and binds them in ``add_stages`` (Triton's
 ``backends/<name>/compiler.py`` shape)::
 
-    def add_stages(self, stages, options):
+    def add_stages(self, stages, options, target):
         handoff = Handoff()
-        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff)
-        stages["ttgir"] = lambda src, metadata: self.make_ttgir(src, metadata, options, handoff)
+        stages["ttir"] = lambda src, metadata: self.make_ttir(src, metadata, options, handoff, target)
+        stages["ttgir"] = lambda src, metadata: self.make_ttgir(src, metadata, options, handoff, target)
 
 Every stage still returns its text (``CompiledKernel.asm``, the file cache and the dump plugin read it), but the
 next stage takes the module itself from the handoff instead of parsing that text again.  Only when the text it gets
@@ -100,10 +100,11 @@ def _kernel_symbol(module) -> Optional[str]:
 
 
 def make_ttir(src: Any, metadata: dict, options: Any, handoff: Optional[Handoff] = None,
-              backend_passes: tuple = ()) -> str:
+              backend_passes: tuple = (), target: Any = None) -> str:
     """Stage ``ttir``: generate TTIR for ``src`` (an ASTSource), run ``backend_passes`` (``(name, entry)`` pairs:
     the backend's own TTIR passes) and the TTIR pipeline in one PassManager, return the module's text with
-    locations, and set ``metadata["name"]``.
+    locations, and set ``metadata["name"]``. ``target`` (the compile's :class:`~tritium.target.GPUTarget`) is what
+    ``tl.target_info`` answers for while the kernel's code is generated.
 
     ``src`` may also be TTIR text (a compile that starts from TTIR): it is returned as it is when the backend has no
     TTIR passes of its own, else parsed and run through them and the pipeline."""
@@ -122,7 +123,7 @@ def make_ttir(src: Any, metadata: dict, options: Any, handoff: Optional[Handoff]
     from ..language.target_info import compiling_for
 
     context = make_context()
-    with context, compiling_for(metadata.get("target"), options):  # tl.target_info answers for the target compiled for
+    with context, compiling_for(target, options):  # tl.target_info answers for the target compiled for
         module = frontend_make_ttir(src.fn, src.signature, src.constexprs, src.attrs, context)
         run_ttir_pipeline(module, backend_passes=backend_passes)
         text = asm(module)

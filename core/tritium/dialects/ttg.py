@@ -332,3 +332,12 @@ def module_str(module, name: str, default=None):
     if name not in op.attributes:
         return default
     return ir.StringAttr(op.attributes[name]).value
+
+
+def module_target(module):
+    """The module's ``ttg.target`` (with ``ttg.threads-per-warp``) as a :class:`tritium.target.GPUTarget`, None when
+    the module has none: what the TTGIR passes read instead of the string."""
+    from ..target import GPUTarget
+
+    text = module_str(module, TARGET)
+    return None if not text else GPUTarget.parse(text, module_int(module, THREADS_PER_WARP, 32))

@@ -10,19 +10,12 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from ..target import GPUTarget
+from ..target import current_target as _active_target
+
 __all__ = ["current_target", "is_cuda", "cuda_capability_geq", "is_hip", "is_hip_cdna3", "is_hip_cdna4"]
 
 _state = threading.local()
-
-
-def _as_target(t):
-    from ..compiler.backend import GPUTarget
-
-    if t is None or isinstance(t, GPUTarget):
-        return t
-    if isinstance(t, dict) and "backend" in t:
-        return GPUTarget(t["backend"], t.get("arch"), t.get("warp_size", 32))
-    return None
 
 
 @contextlib.contextmanager
@@ -30,7 +23,7 @@ def compiling_for(target, options=None):
     """While generating code for ``target`` (a GPUTarget or its metadata dict), ``current_target()`` is it and
     ``current_options()`` the compile options (``num_warps``, ...; ``tl.extra.cuda.num_warps()`` reads them)."""
     prev = getattr(_state, "target", None), getattr(_state, "options", None)
-    _state.target = _as_target(target)
+    _state.target = GPUTarget.of(target)
     _state.options = options
     try:
         yield
@@ -47,13 +40,7 @@ def current_target():
     t = getattr(_state, "target", None)
     if t is not None:
         return t
-    from ..errors import BackendUnavailable
-    from ..runtime import driver
-
-    try:
-        return driver.active.get_current_target()
-    except BackendUnavailable:  # no usable backend: no target
-        return None
+    return _active_target()  # the runtime's active driver's (tritium.target.current_target)
 
 
 def is_cuda():

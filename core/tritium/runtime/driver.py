@@ -17,6 +17,7 @@ from ..compiler.registry import (LaunchContext, Selection, backend_status, backe
                                  reset, reset_active, select, set_active, target_from_spec)
 from ..errors import BackendUnavailable
 from ..plugins import launch_hooks
+from .. import target as _target
 
 
 class ActiveDriver:
@@ -87,6 +88,17 @@ class ActiveDriver:
 
 
 active = ActiveDriver()
+
+
+def _active_target_or_none() -> Optional[GPUTarget]:
+    try:
+        return active.get_current_target()
+    except BackendUnavailable:  # no usable backend: no target
+        return None
+
+
+# tl.target_info outside a compile (and anything below the runtime) asks the active driver through tritium.target
+_target.set_current_target_provider(_active_target_or_none)
 
 #: Triton's ``from triton.runtime.driver import driver`` (its DriverConfig: ``driver.active``,
 #: ``driver.set_active(...)``, ``driver.reset_active()``): this module plays that part itself

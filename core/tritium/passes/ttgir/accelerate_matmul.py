@@ -91,10 +91,10 @@ def _kind(ty) -> str:
 
 
 def target_arch(module) -> tuple:
-    """``(backend, arch)`` of the module's ``ttg.target`` (``("cuda", 90)``); arch None when not a number."""
-    s = ttg.module_str(module, ttg.TARGET, "") or ""
-    backend, _, arch = s.partition(":")
-    return backend, int(arch) if arch.isdigit() else None
+    """``(backend, arch)`` of the module's target (``("cuda", 90)``, ``("hip", "gfx942")``); ``(None, None)`` without
+    one."""
+    t = ttg.module_target(module)
+    return (None, None) if t is None else (t.backend, t.arch)
 
 
 def mma_version(backend: str, arch, a_ty, b_ty, c_ty, precision) -> int:
@@ -499,7 +499,6 @@ def accelerate_matmul(root) -> int:
     mod = as_op(root)
     num_warps = module_int(mod, ttg.NUM_WARPS, 4)
     backend, arch = target_arch(mod)
-    amd_arch = (ttg.module_str(mod, ttg.TARGET, "") or "").partition(":")[2]
     count = 0
     for op in walk(mod):
         if op.name != tt.DOT:
@@ -507,7 +506,7 @@ def accelerate_matmul(root) -> int:
         a, b, c = op.operands[0], op.operands[1], op.operands[2]
         old = layout_of(c.type)
         if backend == "hip":
-            count += _amd_dot(op, amd_arch, num_warps)
+            count += _amd_dot(op, arch, num_warps)
             continue
         res_layout, a_layout, b_layout = choose(op, backend, arch, num_warps)
         if isinstance(res_layout, (layouts.NvidiaMmaLayout, layouts.AmdMfmaLayout)):
