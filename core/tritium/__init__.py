@@ -13,10 +13,20 @@ from .runtime.autotuner import Autotuner, Heuristics, autotune, heuristics
 from .runtime.config import Config
 from .runtime.jit import JITFunction, KernelInterface, constexpr_function, jit
 from .runtime.reinterpret import TensorWrapper, reinterpret
-from .runtime import sources as _sources
+from .runtime.jit import set_explainer as _set_explainer
+from .source import files as _sources
 from .triton_alias import install_as_triton, uninstall_as_triton
 
-_sources.install()  # remember exec()-built sources, so @jit finds them (runtime/sources.py)
+_sources.install()  # remember exec()-built sources, so @jit finds them (source/files.py)
+
+
+def _explain_launch(*args, **kwargs):
+    from .tools.explain import explain_launch  # (the tools sit above the runtime: wired in here, imported on use)
+
+    return explain_launch(*args, **kwargs)
+
+
+_set_explainer(_explain_launch)
 
 __version__ = "0.1.0"
 

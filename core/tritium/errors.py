@@ -20,7 +20,7 @@ class TritiumError(Exception):
 
 
 #: pseudo file name -> lines: the sources tritium registered in linecache (exec()-built kernels,
-#: ``tritium.runtime.sources``), registered again should something clear linecache
+#: ``tritium.source.files``), registered again should something clear linecache
 _SOURCES: dict = {}
 
 

@@ -1,5 +1,5 @@
 """``@jit`` on functions built with ``exec()`` / ``compile()`` from a string (Triton's tests, code generators):
-tritium finds the text they were compiled from (runtime/sources.py), or is given it (``jit(fn, source=...)``,
+tritium finds the text they were compiled from (source/files.py), or is given it (``jit(fn, source=...)``,
 ``JITFunction._unsafe_update_src``); errors name the generated source's lines; the file cache serves the same
 generated source in another process; a function whose source cannot be found is a clear error."""
 import __future__
@@ -21,7 +21,7 @@ from tritium import ASTSource
 from tritium.compiler import cache as fcache
 from tritium.compiler import registry
 from tritium.errors import CompilationError, DeviceAssertionError, OutOfBoundsError, SourceNotFound
-from tritium.runtime import sources
+from tritium.source import files as sources
 
 MODES = ["interpreter", "interpreter:eager"]
 

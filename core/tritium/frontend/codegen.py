@@ -19,7 +19,7 @@ from ..errors import CompilationError, UnsupportedLanguageConstruct
 from ..language import core as _c
 from ..language import semantic as _s
 from ..language.core import SemanticError, UnsupportedError, _unwrap, constexpr, tensor
-from ..runtime.jit import JITFunction
+from ..source.function import JITCallable as JITFunction  # (any @jit function: a user's or the language's)
 
 _MAX_INLINE_DEPTH = 64
 

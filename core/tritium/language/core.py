@@ -12,6 +12,7 @@ from typing import Any, List, Optional
 from ..errors import SemanticError, UnsupportedError  # noqa: F401  (defined with every other error)
 from .._constexpr_fn import ConstexprFunction, constexpr_function  # noqa: F401  (tl.core's names too)
 from .._constexpr_fn import bind_language as _bind_constexpr_fn
+from ..source.function import set_builder_getter as _set_builder_getter
 
 
 # ----------------------------------------------------------------------------------------------
@@ -895,6 +896,7 @@ def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, 
 
 
 _bind_constexpr_fn(tensor, _unwrap)  # constexpr functions reject tensors and unwrap tl.constexpr
+_set_builder_getter(current_builder_or_none)  # a @jit function called in step-through mode finds the builder
 
 
 def __getattr__(name):

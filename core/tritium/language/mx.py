@@ -12,7 +12,7 @@ scaled MMA (Hopper, Ampere, the interpreter), so it runs on every backend:
 * scales: uint8 e8m0 exponents, one per 32 consecutive K elements (``[M, K // 32]`` for lhs, ``[N, K // 32]`` for rhs),
   each ``2 ** (s - 127)``; 255 is NaN (unless ``fast_math``); ``None``: no scaling.
 """
-from ..runtime.jit import jit
+from ..source.function import jit
 from . import core as _c
 from . import functions as _f
 

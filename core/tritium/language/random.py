@@ -5,7 +5,7 @@ multipliers of Salmon et al., ``n_rounds`` rounds (default 10), key = the 64-bit
 the uniform float is ``(x < 0 ? ~x : x) * scale`` on the int32 (int64) view; normals are Box-Muller on two
 uniforms.  ``randint``/``randint4x`` return ``uint32`` blocks like Triton 3.x.
 """
-from ..runtime.jit import jit
+from ..source.function import jit
 from . import core as _c
 from . import semantic as _s
 from . import functions as _f

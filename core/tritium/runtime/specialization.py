@@ -34,6 +34,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, NamedTuple, Optional
 
+from ..source.dependencies import is_constexpr_value  # noqa: F401  (Triton-side name here too)
+
 DIVISIBILITY = 16
 _MASK = DIVISIBILITY - 1
 
@@ -129,13 +131,6 @@ def tensordesc_type_string(v: Any) -> str:
 def descriptor_args(v: Any) -> tuple:
     """The kernel arguments a host-side tensor descriptor stands for: base, shape..., strides..."""
     return (v.base, *(int(s) for s in v.shape), *(int(s) for s in v.strides))
-
-
-def is_constexpr_value(v: Any) -> bool:
-    """A ``tl.constexpr`` (or a tl dtype / pointer / block type) passed as an argument: a constexpr."""
-    cls = type(v)
-    return cls.__name__ in ("constexpr", "dtype", "pointer_type", "block_type") and \
-        cls.__module__.startswith(("tritium.language", "triton.language"))
 
 
 def unwrap_constexpr(v: Any) -> Any:

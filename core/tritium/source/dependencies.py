@@ -13,7 +13,6 @@ import hashlib
 import types
 from typing import Any, Callable, NamedTuple
 
-from .specialization import is_constexpr_value
 
 MISSING = object()  # what a getter returns for a global that no longer exists
 
@@ -29,10 +28,18 @@ class UsedGlobal(NamedTuple):
     get: Callable[[], Any]  # its current value (``MISSING`` once deleted)
 
 
-def _is_jit(v: Any) -> bool:
-    from .jit import JITFunction
+def is_constexpr_value(v: Any) -> bool:
+    """A ``tl.constexpr`` (or a tl dtype / pointer / block type) passed as an argument or read as a global: a
+    constexpr (told by its class's name and module, so nothing here imports the language)."""
+    cls = type(v)
+    return cls.__name__ in ("constexpr", "dtype", "pointer_type", "block_type") and \
+        cls.__module__.startswith(("tritium.language", "triton.language"))
 
-    return isinstance(v, JITFunction)
+
+def _is_jit(v: Any) -> bool:
+    from .function import JITCallable
+
+    return isinstance(v, JITCallable)
 
 
 def cache_key(fn: Any) -> tuple:
