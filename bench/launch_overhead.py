@@ -126,7 +126,7 @@ def bench_interpreter(n: int, rounds: int, real_n: int = 2000) -> dict:
     import numpy as np
 
     from tritium.runtime import driver
-    from tritium_interpreter.driver import get_program
+    from tritium_interpreter.launcher import get_program
 
     driver.reset()
     mod = _load_kernel_module()

@@ -28,7 +28,7 @@ def _explain_launch(*args, **kwargs):
 
 _set_explainer(_explain_launch)
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 
 def cdiv(x: int, y: int) -> int:

@@ -472,7 +472,7 @@ def main(argv: Optional[list] = None) -> int:
     ap = make_parser()
     args = ap.parse_args(argv)
     if args.version:
-        from . import __version__
+        from ._version import __version__
 
         print(f"tritium {__version__}")
         return 0

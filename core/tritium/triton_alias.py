@@ -42,12 +42,16 @@ def _tritium_name(name: str) -> str:
     return RENAMED.get(name) or "tritium" + name[len("triton"):]
 
 
+def _tritium() -> types.ModuleType:
+    """The ``tritium`` package (imported already: this module is one of its submodules)."""
+    return sys.modules[__package__]
+
+
 class _TritonModule(types.ModuleType):
     """``triton`` itself: tritium's attributes, Triton's version."""
 
     def __getattr__(self, attr):
-        import tritium
-
+        tritium = _tritium()
         try:
             return getattr(tritium, attr)
         except AttributeError:
@@ -60,8 +64,7 @@ class _TritonModule(types.ModuleType):
                                  f"{TRITON_VERSION}, does not provide triton.{attr}") from None
 
     def __dir__(self):
-        import tritium
-
+        tritium = _tritium()
         return sorted(set(dir(tritium)) | set(self.__dict__))
 
 
@@ -87,8 +90,9 @@ class TritonAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         if spec.name == "triton":
-            import tritium
-            from tritium.compiler import prewarm
+            from .compiler import prewarm
+
+            tritium = _tritium()
 
             prewarm.start()  # code that imports triton compiles later: the compiler's imports start now
 

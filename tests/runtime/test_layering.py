@@ -1,11 +1,17 @@
-"""The import layering of the core (see the module docstrings):
+"""The import layering of the core (see the module docstrings and docs/ARCHITECTURE.md):
 
-    tritium.errors < tritium.plugins < tritium.compiler.backend (< .gpu_driver) < .registry < .cache < .remote_cache
-        < .launch < .compiler
-        < tritium.runtime (specialization < binder, dependencies < launch < jit < autotuner; driver; kernel_args: errors only)
+    the base (errors, _env, target, _constexpr_fn, source, plugins) < dialects < language < frontend < passes
+        < lowering < compiler < runtime < tools < the package's top (tritium/__init__, cli, knobs, testing, ...)
+
+and, inside the compiler and the runtime:
+
+    tritium.compiler.backend (< .gpu_driver) < .registry < .cache < .remote_cache < .launch < .compiler
+    tritium.runtime: specialization < binder < launch < jit < autotuner; driver; kernel_args: errors only
 
 Checked on the source, every import statement included (those inside functions too): a lower module never
-imports a higher one, so the compiler does not depend on the runtime and the plugins on neither."""
+imports a higher one, the core never imports a backend package (backends are plugins: the core reaches them
+through hooks), and no modules import each other in a circle, in the core or in the backends, but the language's
+own (``core`` <-> ``semantic``, as in Triton; ``functions`` holds what Triton keeps in ``core``)."""
 from __future__ import annotations
 
 import ast
@@ -90,3 +96,121 @@ assert not bad, bad
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# ------------------------------------------------------------------------------------- the whole chain
+BACKENDS = CORE.parents[1] / "backends"
+
+#: the core's layers, bottom first: a module of one layer imports only modules of its own layer or below
+LAYERS = [("errors", "_env", "_version", "_speedups", "target", "_constexpr_fn", "source", "plugins"), ("dialects",),
+          ("language",), ("frontend",), ("passes",), ("lowering",), ("compiler",), ("runtime",), ("tools",)]
+
+#: the one circle allowed: the language's own (Triton's ``core`` <-> ``semantic``)
+ALLOWED_CIRCLES = [{"tritium.language.core", "tritium.language.functions", "tritium.language.semantic"}]
+
+
+def _all_modules() -> dict:
+    """``{dotted name: path}`` of every module of the core and of the backend packages in this tree."""
+    roots = {"tritium": CORE}
+    if BACKENDS.is_dir():
+        for b in BACKENDS.iterdir():
+            for p in b.glob("tritium_*/__init__.py"):
+                roots[p.parent.name] = p.parent
+    mods = {}
+    for top, root in roots.items():
+        for f in [*root.rglob("*.py"), *root.rglob("*.c")]:  # .c: a C extension's module, which imports nothing
+            parts = [top, *f.relative_to(root).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            mods[".".join(parts)] = f
+    return mods
+
+
+def _graph(mods: dict) -> dict:
+    """``{module: the modules of ``mods`` it imports}`` (``from . import x``: the submodule x, not the package)."""
+    graph = {}
+    for name, path in mods.items():
+        pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text() if path.suffix == ".py" else "")):
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = pkg.split(".")
+                    anchor = ".".join(parts[:len(parts) - node.level + 1])
+                    base = f"{anchor}.{base}" if base else anchor
+                subs = [f"{base}.{a.name}" for a in node.names]
+                out.update(x for x in subs if x in mods)
+                if not all(x in mods for x in subs):
+                    out.add(base)
+        resolved = set()
+        for m in out:
+            while m and m not in mods:
+                m = m.rpartition(".")[0]
+            if m and m != name:
+                resolved.add(m)
+        graph[name] = resolved
+    return graph
+
+
+def _layer(name: str):
+    parts = name.split(".")
+    if parts[0] != "tritium" or len(parts) == 1:
+        return None
+    for i, group in enumerate(LAYERS):
+        if parts[1] in group:
+            return i
+    return len(LAYERS)  # the package's top: __init__, cli, knobs, testing, triton_alias, ...
+
+
+def test_the_layer_chain():
+    graph = _graph(_all_modules())
+    bad = sorted(f"{m} (layer {_layer(m)}) imports {d} (layer {_layer(d)})" for m, deps in graph.items()
+                 for d in deps if _layer(m) is not None and _layer(d) is not None and _layer(d) > _layer(m))
+    assert not bad, "imports up the layering:\n" + "\n".join(bad)
+
+
+def test_the_core_never_imports_a_backend_package():
+    graph = _graph(_all_modules())
+    bad = sorted(f"{m} imports {d}" for m, deps in graph.items() if m.startswith("tritium.") or m == "tritium"
+                 for d in deps if not d.startswith("tritium.") and d != "tritium")
+    assert not bad, bad
+
+
+def test_no_import_circles_but_the_languages_own():
+    graph = _graph(_all_modules())
+    index, low, stack, on, circles = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                circles.append(comp)
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 10000))
+    try:
+        for v in list(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(old)
+    bad = [sorted(c) for c in circles if c not in ALLOWED_CIRCLES]
+    assert not bad, f"import circles: {bad}"

@@ -35,7 +35,7 @@ from tritium.language.core import Builder, SemanticError, constexpr, tensor
 
 from . import libdevice as _ld
 from . import runtime as rt
-from .driver import Launcher
+from .launcher import Launcher
 
 
 class EagerValue:
@@ -394,7 +394,7 @@ def eager_function(fn):
 # ------------------------------------------------------------------------------------------------------------
 
 class _Signature:
-    """What :class:`driver.Launcher` reads of a program, for a kernel run in step-through mode: the runtime
+    """What :class:`launcher.Launcher` reads of a program, for a kernel run in step-through mode: the runtime
     arguments' MLIR types (a host-side tensor descriptor stands for its base, shape and strides)."""
 
     def __init__(self, kernel, params):

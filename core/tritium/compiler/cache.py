@@ -155,7 +155,7 @@ def triton_key() -> str:
     """Triton's ``triton_key()`` (``triton.runtime.cache`` / ``triton.compiler.compiler``): a string that changes
     whenever this compiler could generate other code (the version and a hash of tritium's own sources); what
     torch's Inductor puts in its cache keys."""
-    from .. import __version__
+    from .._version import __version__
 
     return f"tritium-{__version__}-{tritium_code_hash()}"
 

@@ -333,13 +333,22 @@ def loc_str(where) -> str:
 # Decoding an op by its table entry
 # ----------------------------------------------------------------------------------------------
 
+#: other dialects' op tables by prefix (``"ttg."`` -> its ``op_def``): ttg registers itself when imported (it
+#: imports this module; a module holding ttg ops was made with ttg imported)
+_OTHER_TABLES: dict = {}
+
+
+def register_op_table(prefix: str, op_def: Callable[[str], Optional[OpDef]]) -> None:
+    _OTHER_TABLES[prefix] = op_def
+
+
 def _lookup(name: str) -> Optional[OpDef]:
     """The table entry of a tt or ttg op (full name), or None."""
     opdef = _BY_NAME.get(name)
-    if opdef is None and name.startswith("ttg."):
-        from . import ttg
-
-        opdef = ttg.op_def(name)
+    if opdef is None:
+        other = _OTHER_TABLES.get(name[:name.find(".") + 1])
+        if other is not None:
+            opdef = other(name)
     return opdef
 
 

@@ -235,6 +235,9 @@ def op_def(name: str):
     return _BY_NAME.get(name)
 
 
+tt.register_op_table("ttg.", op_def)  # tt's generic decoding of ops finds ttg's table
+
+
 def irdl_source() -> str:
     """The IRDL module that defines the dialect (generated from the table)."""
     lines = ["irdl.dialect @ttg {"]

@@ -36,10 +36,13 @@ def is_constexpr_value(v: Any) -> bool:
         cls.__module__.startswith(("tritium.language", "triton.language"))
 
 
-def _is_jit(v: Any) -> bool:
-    from .function import JITCallable
+#: the ``@jit`` function classes (:class:`tritium.source.function.JITCallable`, which registers itself when it is
+#: defined: that module imports this one)
+jit_types: tuple = ()
 
-    return isinstance(v, JITCallable)
+
+def _is_jit(v: Any) -> bool:
+    return isinstance(v, jit_types)
 
 
 def cache_key(fn: Any) -> tuple:

@@ -189,6 +189,9 @@ class JITCallable:
         return f"JITCallable({self.__module__}:{self.__qualname__})"
 
 
+dependencies.jit_types = (JITCallable,)  # what a kernel's dependencies count as @jit functions
+
+
 #: the class the language's own ``@jit`` helpers are made of: :class:`JITCallable` until the runtime is imported
 #: (``import tritium`` imports it before any of the language), then ``tritium.runtime.jit.JITFunction``, so that
 #: ``isinstance(tl.randint, triton.JITFunction)`` holds, as in Triton

@@ -7,6 +7,9 @@ import numpy as np
 
 from tritium.errors import format_source_line
 
+#: the address layout (runtime/memory.py): the i-th pointer argument's buffer starts at ``(i + 1) << SHIFT``
+SHIFT = 40
+
 #: elements per chunk: P * (largest tensor numel) stays below this.  The driver reads it as ``runtime.BUDGET``
 #: when it builds a launcher (tests lower it there to force several chunks).
 BUDGET = 1 << 24

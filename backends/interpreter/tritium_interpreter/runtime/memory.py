@@ -11,10 +11,9 @@ from tritium.errors import KernelRuntimeError, OutOfBoundsError
 
 from .arith import bf16_bits_to_f32, f32_to_bf16_bits, round_bf16, s, u
 from .fp8 import FORMATS as _FP8, fp8_bits, fp8_bits_to_f32
-from .context import tile_lanes, where_loc
+from .context import SHIFT, tile_lanes, where_loc  # noqa: F401  (SHIFT: the memory model's, defined there)
 from .shapes import bmask, lane_mask
 
-SHIFT = 40
 
 
 class Memory:

@@ -17,7 +17,7 @@ import numpy as np
 from tritium.errors import KernelRuntimeError
 
 from .block_ptr import BlockPtr, block_addrs
-from .context import where_loc
+from .context import SHIFT, where_loc
 
 
 class TensorDesc:
@@ -44,8 +44,6 @@ def _misaligned(ctx, values, active, loc, what):
 
 
 def _buffer_offset(address: int) -> int:
-    from .memory import SHIFT  # memory -> shapes -> this module: imported when an error is raised
-
     return address & ((1 << SHIFT) - 1)
 
 
