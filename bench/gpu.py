@@ -143,7 +143,7 @@ def matmul_strides(M, N, Kd, b_kmajor=False):
 def matmul(kernel, a, b, c, M, N, Kd, b_kmajor=False, **meta):
     sa, sb, sc = matmul_strides(M, N, Kd, b_kmajor)
     grid = lambda META: (cdiv(M, META["BLOCK_SIZE_M"]) * cdiv(N, META["BLOCK_SIZE_N"]),)  # noqa: E731
-    kernel[grid](a, b, c, M, N, Kd, *sa, *sb, *sc, **meta)
+    return kernel[grid](a, b, c, M, N, Kd, *sa, *sb, *sc, **meta)
 
 
 def attn_strides(Z, H, N_CTX, D):
@@ -154,8 +154,8 @@ def attention(kernel, q, k, v, o, m, causal, shape=ATTN_SHAPE, **meta):
     Z, H, N_CTX, D = shape
     st = attn_strides(Z, H, N_CTX, D)
     grid = lambda META: (cdiv(N_CTX, META["BLOCK_M"]), Z * H, 1)  # noqa: E731
-    kernel[grid](q, k, v, ATTN_SM_SCALE, m, o, *st, *st, *st, *st, Z, H, N_CTX, HEAD_DIM=D,
-                 STAGE=3 if causal else 1, **meta)
+    return kernel[grid](q, k, v, ATTN_SM_SCALE, m, o, *st, *st, *st, *st, Z, H, N_CTX, HEAD_DIM=D,
+                        STAGE=3 if causal else 1, **meta)
 
 
 def matmul_flops(n):
