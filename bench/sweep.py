@@ -156,10 +156,10 @@ def main(argv=None) -> int:
                 g = torch.Generator(device=dev).manual_seed(shape[3])
                 q, k, v = (torch.randn(shape, device=dev, dtype=torch.float16, generator=g) for _ in range(3))
                 refs = {c: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=c,
-                                                                            scale=G.ATTN_SM_SCALE) for c in (0, 1)}
+                                                                            scale=G.ATTN_SM_SCALE) for c in (False, True)}
                 data[shape] = (q, k, v, refs, torch.empty_like(q), torch.empty(shape[:3], device=dev))
             q, k, v, refs, o, m = data[shape]
-            ref = refs[int(causal)]
+            ref = refs[bool(causal)]
             fns = {kk: (lambda K=K, meta=meta: G.attention(K._attn_fwd, q, k, v, o, m, causal, shape=shape, **meta))
                    for kk, K in impls.items()}
 
