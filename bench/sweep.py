@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -77,6 +78,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--limit", type=int, default=0, help="only the first N configs of each kind (a quick check)")
+    ap.add_argument("--match", help="only the configs whose 'workload config' text matches this regular expression")
     a = ap.parse_args(argv)
 
     import torch
@@ -91,6 +93,8 @@ def main(argv=None) -> int:
         return do_bench(fn, warmup=10, rep=40, return_mode="median")
 
     def measure(label, cfg_text, flops, fns, check):
+        if a.match and not re.search(a.match, f"{label} {cfg_text}"):
+            return
         row = {"workload": label, "config": cfg_text, "errors": {}}
         times = {}
         for impl, fn in fns.items():

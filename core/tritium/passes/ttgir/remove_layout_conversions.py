@@ -46,6 +46,10 @@ Rewrites, applied to every conversion ``%y = convert_layout %x : A -> B`` until 
    layout, each op next to its original: the tutorial matmul's ``offs_k[:, None] < K - k * BLOCK_K`` no longer
    crosses LDS every iteration.  Offsets are left to the exchange (see :meth:`_Rewriter.broadcast_in_place`).
 
+9. **conversions above broadcasts** (Triton's ``hoistConvertOnTopOfExtOrBroadcast``), once rules 1-8 are done:
+   ``convert(broadcast(expand_dims(%v)))`` becomes ``broadcast(expand_dims(convert(%v)))``, the smallest tensor of
+   the chain converted (attention's ``acc * alpha[:, None]`` when its two dots have different layouts).
+
 Rules 4 and 5 never add conversions on the way and stop at block arguments; rules 6 and 7 handle ``scf.for``.
 Afterwards dead conversions and dead rematerialised ops are erased.  With coalesced loads and stores, vector
 add, softmax (persistent too), layer norm, ragged sums and small 2-D reductions end with no conversion at all;
@@ -406,6 +410,52 @@ class _Rewriter:
             retype_results(u, res_lay)
         return True
 
+    # ---- rule 9: a conversion above a broadcast --------------------------------------------------
+
+    def hoist_over_broadcast(self, cvt) -> bool:
+        """Rule 9 (Triton's ``hoistConvertOnTopOfExtOrBroadcast``): ``convert(broadcast(expand_dims(%v)))`` becomes
+        ``broadcast(expand_dims(convert(%v)))`` in the target layout, so that the smallest tensor of the chain is
+        the one converted (attention's rescale ``acc * alpha[:, None]``: a row vector instead of the whole tile,
+        and between two tensor-core layouts that give each thread the same rows, no exchange at all)."""
+        src = cvt.operands[0]
+        lay = layout_of(cvt.results[0])
+        if lay is None:
+            return False
+        chain, v, want = [], src, lay
+        while True:
+            d = defining_op(v)
+            if d is None or d.name not in ("tt.broadcast", "tt.expand_dims") or len(d.results) != 1:
+                break
+            w = _operand_layout(d, 0, want)
+            if w is None or w == "scalar":
+                break
+            chain.append((d, v, want))
+            v, want = d.operands[0], w
+        if not chain or _numel(v) >= _numel(src):
+            return False
+        new = self._available(v, want)
+        if new is None:
+            new = create_convert(v, want, before=cvt)
+        for d, value, l in reversed(chain):
+            new = _clone_in_layout(d, value, l, [new], cvt)
+        cvt.results[0].replace_all_uses_with(new)
+        return True
+
+    def finish(self) -> bool:
+        """The last phase, once the rules 1-8 are done (rule 5 would sink the hoisted conversions back): rule 9, then
+        the identity conversions it leaves."""
+        changed = False
+        for cvt in walk(self.root):
+            if cvt.name == CONVERT and list(cvt.results[0].uses) and self.hoist_over_broadcast(cvt):
+                changed = True
+        for cvt in walk(self.root):
+            if cvt.name == CONVERT and layout_of(cvt.operands[0]) == layout_of(cvt.results[0]):
+                cvt.results[0].replace_all_uses_with(cvt.operands[0])
+                changed = True
+        if changed:
+            erase_dead(self.root)
+        return changed
+
     # ---- driver ----------------------------------------------------------------------------------
 
     def step(self) -> bool:
@@ -456,6 +506,13 @@ class _Rewriter:
         if changed:
             erase_dead(self.root)
         return changed
+
+
+def _numel(value) -> int:
+    n = 1
+    for d in tt.shape_of(value.type):
+        n *= d
+    return n
 
 
 def _mma_family(lay) -> bool:
@@ -765,6 +822,7 @@ def remove_layout_conversions(root, max_sweeps: int = 50) -> int:
         for _ in range(max_sweeps):
             if not rw.step():
                 break
+        rw.finish()
         erase_dead(root)
         return sum(1 for o in walk(root) if o.name == CONVERT)
 
