@@ -93,7 +93,8 @@ static PyObject *tensor_info(PyObject *self, PyObject *const *args, Py_ssize_t n
     return out;
 }
 
-/* relaunch's state tuple (built by tritium.runtime.launch.make_launcher) */
+/* relaunch's state tuple (built by tritium.runtime.launch.make_launcher): the states' field orders are the
+ * NamedTuples of tritium/compiler/launch_states.py, which tests/runtime/test_launch_states.py checks against these enums */
 enum {
     ST_FN, ST_KC_TYPE, ST_REGISTRY, ST_CONTEXTS, ST_ENV, ST_KT, ST_KI, ST_PLUGINS, ST_TENSOR, ST_NOT_HANDLED,
     ST_SPEC, ST_DEFAULTS, ST_INT_DESC, ST_NAMES, ST_LAUNCHER, ST_FN_DICT, ST_MEMO, ST_DESCS, ST_N
@@ -539,7 +540,7 @@ static PyObject *tuned_fast(PyObject *const *tu, PyObject *grid, PyObject *const
         return NULL;
     }
     PyObject *jstate = attr(fn, s_c_grid_state);
-    if (jstate == NULL || !PyTuple_CheckExact(jstate) || PyTuple_GET_SIZE(jstate) != ST_N) {
+    if (jstate == NULL || !PyTuple_Check(jstate) || PyTuple_GET_SIZE(jstate) != ST_N) {
         Py_XDECREF(jstate);
         return NULL;
     }
@@ -577,7 +578,7 @@ static PyObject *tuned_fast(PyObject *const *tu, PyObject *grid, PyObject *const
     for (Py_ssize_t j = 0; j < np; j++) PyTuple_SET_ITEM(key, j, parts[j]); /* steals */
     np = 0;
     plan = PyDict_GetItemWithError(plans, key); /* borrowed */
-    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != PL_N) goto out;
+    if (plan == NULL || !PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != PL_N) goto out;
     Py_INCREF(plan);
     PyObject *cfg = PyTuple_GET_ITEM(plan, PL_CONFIG), *vals = PyTuple_GET_ITEM(plan, PL_VALUES);
     PyObject *slots = PyTuple_GET_ITEM(plan, PL_SLOTS), *options = PyTuple_GET_ITEM(plan, PL_OPTIONS);
@@ -702,7 +703,7 @@ static PyObject *heuristics_launch(PyObject *const *he, PyObject *grid, PyObject
         for (Py_ssize_t j = 0; j < nh; j++) PyTuple_SET_ITEM(kw, nkw + j, Py_NewRef(PyTuple_GET_ITEM(hkw, j)));
     }
     PyObject *istate = attr(he[HE_INNER], s_c_grid_state);
-    if (istate != NULL && PyTuple_CheckExact(istate) && PyTuple_GET_SIZE(istate) != CK_N &&
+    if (istate != NULL && PyTuple_Check(istate) && PyTuple_GET_SIZE(istate) != CK_N &&
         (PyTuple_GET_SIZE(istate) == ST_N || PyTuple_GET_SIZE(istate) == TU_N || PyTuple_GET_SIZE(istate) == HE_N)) {
         result = dispatch(istate, grid, stack, nargs, PyTuple_GET_SIZE(kw) ? kw : NULL);
         Py_DECREF(istate);
@@ -798,7 +799,7 @@ done:
 }
 
 static int is_state(PyObject *state) {
-    if (!PyTuple_CheckExact(state)) return 0;
+    if (!PyTuple_Check(state)) return 0; /* the named states of tritium.compiler.launch_states: tuple subclasses */
     Py_ssize_t n = PyTuple_GET_SIZE(state);
     return n == ST_N || n == TU_N || n == HE_N || n == CK_N;
 }

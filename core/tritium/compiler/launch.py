@@ -16,6 +16,7 @@ from .. import plugins as _plugins
 from ..errors import KernelRuntimeError
 from . import registry as _registry
 from .backend import BaseDriver
+from .launch_states import CompiledKernelState
 from .registry import launch_driver
 
 try:  # ``obj[grid]`` without a Python frame (optional C helper, built with the package)
@@ -97,10 +98,10 @@ def _bind_c(kernel: Any, d: BaseDriver, dev: Any, getter: Callable[[], Any]) -> 
     if direct is None:
         return
     state = kernel.__dict__.get("_c_grid_state")
-    if state is None or state[3] is not d:  # first, or a new driver since (a reset): directs of this one only
-        state = kernel._c_grid_state = (kernel, _registry._launch_drivers, backend, d, getter, {},
-                                         vars(_plugins), torch.Tensor, kernel.launch, n)
-    state[5][dev] = direct
+    if state is None or state.driver is not d:  # first, or a new driver since (a reset): directs of this one only
+        state = kernel._c_grid_state = CompiledKernelState(kernel, _registry._launch_drivers, backend, d, getter, {},
+                                                           vars(_plugins), torch.Tensor, kernel.launch, n)
+    state.directs[dev] = direct
 
 
 def bound_launch(kernel: Any, device: Any) -> tuple:

@@ -25,6 +25,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from .._env import env_flag
+from ..compiler.launch_states import HeuristicsState, TunedPlan, TunerState
 from ..errors import OutOfResources, PTXASError  # noqa: F401  (Triton's names here: triton.runtime.autotuner)
 from ..compiler.registry import launch_context
 from . import autotune_cache
@@ -169,7 +170,7 @@ class Autotuner(_Subscript, KernelInterface):
             key = [key]
         self.keys = list(key or [])
         self._positions = {name: i for i, name in enumerate(self.arg_names)}
-        self._plans: dict = {}  # tuning key -> (config, its launch kwargs, positional arguments allowed)
+        self._plans: dict = {}  # tuning key -> TunedPlan (compiler.launch_states): what its relaunch does
         self._device_names: dict = {}  # (launch context, device) -> its part of the tuning key
         self._c_grid_state = None  # fn[grid] in C (see _subscript)
         for k in self.keys:
@@ -369,13 +370,13 @@ class Autotuner(_Subscript, KernelInterface):
             self._c_grid_state = self._c_state()
         return functools.partial(self._launch, grid)
 
-    def _c_state(self) -> Optional[tuple]:
+    def _c_state(self) -> Optional[TunerState]:
         """The state of the C relaunch (``TU_*`` in tritium/_speedups.c), or None without the helper or torch."""
         torch = sys.modules.get("torch")
         if _c_launch is None or torch is None:
             return None
-        return (self, vars(self), tuple(self._positions[k] for k in self.keys), len(self.arg_names), _DTYPE_NAMES,
-                self._device_names, self._launch, torch.Tensor, [None, None, None])
+        return TunerState(self, vars(self), tuple(self._positions[k] for k in self.keys), len(self.arg_names),
+                          _DTYPE_NAMES, self._device_names, self._launch, torch.Tensor, [None, None, None])
 
     def _launch(self, grid, *args, **kwargs):
         return self._relaunch(grid, args, kwargs)
@@ -389,10 +390,10 @@ class Autotuner(_Subscript, KernelInterface):
         if len(self.configs) > 1:  # tuned before for this key: straight to the kernel's launcher
             key = self._tuning_key(args, kwargs)
             plan = self._plans.get(key)
-            if plan is not None and plan[0] is self.cache.get(key) and len(args) <= plan[2] and \
-                    (not kwargs or kwargs.keys().isdisjoint(plan[1])):
-                self.best_config = plan[0]
-                return self.fn[grid](*args, **kwargs, **plan[1])
+            if plan is not None and plan.config is self.cache.get(key) and len(args) <= plan.maxpos and \
+                    (not kwargs or kwargs.keys().isdisjoint(plan.kwargs)):
+                self.best_config = plan.config
+                return self.fn[grid](*args, **kwargs, **plan.kwargs)
         else:
             key = None
         return self._run(args, kwargs, grid, key)
@@ -449,10 +450,10 @@ class Autotuner(_Subscript, KernelInterface):
                 # for the C relaunch (_speedups.c, tuned_fast): each keyword's parameter index in the wrapped
                 # function (-1: an option), and the options as the generated launcher keys them, in call order
                 params = {n: i for i, n in enumerate(getattr(self.fn, "arg_names", ()))}
-                self._plans[key] = (config, cfg, min([self._positions.get(k, len(self.arg_names)) for k in cfg],
-                                                     default=len(self.arg_names)), tuple(cfg), tuple(cfg.values()),
-                                    tuple(params.get(k, -1) for k in cfg),
-                                    tuple((k, v) for k, v in cfg.items() if k not in params))
+                maxpos = min([self._positions.get(k, len(self.arg_names)) for k in cfg], default=len(self.arg_names))
+                self._plans[key] = TunedPlan(config, cfg, maxpos, tuple(cfg), tuple(cfg.values()),
+                                             tuple(params.get(k, -1) for k in cfg),
+                                             tuple((k, v) for k, v in cfg.items() if k not in params))
             return self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
         finally:
             self.nargs = None
@@ -570,8 +571,9 @@ class Heuristics(_Subscript, KernelInterface):
         kernel's launch from C with the values as keywords; a keyword at the call that a heuristic sets, or more
         positional arguments than parameters, goes to :meth:`_launch`."""
         if self._c_grid_state is None and _c_launch is not None:
-            self._c_grid_state = (self, tuple(self.arg_names), self._defaults(), tuple(self.values.items()),
-                                  tuple(sys.intern(n) for n in self.values), self.fn, self._launch)
+            self._c_grid_state = HeuristicsState(self, tuple(self.arg_names), self._defaults(),
+                                                 tuple(self.values.items()), tuple(sys.intern(n) for n in self.values),
+                                                 self.fn, self._launch)
         return functools.partial(self._launch, grid)
 
     def _launch(self, grid, *args, **kwargs):

@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 from .. import plugins as _plugins
 from ..compiler.backend import BaseDriver
 from ..compiler.launch import launch_with_hooks
+from ..compiler.launch_states import JitLaunchState
 from ..compiler import registry as _registry
 from ..compiler.registry import launch_context
 from .specialization import (_ANY, _DIVISIBLE, _ONE, _PLAIN, constexpr_source, describe_namespace, describe_source,
@@ -228,7 +229,7 @@ def make_launcher(fn: Any) -> Any:
     return launch
 
 
-def _c_launch_state(fn: Any, ns: dict, names: list, spec: tuple, launcher: Callable) -> Optional[tuple]:
+def _c_launch_state(fn: Any, ns: dict, names: list, spec: tuple, launcher: Callable) -> Optional["JitLaunchState"]:
     """The state of :func:`tritium._speedups.launch` / ``relaunch`` for ``fn`` (the generated launcher's plain case
     in C: the same key, entry and direct launch; ``launcher`` for everything else), or None where the helper was
     not built, torch is not imported, or the environment cannot be read inline.  ``spec``: per parameter 1 for a
@@ -243,11 +244,10 @@ def _c_launch_state(fn: Any, ns: dict, names: list, spec: tuple, launcher: Calla
     # the function's attributes read from its __dict__ where no class attribute of those names could intervene;
     # the two modules' globals from theirs
     plain = not any(hasattr(type(fn), a) for a in ("pre_run_hooks", "debug", "used_global_vals", "cache"))
-    state = (fn, KernelCache, vars(_registry), _registry._launch_contexts, _registry._env_data, _registry._TARGET_KEY,
-             _registry._INTERPRET_KEY, vars(_plugins), ns["_tr_T"], _M, spec, defaults,
-             (_ONE, _DIVISIBLE, _PLAIN, _ANY), tuple(sys.intern(n) for n in names), launcher,
-             vars(fn) if plain else None, [None, None], {})
-    return state
+    return JitLaunchState(fn, KernelCache, vars(_registry), _registry._launch_contexts, _registry._env_data,
+                          _registry._TARGET_KEY, _registry._INTERPRET_KEY, vars(_plugins), ns["_tr_T"], _M, spec, defaults,
+                          (_ONE, _DIVISIBLE, _PLAIN, _ANY), tuple(sys.intern(n) for n in names), launcher,
+                          vars(fn) if plain else None, [None, None], {})
 
 
 def _replay(fn: Any) -> Callable:
