@@ -19,14 +19,14 @@ def missing() -> Optional[str]:
     return missing_modules("hip", pip=PIP)
 
 
-def HIPCompiler():
+def make_compiler():
     """The hip compiler (:mod:`tritium_amd.compiler`), imported when first asked for."""
     from .compiler import HIPCompiler as _Compiler
 
     return _Compiler()
 
 
-def HIPDriver():
+def make_driver():
     """The hip driver (:mod:`tritium_amd.driver`), imported when first asked for: it imports hip-python lazily too,
     so the plugin loads on a machine without it."""
     from .driver import HIPDriver as _Driver
@@ -36,5 +36,5 @@ def HIPDriver():
 
 @hookimpl
 def tritium_backends():
-    return [Backend(name="hip", priority=10, make_compiler=HIPCompiler, make_driver=HIPDriver,
+    return [Backend(name="hip", priority=10, make_compiler=make_compiler, make_driver=make_driver,
                     missing=missing(), description="AMD GPUs (CDNA wave64, RDNA wave32)")]

@@ -24,6 +24,8 @@ from tritium.compiler.stages import make_ttir as _make_ttir
 from tritium.compiler.versions import MLIR_DISTS, versions_key
 from tritium.errors import TargetError
 
+from .arch import CODEGEN_ARCHS, CUDA_ARCHS, PIP  # noqa: F401  (CUDA_ARCHS: the compiler's names too)
+
 
 @dataclass(frozen=True)
 class CUDAOptions(BaseOptions):
@@ -114,7 +116,7 @@ class CUDACompiler(BaseCompiler):
 
     def explain_limits(self, target: GPUTarget) -> Tuple[Optional[str], List[str]]:
         if self.tool_path("ptxas") is None:
-            return "ptx", ["ptxas is not installed (pip install 'tritium[nvidia]'): no registers, spills or occupancy"]
+            return "ptx", [f"ptxas is not installed ({PIP}): no registers, spills or occupancy"]
         return None, []
 
     def hash(self) -> str:
@@ -211,10 +213,6 @@ class CUDACompiler(BaseCompiler):
         return cubin
 
 
-#: the compute capabilities a CUDA compile may target (the PTX ``.target``: what ptxas of CUDA 13 accepts) and, for
-#: the ``arch`` option, generate code for (Volta's too: its dots are FMA loops)
-CUDA_ARCHS = (75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121)
-CODEGEN_ARCHS = (70, 72) + CUDA_ARCHS
 
 
 def _arch_list(archs) -> str:

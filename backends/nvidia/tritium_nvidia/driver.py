@@ -27,8 +27,8 @@ from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only, no_device_
 from tritium.errors import BackendUnavailable, CUDAError, KernelRuntimeError, OutOfResources  # noqa: F401
 
 from . import launcher as _launcher
+from .arch import PIP
 
-PIP = "pip install 'tritium[nvidia]'"
 DEFAULT_SHARED_LIMIT = 48 * 1024  # without opting in, a block gets at most 48 KiB of shared memory
 
 _cu = None

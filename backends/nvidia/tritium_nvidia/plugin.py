@@ -10,7 +10,8 @@ from typing import Optional
 from tritium.compiler.backend import Backend
 from tritium.plugins import hookimpl, missing_modules
 
-PIP = "pip install 'tritium[nvidia]'"
+from .arch import PIP
+
 
 
 def missing() -> Optional[str]:
@@ -18,14 +19,14 @@ def missing() -> Optional[str]:
     return missing_modules("cuda.bindings", pip=PIP)
 
 
-def CUDACompiler():
+def make_compiler():
     """The cuda compiler (:mod:`tritium_nvidia.compiler`), imported when first asked for."""
     from .compiler import CUDACompiler as _Compiler
 
     return _Compiler()
 
 
-def CUDADriver():
+def make_driver():
     """The cuda driver (:mod:`tritium_nvidia.driver`), imported when first asked for: it imports cuda-python
     lazily too, so the plugin loads on a machine without it."""
     from .driver import CUDADriver as _Driver
@@ -35,5 +36,5 @@ def CUDADriver():
 
 @hookimpl
 def tritium_backends():
-    return [Backend(name="cuda", priority=20, make_compiler=CUDACompiler, make_driver=CUDADriver,
+    return [Backend(name="cuda", priority=20, make_compiler=make_compiler, make_driver=make_driver,
                     missing=missing(), description="NVIDIA GPUs: TTIR -> TTGIR -> LLVM -> PTX -> cubin")]

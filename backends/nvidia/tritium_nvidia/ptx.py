@@ -13,6 +13,8 @@ from typing import Optional
 from tritium.compiler.stages import parse_llir
 from tritium.errors import CompilationFailed, PTXASError  # noqa: F401  (defined with every other error)
 
+from .arch import PIP
+
 TRIPLE = "nvptx64-nvidia-cuda"
 #: the PTX ISA version we ask LLVM for: accepted by ptxas 12.4+ (CUDA 13.0's ptxas included)
 PTX_VERSION = 84
@@ -75,7 +77,7 @@ def llir_to_ptx(llir: str, kernel: str, arch: int = 90, opt_level: int = 3, refl
         path = libdevice_path()
         if path is None:
             raise CompilationFailed("the kernel uses libdevice math but libdevice.10.bc was not found: "
-                                    "pip install 'tritium[nvidia]' or set TRITIUM_LIBDEVICE_PATH")
+                                    f"{PIP} or set TRITIUM_LIBDEVICE_PATH")
         with open(path, "rb") as f:
             lib = llvm.parse_bitcode(f.read())
         lib.triple = TRIPLE
@@ -159,7 +161,7 @@ def ptx_to_cubin(ptx: str, arch: int = 90) -> tuple:
     (the ``maxnreg`` option) is the kernel's ``.maxnreg`` directive in the PTX."""
     ptxas = ptxas_path()
     if ptxas is None:
-        raise CompilationFailed("ptxas not found: pip install 'tritium[nvidia]' or set TRITIUM_PTXAS_PATH")
+        raise CompilationFailed(f"ptxas not found: {PIP} or set TRITIUM_PTXAS_PATH")
     with tempfile.TemporaryDirectory() as d:
         src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
         with open(src, "w") as f:
