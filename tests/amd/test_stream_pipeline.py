@@ -1,4 +1,4 @@
-"""The AMD stream pipeliner (passes/ttgir/stream_pipeline.py), compiled without an AMD GPU: the TTGIR loops of the
+"""The AMD stream pipeliner (tritium_amd/passes/stream_pipeline.py), compiled without an AMD GPU: the TTGIR loops of the
 tutorial matmul and the fused-attention forward for gfx942 / gfx90a (the next iteration's loads issued into
 registers before this iteration's LDS reads and dot, one local_store per operand at the end of the body, barriers
 around the single LDS buffer, a guarded prologue), loops and loads it must leave alone, and the hsaco (no spills).

@@ -37,18 +37,18 @@ def prepare(out: Path) -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("BENCH_IMPL", "tritium")
     import tritium
-    import tritium.passes.ttgir.pipeline as P
+    import tritium_nvidia.passes as NP
     from tritium.compiler import ASTSource
     from tritium.passes.ir_helpers import as_op
-    from tritium.passes.ttgir.stream_pipeline import stream_pipeline
+    from tritium_amd.passes.stream_pipeline import stream_pipeline
     from tests.e2e import kernels as K
 
     def forced(op, pass_=None):
         with as_op(op).context:
             assert stream_pipeline(op, force=True) > 0, "nothing pipelined"
 
-    P.PIPELINE = tuple((n, forced) if n == "tritium-pipeline" else (n, f) for n, f in P.PIPELINE
-                       if n != "tritium-stream-pipeline")
+    cuda_passes = NP.ttgir_passes()  # the cuda backend's own TTGIR passes, its cp.async pipeliner replaced
+    NP.ttgir_passes = lambda: tuple((n, forced) if n == "tritium-pipeline" else (n, f) for n, f in cuda_passes)
     out.mkdir(parents=True, exist_ok=True)
     d16 = {"tt.divisibility": 16}
     jobs = [(f"matmul_{name}", K.matmul_kernel, MM_SIG, MM_CX,

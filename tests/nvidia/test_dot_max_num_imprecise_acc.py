@@ -83,7 +83,7 @@ def test_asynchronous_warp_group_dot_is_split_too(tmp_path):
     from mlir import ir
 
     from tritium.dialects import make_context, ttg
-    from tritium.passes.ttgir.pipeline_loops import _wait_op
+    from tritium_nvidia.passes.pipeline_loops import _wait_op
 
     case = (64, 64, 64, "float8e5", 32)
     text = _compile(case, until="ttgir").asm["ttgir"]

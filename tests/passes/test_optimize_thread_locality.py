@@ -9,7 +9,7 @@ from tritium.dialects import layouts, make_context, tt
 from tritium.passes.pass_manager import run_passes
 from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
 from tritium.passes.ttgir.optimize_thread_locality import neutral_attr, optimize_thread_locality, thread_local_view
-from tritium.passes.ttgir.pipeline import PIPELINE
+from tritium.passes.ttgir.pipeline import pipeline
 from tritium.passes.ir_helpers import walk
 
 from tests.nvidia import thread_locality_kernels as K
@@ -26,8 +26,8 @@ def _before_the_pass(op="sum", block_n=128):
     with ctx, ir.Location.unknown():
         m = ir.Module.parse(ttir)
         convert_to_ttgir(m, num_warps=4, threads_per_warp=32, target="cuda:90")
-        names = [n for n, _ in PIPELINE]
-        run_passes(m, PIPELINE[:names.index("tritium-optimize-thread-locality")])
+        names = [n for n, _ in pipeline()]
+        run_passes(m, pipeline()[:names.index("tritium-optimize-thread-locality")])
     return ctx, m
 
 
@@ -36,7 +36,7 @@ def _ops(m, name):
 
 
 def test_runs_after_the_first_cleanup_before_accelerate_matmul():
-    names = [n for n, _ in PIPELINE]
+    names = [n for n, _ in pipeline()]
     i = names.index("tritium-optimize-thread-locality")
     assert names[i - 1] == "tritium-remove-layout-conversions" and names[i + 1] == "tritium-accelerate-matmul"
 

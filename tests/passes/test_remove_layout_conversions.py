@@ -6,7 +6,7 @@ import tritium
 import tritium.language as tl
 from tritium.dialects import layouts, make_context, ttg
 from tritium.passes.ttgir.coalesce import coalesce
-from tritium.passes.ttgir.pipeline import PIPELINE, run_ttgir_pipeline
+from tritium.passes.ttgir.pipeline import pipeline, run_ttgir_pipeline
 from tritium.passes.ttgir.remove_layout_conversions import remove_layout_conversions
 from tritium.passes.ttgir.reorder_instructions import reorder_instructions
 
@@ -186,7 +186,7 @@ def test_pipeline(kernel, sig, consts, attrs):
 
 
 def test_pipeline_order():
-    names = [n for n, _ in PIPELINE]
+    names = [n for n, _ in pipeline()]
     assert names.index("tritium-coalesce") < names.index("tritium-remove-layout-conversions")
     assert names[-2:] == ["tritium-allocation", "tritium-membar"]
 

@@ -118,6 +118,8 @@ class HIPCompiler(BaseCompiler):
         from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
         from tritium.passes.ttgir.pipeline import run_ttgir_pipeline
 
+        from .passes import ttgir_passes
+
         module = handoff.module_for(src)
         with module.context:
             convert_to_ttgir(module, num_warps=options.num_warps, threads_per_warp=warp_size_of(arch),
@@ -127,7 +129,7 @@ class HIPCompiler(BaseCompiler):
                     raise ValueError(f"matrix_instr_nonkdim must be 0, 16 or 32, got {options.matrix_instr_nonkdim}")
                 module.operation.attributes[MFMA_NONKDIM] = ir.IntegerAttr.get(
                     ir.IntegerType.get_signless(32), options.matrix_instr_nonkdim)
-            run_ttgir_pipeline(module, options)
+            run_ttgir_pipeline(module, options, backend_passes=ttgir_passes())
             module.operation.verify()
             return handoff.put(asm(module), module)
 

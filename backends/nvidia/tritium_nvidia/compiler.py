@@ -144,12 +144,14 @@ class CUDACompiler(BaseCompiler):
         from tritium.passes.ttgir.convert_to_ttgir import convert_to_ttgir
         from tritium.passes.ttgir.pipeline import run_ttgir_pipeline
 
+        from .passes import ttgir_passes
+
         module = handoff.module_for(src)
         with module.context:
             convert_to_ttgir(module, num_warps=options.num_warps, threads_per_warp=32,
                              num_ctas=options.num_ctas, target=f"cuda:{arch}",
                              num_stages=options.num_stages)
-            run_ttgir_pipeline(module, options)
+            run_ttgir_pipeline(module, options, backend_passes=ttgir_passes())
             module.operation.verify()
             return handoff.put(asm(module), module)
 

@@ -236,7 +236,7 @@ def _gpu_target(target, notes):
 class _PassLog(logging.Handler):
     """The passes' DEBUG records during the compile (why a load was not pipelined, ...)."""
 
-    LOGGERS = ("tritium.passes.ttgir.pipeline_loops",)
+    LOGGERS = ("tritium_nvidia.passes.pipeline_loops",)
 
     def __init__(self):
         super().__init__(logging.DEBUG)

@@ -17,7 +17,7 @@ and adds right after it the arguments :mod:`.expand_tensor_descriptor_args` give
 (i32 each), strides (i64 each) -- which the launcher encodes the tensor map from and which rebuild a
 ``tt.make_tensor_descriptor`` for the uses that do not go through TMA (a descriptor carried through a loop, passed
 on).  The descriptor loads and stores on the parameter stay: the TTGIR pipeline turns them into TMA copies
-(:mod:`tritium.passes.ttgir.tma_lowering`); every other descriptor is rewritten into pointers as on sm_80.
+(:mod:`tritium_nvidia.passes.tma_lowering`); every other descriptor is rewritten into pointers as on sm_80.
 
 A descriptor made in the kernel (``tl.make_tensor_descriptor``) is a tensor map too (the op marked ``tt.tma``;
 its lowering writes the map into the program's slot of the global scratch memory, see

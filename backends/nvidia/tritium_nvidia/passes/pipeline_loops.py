@@ -39,9 +39,9 @@ from tritium.dialects import tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
 from tritium.passes.ir_helpers import is_zero
 
-from .accelerate_matmul import target_arch
+from tritium.passes.ttgir.accelerate_matmul import target_arch
 from tritium.passes.ir_helpers import as_op, layout_of, module_int, walk
-from .loop_slices import LOOP, arith as _arith, clone_ops as _clone, cmp_lt as _cmp_lt, const as _const, \
+from tritium.passes.ttgir.loop_slices import LOOP, arith as _arith, clone_ops as _clone, cmp_lt as _cmp_lt, const as _const, \
     const_before as _const_at, dot_operand_loads, iter_arg_updates as _updates, load_vector, loop_stages, \
     PipelinedLoad, loop_slice as _slice, next_op as _next_op
 from .tma_lowering import barrier_type, buffer_type, copy_in, init_barrier, is_tma_load, subview, tma_consumer, \

@@ -29,7 +29,7 @@ held across the dot cost more than the latency hidden).  A loop is left alone wh
 non-integer induction variable, or ops that write memory (a store in the body could feed the next iteration's
 load, which would then be issued before it); a load when its slice has side effects or regions (it depends on
 another load) or reads an iter_arg whose update depends on other loop-carried values.
-``TRITIUM_LOG=tritium.passes.ttgir.stream_pipeline`` says why.
+``TRITIUM_LOG=tritium_amd.passes.stream_pipeline`` says why.
 """
 from __future__ import annotations
 
@@ -41,9 +41,9 @@ from tritium.dialects import tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
 from tritium.passes.ir_helpers import is_pure
 
-from .accelerate_matmul import target_arch
+from tritium.passes.ttgir.accelerate_matmul import target_arch
 from tritium.passes.ir_helpers import as_op, module_int, walk
-from .loop_slices import LOOP, PipelinedLoad, arith, clone_ops, cmp_lt, dot_operand_loads, iter_arg_updates, \
+from tritium.passes.ttgir.loop_slices import LOOP, PipelinedLoad, arith, clone_ops, cmp_lt, dot_operand_loads, iter_arg_updates, \
     load_vector, loop_slice, loop_stages
 
 log = logging.getLogger(__name__)

@@ -41,7 +41,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
 
-from .accelerate_matmul import target_arch
+from tritium.passes.ttgir.accelerate_matmul import target_arch
 from tritium.passes.ir_helpers import as_op, layout_of, walk
 from .pipeline_loops import async_wait
 from .tma_lowering import subview
