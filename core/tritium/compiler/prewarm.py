@@ -63,7 +63,8 @@ def _join_at_exit() -> None:
         t.join(timeout=60)
 
 
-def start(extra: tuple = ("tritium_nvidia.compiler", "tritium_nvidia.lowering")) -> bool:
+def start(extra: tuple = ("tritium_nvidia.compiler", "tritium_nvidia.passes.pipeline_loops", "tritium_nvidia.passes.prefetch",
+                         "tritium_nvidia.lowering")) -> bool:
     """Start the imports in a daemon thread (once per process); False when disabled or already started."""
     global _started
     if os.environ.get("TRITIUM_PREWARM", "1").strip().lower() in ("0", "false", "no", "off"):
