@@ -56,22 +56,30 @@ def module_path(name: str) -> Path:
     return p / "__init__.py" if p.is_dir() else p.with_suffix(".py")
 
 
-def imported(name: str) -> set:
-    """Every module ``tritium.<name>`` imports (absolute names; ``from . import x`` counts as ``pkg.x``)."""
-    path = module_path(name)
-    pkg = f"tritium.{name}" if path.name == "__init__.py" else f"tritium.{name}".rpartition(".")[0]
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+def _statements(path: Path, pkg: str):
+    """Each import statement of ``path`` (a module of package ``pkg``), those inside functions too, as
+    ``(module, None)`` for ``import module`` or ``(absolute base, [names])`` for ``from base import names``."""
+    for node in ast.walk(ast.parse(path.read_text() if path.suffix == ".py" else "")):
         if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
+            for a in node.names:
+                yield a.name, None
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parts = pkg.split(".")
                 anchor = ".".join(parts[:len(parts) - node.level + 1])
                 base = f"{anchor}.{base}" if base else anchor
-            out.add(base)
-            out.update(f"{base}.{a.name}" for a in node.names)
+            yield base, [a.name for a in node.names]
+
+
+def imported(name: str) -> set:
+    """Every module ``tritium.<name>`` imports (absolute names; ``from . import x`` counts as ``pkg.x``)."""
+    path = module_path(name)
+    pkg = f"tritium.{name}" if path.name == "__init__.py" else f"tritium.{name}".rpartition(".")[0]
+    out = set()
+    for base, names in _statements(path, pkg):
+        out.add(base)
+        out.update(f"{base}.{n}" for n in names or ())
     return out
 
 
@@ -135,19 +143,14 @@ def _graph(mods: dict) -> dict:
     for name, path in mods.items():
         pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
         out = set()
-        for node in ast.walk(ast.parse(path.read_text() if path.suffix == ".py" else "")):
-            if isinstance(node, ast.Import):
-                out.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = pkg.split(".")
-                    anchor = ".".join(parts[:len(parts) - node.level + 1])
-                    base = f"{anchor}.{base}" if base else anchor
-                subs = [f"{base}.{a.name}" for a in node.names]
-                out.update(x for x in subs if x in mods)
-                if not all(x in mods for x in subs):
-                    out.add(base)
+        for base, names in _statements(path, pkg):
+            if names is None:
+                out.add(base)
+                continue
+            subs = [f"{base}.{n}" for n in names]
+            out.update(x for x in subs if x in mods)
+            if not all(x in mods for x in subs):
+                out.add(base)
         resolved = set()
         for m in out:
             while m and m not in mods:
