@@ -12,7 +12,8 @@ case's tolerance), the wall time of the first call (tracing, Inductor's codegen 
 user waits for), and the steady-state time per call (median of CUDA-event timings, or of wall time on the CPU).
 Cases: pointwise with broadcasting, softmax, layer norm, RMS norm, cumsum, argmax, cross entropy, RoPE, dropout
 (statistics: Inductor's random numbers are not eager's), an MLP and a 2-layer transformer block (forward and
-backward, one training step), and a matmul through Inductor's Triton templates under ``max-autotune``.
+backward, one training step), and on the GPU flex_attention (a causal block mask forward; a soft-cap score_mod
+with the mask, forward and backward) and a matmul through Inductor's Triton templates under ``max-autotune``.
 """
 from __future__ import annotations
 
@@ -86,10 +87,37 @@ def _cases(torch, device):
                                                                    norm_first=True) for _ in range(2)]).to(device)
     case("transformer2_fwd_bwd", train_step(block), (rn(8, 256, 512),), 5e-2)
     if device == "cuda":
+        _flex_cases(torch, case, rn)
         case("mm_max_autotune", lambda a, b: a @ b, (rn(2048, 2048, dtype=torch.float16),
                                                     rn(2048, 2048, dtype=torch.float16)), 5e-2,
              mode="max-autotune-no-cudagraphs")
     return cases
+
+
+def _flex_cases(torch, case, rn):
+    """flex_attention (Inductor's flex templates): a causal block mask forward, and a tanh soft-cap score_mod with
+    the causal mask, forward and backward (the gradients of q, k and v against eager flex_attention)."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    B, H, S, D = 2, 8, 1024, 64
+
+    def causal(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    def softcap(score, b, h, q_idx, kv_idx):
+        return 20.0 * torch.tanh(score / 20.0)
+
+    mask = create_block_mask(causal, B=None, H=None, Q_LEN=S, KV_LEN=S, device="cuda")
+    q, k, v = (rn(B, H, S, D, dtype=torch.float16) for _ in range(3))
+    case("flex_attention_causal", lambda q, k, v: flex_attention(q, k, v, block_mask=mask), (q, k, v), 2e-2)
+
+    def fwd_bwd(q, k, v):
+        q, k, v = (t.detach().clone().requires_grad_() for t in (q, k, v))
+        out = flex_attention(q, k, v, score_mod=softcap, block_mask=mask)
+        out.float().square().mean().backward()
+        return out, q.grad, k.grad, v.grad
+
+    case("flex_attention_softcap_fwd_bwd", fwd_bwd, (q, k, v), 5e-2)
 
 
 def _sync(torch, device):

@@ -214,3 +214,21 @@ def test_noncommutative_scan_2d(gpu, op, axis, reverse):
     gpu.done()
     ref = reference(a.cpu().numpy(), b.cpu().numpy(), axis, reverse, op)
     close(out.cpu().double(), torch.from_numpy(ref.copy()), rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("xblock,rblock,num_warps", [(32, 128, 8), (64, 64, 8), (8, 512, 4), (64, 8, 4)])
+@pytest.mark.parametrize("shape", [(1028, 1028), (300, 77)])
+def test_strided_argmax_argmin_with_nans(gpu, shape, xblock, rblock, num_warps):
+    # Inductor's looped reduction over dim 0 (its four accumulators carried in the load's layout: rule 7 of
+    # remove_layout_conversions, tests/passes/test_remove_layout_conversions.py); ties and NaN columns included
+    from tests.passes.test_remove_layout_conversions import strided_argmax_argmin_kernel
+    r, c = shape
+    x = gpu.randint(-3, 4, shape).float()  # ties: torch.argmax takes the first index
+    x[r // 3, : c // 2] = float("nan")
+    x = x.contiguous()
+    amax, amin = gpu.empty(c, dtype=torch.int64), gpu.empty(c, dtype=torch.int64)
+    strided_argmax_argmin_kernel[(triton.cdiv(c, xblock),)](x, amax, amin, c, r, XBLOCK=xblock, RBLOCK=rblock,
+                                                             num_warps=num_warps)
+    gpu.done()
+    assert torch.equal(amax.cpu(), torch.argmax(x.cpu(), 0))
+    assert torch.equal(amin.cpu(), torch.argmin(x.cpu(), 0))

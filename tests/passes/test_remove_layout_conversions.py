@@ -277,3 +277,67 @@ def test_views_take_their_operand_layout(trans_only):
             src, dst = layout(trans.operands[0]), layout(trans.results[0])
             assert dst.size_per_thread == src.size_per_thread[::-1] and dst.order == tuple(1 - d for d in src.order)
         m.operation.verify()
+
+
+@tritium.jit
+def _max_with_index(a, ai, b, bi):
+    mask = (a > b) | ((a != a) & (b == b))  # a NaN wins, as in torch.argmax
+    equal = (a == b) | ((a != a) & (b != b))
+    mask |= equal & (ai < bi)
+    return tl.where(mask, a, b), tl.where(mask, ai, bi)
+
+
+@tritium.jit
+def _min_with_index(a, ai, b, bi):
+    mask = (a < b) | ((a != a) & (b == b))
+    equal = (a == b) | ((a != a) & (b != b))
+    mask |= equal & (ai < bi)
+    return tl.where(mask, a, b), tl.where(mask, ai, bi)
+
+
+@tritium.jit
+def strided_argmax_argmin_kernel(X, AMAX, AMIN, xnumel, rnumel, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+    """Inductor's looped reduction over a strided dimension (argmax / argmin over dim 0 of a row-major matrix):
+    the load is coalesced along x (dim 0 of the tile), four accumulators carried in the loop in pairs."""
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    rbase = tl.arange(0, RBLOCK)[None, :]
+    vmax = tl.full([XBLOCK, RBLOCK], float("-inf"), tl.float32)
+    imax = tl.full([XBLOCK, RBLOCK], 2147483647, tl.int32)
+    vmin = tl.full([XBLOCK, RBLOCK], float("inf"), tl.float32)
+    imin = tl.full([XBLOCK, RBLOCK], 2147483647, tl.int32)
+    for roffset in tl.range(0, rnumel, RBLOCK):
+        rindex = roffset + rbase
+        m = (rindex < rnumel) & xmask
+        x = tl.load(X + (xindex + xnumel * rindex), m, other=0.0)
+        vmax_n, imax_n = _max_with_index(vmax, imax, x, rindex)
+        vmax, imax = tl.where(m, vmax_n, vmax), tl.where(m, imax_n, imax)
+        vmin_n, imin_n = _min_with_index(vmin, imin, x, rindex)
+        vmin, imin = tl.where(m, vmin_n, vmin), tl.where(m, imin_n, imin)
+    _, amax = tl.reduce((vmax, imax), 1, _max_with_index)
+    _, amin = tl.reduce((vmin, imin), 1, _min_with_index)
+    tl.store(AMAX + xindex, amax[:, None], xmask)
+    tl.store(AMIN + xindex, amin[:, None], xmask)
+
+
+ARG_SIG = {"X": "*fp32", "AMAX": "*i64", "AMIN": "*i64", "xnumel": "i32", "rnumel": "i32"}
+
+
+@pytest.mark.parametrize("xblock, rblock, num_warps", [(32, 128, 8), (64, 64, 8), (8, 512, 4)])
+def test_loop_carried_web_takes_the_loaded_layout(xblock, rblock, num_warps):
+    # the accumulators start in the default layout (order [1, 0]); the load is coalesced along dim 0 (order
+    # [0, 1]).  No accumulator can move alone (value and index go through one select), nor one pair (the other
+    # pair still needs the converted load): all four move together, and the loop holds no conversion
+    ctx, m = ttgir(strided_argmax_argmin_kernel, ARG_SIG, {"XBLOCK": xblock, "RBLOCK": rblock},
+                   {p: {"tt.divisibility": 16} for p in ("X", "AMAX", "AMIN", "xnumel")}, num_warps=num_warps)
+    with ctx:
+        coalesce(m.operation)
+        (load,) = ops_named(m, "tt.load")
+        assert layout(load.results[0]).order == (0, 1)
+        remove_layout_conversions(m.operation)
+        (for_op,) = ops_named(m, "scf.for")
+        body = for_op.regions[0].blocks[0]
+        assert not [o for o in body.operations if o.operation.name == "ttg.convert_layout"]
+        for arg in list(body.arguments)[1:]:
+            assert layout(arg) == layout(load.results[0])
+        m.operation.verify()

@@ -38,7 +38,9 @@ Rewrites, applied to every conversion ``%y = convert_layout %x : A -> B`` until 
 7. **loop-carried webs** (Triton's layout propagation through loops): several iter_args that must change layout
    together, seeded by one carried in a tensor-core layout (an ``nvidia_mma`` accumulator or a slice of one); see
    :class:`_LoopPropagation`.  The fused-attention loop (running max, running sum, accumulator) ends with no
-   conversion.
+   conversion.  In a loop without a dot, the seed is every iter_arg that could be carried in the layout of a
+   converted load at once: Inductor's looped arg-max / arg-min over a strided dimension (value and index
+   accumulators, order [0, 1] loads) then ends with no conversion in the loop either, as in Triton.
 
 8. **broadcasts that change layout**: ``convert_to_ttgir`` gives a broadcast's ``[M, 1]`` operand the default
    layout of its own shape, so a ``tt.broadcast`` may change layout too (an implicit conversion, through LDS
@@ -558,20 +560,35 @@ class _LoopPropagation:
         self.args = list(self.body.arguments)[1:]
 
     def seeds(self):
-        out = []
+        """Hypotheses to try, tensor-core ones first: each iter_arg with a candidate layout in the mma family on
+        its own; then, in a loop without a dot, for every other candidate layout (a load's coalesced layout), every
+        iter_arg that has it at once (an arg-max's value and index, and the arg-min beside it, all fed by one
+        converted load: Inductor's looped reductions over a strided dimension)."""
+        mma, other = [], {}
         for j, arg in enumerate(self.args):
             if not is_tensor(arg.type) or layout_of(arg) is None:
                 continue
             for lay in self.rw._loop_candidates(self.body, arg):
                 if _mma_family(lay):
-                    out.append({j: lay})
-        return out
+                    mma.append({j: lay})
+                else:
+                    other.setdefault(lay, {})[j] = lay
+        return mma, list(other.values())
 
     def run(self) -> bool:
         if self.term.name != "scf.yield" or any(len(as_op(o).regions) for o in self.body.operations):
             return False
+        mma, other = self.seeds()
+        if self._try(mma):
+            return True
+        # a loop with a dot is governed by its tensor-core layouts (above); a reduction loop by its loads' layouts
+        has_dot = any(as_op(o).name in ("tt.dot", ttg.WARP_GROUP_DOT) for o in self.body.operations)
+        return not has_dot and self._try(other)
+
+    def _try(self, seeds) -> bool:
         best = None  # the cheapest hypothesis, not the first that saves something
-        for hyp in self.seeds():
+        for hyp in seeds:
+            hyp = dict(hyp)
             for _ in range(len(self.args) + 1):
                 try:
                     cost = self.propagate(hyp, apply=False)
@@ -671,6 +688,7 @@ class _LoopPropagation:
                         u.owner.operands[u.operand_number] = back
 
         memo: dict = {}
+        via: set = set()  # conversions in the body some changed op reads from their source
 
         def lay_of(v):
             return new.get(v, layout_of(v))
@@ -686,6 +704,10 @@ class _LoopPropagation:
                     hyp[j] = want
                     raise _Restart()
                 raise _Infeasible(f"iter_arg {j} needed in two layouts")
+            d = defining_op(u)
+            if d is not None and d.name == CONVERT and d.operation.block == self.body and \
+                    lay_of(d.operands[0]) == want:
+                via.add(d)  # read from its source instead: the conversion may die
             grow: dict = {}
             got = self._remat(u, want, new, grow, apply, before, memo)
             if got is not None:
@@ -770,6 +792,23 @@ class _LoopPropagation:
                 new[r], old[r] = lay, layout_of(r)
                 if apply:
                     r.set_type(with_layout(r.type, lay))
+        def dies(v, depth=0) -> bool:
+            """Every use of ``v`` is by a retyped op (it reads the new layout now), by the terminator where it
+            yields a changed iter_arg, or by a cheap op whose results die too (rematerialised for the others)."""
+            for x in v.uses:
+                o = as_op(x.owner)
+                if o == self.term:
+                    if x.operand_number not in hyp:
+                        return False
+                elif not any(r in new for r in o.results):
+                    if depth > 8 or not (is_elementwise(o) or o.name in ("tt.broadcast", "tt.expand_dims")) or \
+                            not all(dies(r, depth + 1) for r in o.results):
+                        return False
+            return True
+
+        for d in via:  # a conversion all of whose users now read its source dies (DCE)
+            if dies(d.results[0]):
+                cost -= _convert_cost(d.operands[0])
         return cost
 
 
