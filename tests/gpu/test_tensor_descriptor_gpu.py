@@ -194,3 +194,31 @@ def test_tma_store_and_load_of_a_sub_matrix(gpu):
     want = torch.full((48, 96), -3.0, device=gpu.device)
     want[:35, :50] = big[:35, :50] * 2.0
     assert torch.equal(dst_buf, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("B,S,D,H,BM,BN,BK,warps,stages", [
+    (2, 256, 256, 256, 128, 128, 64, 4, 3), (3, 200, 192, 384, 64, 128, 64, 8, 3),
+    (2, 77, 128, 128, 128, 128, 128, 8, 2), (1, 130, 320, 256, 64, 64, 64, 4, 4),
+    (16, 64, 128, 256, 64, 128, 64, 4, 3), (16, 176, 64, 128, 128, 128, 64, 8, 2),
+])
+def test_swiglu_3d_descriptors(gpu, dtype, B, S, D, H, BM, BN, BK, warps, stages):
+    """Liger-Kernel's fused SwiGLU forward shape: [1, BM, BK] tiles of x [B, S, D] (TMA, three coordinates, rows past
+    S zero-filled within each batch) into two dots, [1, BM, BN] results stored by TMA (rows past S dropped, the
+    next batch's untouched) or by pointers -- against torch."""
+    x = gpu.randn(B, S, D, dtype=dtype)
+    wg, wu = gpu.randn(H, D, dtype=dtype) * 0.1, gpu.randn(H, D, dtype=dtype) * 0.1
+    a = torch.full((B, S, H), 7.0, dtype=dtype, device=gpu.device)
+    g = torch.full((B, S, H), 7.0, dtype=dtype, device=gpu.device)
+    k = T.swiglu_3d_desc[(triton.cdiv(S, BM), H // BN, B)](
+        TensorDescriptor.from_tensor(x, [1, BM, BK]), TensorDescriptor.from_tensor(wg, [BN, BK]),
+        TensorDescriptor.from_tensor(wu, [BN, BK]), TensorDescriptor.from_tensor(a, [1, BM, BN]),
+        TensorDescriptor.from_tensor(g, [1, BM, BN]), D, BM=BM, BN=BN, BK=BK, num_warps=warps, num_stages=stages)
+    gpu.done()
+    ranks = [t["rank"] for t in k.metadata["tensormaps"]]
+    # TMA stores only when the JIT saw every dim of the stored shape divisible by 16 (as Triton specialises)
+    assert ranks == ([3, 2, 2, 3, 3] if B % 16 == 0 and S % 16 == 0 else [3, 2, 2])
+    gf = x.float() @ wg.float().T
+    uf = x.float() @ wu.float().T
+    torch.testing.assert_close(g.float(), gf.to(dtype).float(), rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(a.float(), (torch.nn.functional.silu(gf) * uf).to(dtype).float(), rtol=3e-2, atol=3e-2)

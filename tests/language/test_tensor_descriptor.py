@@ -811,3 +811,78 @@ def test_device_descriptors_are_tma_tensor_maps_in_global_scratch_on_sm90():
     k = compile(ASTSource(matmul_kernel_descriptor_persistent, sig, constexprs=ce, attrs=aligned), target="cuda:80",
                 options={"num_warps": 8}, until="ptx")
     assert not k.metadata["global_scratch_size"] and "tensormap" not in k.asm["ptx"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocks of rank 3 with a leading 1 (Liger-Kernel's fused SwiGLU forward: x [B, S, D] read as [1, BM, BK] tiles,
+# reshaped to 2-D for two dots, the results stored as [1, BM, BN] tiles): on sm_90 these are TMA copies of
+# [BM, BK] tiles with three coordinates, straight into the dots' buffers and out of the accumulators' registers
+# ---------------------------------------------------------------------------------------------
+
+@triton.jit
+def swiglu_3d_desc(x_desc, wg_desc, wu_desc, a_desc, g_desc, D, BM: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr):
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    b = tl.program_id(2)
+    acc_g = tl.zeros((BM, BN), dtype=tl.float32)
+    acc_u = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, D, BK):
+        x = tl.reshape(x_desc.load([b, m0, k]), [BM, BK])
+        acc_g = tl.dot(x, tl.trans(wg_desc.load([n0, k])), acc=acc_g)
+        acc_u = tl.dot(x, tl.trans(wu_desc.load([n0, k])), acc=acc_u)
+    a = acc_g * tl.sigmoid(acc_g) * acc_u
+    a_desc.store([b, m0, n0], tl.reshape(a, [1, BM, BN]).to(a_desc.dtype))
+    g_desc.store([b, m0, n0], tl.reshape(acc_g, [1, BM, BN]).to(g_desc.dtype))
+
+
+def swiglu_3d_reference(x, wg, wu):
+    g = x.astype(np.float32) @ wg.astype(np.float32).T
+    u = x.astype(np.float32) @ wu.astype(np.float32).T
+    return g / (1 + np.exp(-g)) * u, g
+
+
+def test_swiglu_3d_descriptors_on_the_interpreter():
+    rng = np.random.default_rng(9)
+    B, S, D, H, BM, BN, BK = 2, 40, 48, 64, 16, 32, 16  # S not a multiple of BM: rows past S read as zeros
+    x = rng.standard_normal((B, S, D)).astype(np.float16)
+    wg, wu = (rng.standard_normal((H, D)).astype(np.float16) * 0.2 for _ in range(2))
+    a, g = np.zeros((B, S, H), np.float16), np.zeros((B, S, H), np.float16)
+    swiglu_3d_desc[(triton.cdiv(S, BM), H // BN, B)](
+        TensorDescriptor.from_tensor(x, [1, BM, BK]), TensorDescriptor.from_tensor(wg, [BN, BK]),
+        TensorDescriptor.from_tensor(wu, [BN, BK]), TensorDescriptor.from_tensor(a, [1, BM, BN]),
+        TensorDescriptor.from_tensor(g, [1, BM, BN]), D, BM=BM, BN=BN, BK=BK)
+    want_a, want_g = swiglu_3d_reference(x, wg, wu)
+    np.testing.assert_allclose(a.astype(np.float32), want_a, rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(g.astype(np.float32), want_g, rtol=2e-2, atol=2e-2)
+
+
+def _swiglu_sig(BM, BN, BK, dt="fp16"):
+    return {"x_desc": f"tensordesc<{dt}[1, {BM}, {BK}]>", "wg_desc": f"tensordesc<{dt}[{BN}, {BK}]>",
+            "wu_desc": f"tensordesc<{dt}[{BN}, {BK}]>", "a_desc": f"tensordesc<{dt}[1, {BM}, {BN}]>",
+            "g_desc": f"tensordesc<{dt}[1, {BM}, {BN}]>", "D": "i32"}
+
+
+@pytest.mark.parametrize("BM,BK,warps", [(128, 64, 4), (64, 64, 8), (128, 128, 8)])
+def test_leading_unit_dims_take_tma_on_sm90(BM, BK, warps):
+    """The [1, BM, BK] loads are pipelined TMA copies with 3 coordinates into the dots' buffers, the [1, BM, BN]
+    stores TMA stores from the accumulators' registers: no pointer load or store, no layout conversion."""
+    sig = _swiglu_sig(BM, 128, BK)
+    attrs = {n: {"tt.divisibility": 16} for n in ("a_desc", "g_desc")}
+    k = compile(ASTSource(swiglu_3d_desc, sig, constexprs=dict(BM=BM, BN=128, BK=BK), attrs=attrs),
+                target="cuda:90", options={"num_warps": warps, "num_stages": 3}, until="ptx")
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    assert [t["rank"] for t in k.metadata["tensormaps"]] == [3, 2, 2, 3, 3]
+    assert [t["box"][0] for t in k.metadata["tensormaps"] if t["rank"] == 3] == [1, 1, 1]
+    assert '"tt.load"' not in ttgir and '"tt.store"' not in ttgir and "ttg.convert_layout" not in ttgir
+    assert '"ttg.local_load"' not in ttgir  # the loaded tiles feed wgmma from their TMA buffers
+    assert ptx.count("cp.async.bulk.tensor.3d.global.shared::cta") == 2 * (128 * 2 // 128)
+    assert "cp.async.bulk.tensor.3d.shared::cluster" in ptx and "ld.global" not in ptx and "st.global" not in ptx
+
+
+def test_leading_dims_other_than_one_stay_pointer_copies_on_sm90():
+    """A [2, 16, 32] block is no 2-D tile: the descriptor is rewritten into pointers (right, not TMA)."""
+    sig = {"X": "*fp32", "Y": "*fp32", "A": "i32", "B": "i32", "C": "i32", "sxa": "i32", "sxb": "i32", "sya": "i32",
+           "syb": "i32"}
+    k = compile(ASTSource(copy_3d, sig, constexprs=dict(BA=2, BB=16, BC=32)), target="cuda:90", until="ptx")
+    assert "cp.async.bulk.tensor" not in k.asm["ptx"] and "ld.global" in k.asm["ptx"]

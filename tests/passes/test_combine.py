@@ -242,3 +242,22 @@ def test_broadcast_mul_reduce_conditions():
     for kw in (dict(k=8), dict(m=8), dict(elem="f16"), dict(op="arith.mulf"), dict(red_axis=2)):
         out = run_pass(combine_pass, _mul_reduce_src(**kw))
         assert count(out, "tt.reduce") == 1 and count(out, "tt.dot") == 0, kw
+
+
+def test_reshape_of_reshape_folds():
+    pr = '"tt.print"({v}) {{prefix = "", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : ({t}) -> ()'
+    src = func(f"""
+  %r = "tt.reshape"(%a) : (tensor<32x64xf16>) -> tensor<1x32x64xf16>
+  %f = arith.extf %r : tensor<1x32x64xf16> to tensor<1x32x64xf32>
+  %b = "tt.reshape"(%f) : (tensor<1x32x64xf32>) -> tensor<32x64xf32>
+  %c = "tt.reshape"(%r) : (tensor<1x32x64xf16>) -> tensor<2048xf16>
+  %d = "tt.reshape"(%r) {{allow_reorder = true}} : (tensor<1x32x64xf16>) -> tensor<64x32xf16>
+  {pr.format(v="%b", t="tensor<32x64xf32>")}
+  {pr.format(v="%c", t="tensor<2048xf16>")}
+  {pr.format(v="%d", t="tensor<64x32xf16>")}
+  return""", args="%a: tensor<32x64xf16>")
+    out = run_pass(combine_pass, src)
+    # the cast moves above the reshape and meets the first one: %b is extf(%a); %c is one reshape of %a; %d, which
+    # may reorder, keeps its own
+    assert "arith.extf %arg0 : tensor<32x64xf16> to tensor<32x64xf32>" in out, out
+    assert out.count('"tt.reshape"(%arg0)') == 2 and out.count('"tt.reshape"') == 3, out

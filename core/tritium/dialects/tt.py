@@ -685,14 +685,24 @@ def _v_make_tensor_descriptor(op, g):
 
 def _v_descriptor_access(op, g, block_of_value):
     """The checks descriptor_load and descriptor_store share: one i32 index per dimension of the descriptor's
-    block, and the loaded / stored value of the block's type."""
+    block, and the loaded / stored value of the block's type, or of it without leading 1 dims (as in Triton: the
+    TMA path loads a ``[1, R, C]`` block as an ``[R, C]`` tile)."""
     (desc,) = g["desc"]
     block = desc_block_type(desc.type)
     rank = len(shape_of(block))
     if len(g["indices"]) != rank:
         return f"needs one index per dimension of the block ({rank}), got {len(g['indices'])}"
-    if block_of_value != block:
-        return f"the descriptor's block is {block}, not {block_of_value}"
+    if block_of_value != block and not (elem_of(block_of_value) == elem_of(block) and
+                                        squeezed_shape(shape_of(block_of_value)) == squeezed_shape(shape_of(block))):
+        return f"the descriptor's block is {block}, not {block_of_value} (nor that block without leading 1 dims)"
+
+
+def squeezed_shape(shape) -> tuple:
+    """``shape`` without its leading 1 dims, down to rank 2 (a TMA tile of a ``[1, R, C]`` block is ``[R, C]``)."""
+    shape = tuple(int(d) for d in shape)
+    while len(shape) > 2 and shape[0] == 1:
+        shape = shape[1:]
+    return shape
 
 
 def _v_descriptor_load(op, g):

@@ -142,10 +142,12 @@ def _v_tma_copy(op, g):
         return f"copies through a !tt.tensordesc, got {desc}"
     block = tt.desc_block_type(desc)
     shape, elem = memdesc_shape_and_element(buf)
-    if tuple(shape) != tuple(tt.shape_of(block)) or elem != tt.elem_of(block):
-        return f"copies a block of {block} into a buffer of its shape and element type, got {buf}"
-    if len(g["indices"]) != len(shape):
-        return f"takes one index per dimension ({len(shape)}), got {len(g['indices'])}"
+    if tt.squeezed_shape(shape) != tt.squeezed_shape(tt.shape_of(block)) or elem != tt.elem_of(block):
+        return f"copies a block of {block} into a buffer of its shape (or without leading 1 dims) and element " \
+               f"type, got {buf}"
+    rank = len(tt.shape_of(block))
+    if len(g["indices"]) != rank:
+        return f"takes one index per dimension of the block ({rank}), got {len(g['indices'])}"
 
 
 def _v_memdesc_trans(op, g):

@@ -18,7 +18,9 @@ viewed ``[C, R]`` with the other dim contiguous; any other use gets ``ttg.local_
 feed dots are pipelined instead (:mod:`.pipeline_loops`: ``num_stages`` buffers and barriers, the copies issued
 ahead); this pass, which runs after the pipeliner, lowers the rest.
 
-A store ``tt.descriptor_store %desc[%i, %j], %v`` becomes ``ttg.local_alloc %v`` into the map's layout and
+A store ``tt.descriptor_store %desc[%i, %j], %v`` becomes ``ttg.local_alloc %v`` into the map's layout (of the
+conversion's source when ``%v`` is a ``ttg.convert_layout``: an accumulator goes from its registers straight into the
+buffer) and
 ``ttg.async_tma_copy_local_to_global %desc[%i, %j] %buf`` (the lowering fences the generic-proxy writes, syncs the
 CTA, and one thread issues the bulk store and waits until the buffer has been read).
 """
@@ -60,8 +62,9 @@ def _wgmma_reads(alloc_value, mem_ty) -> bool:
 
 
 def buffer_type(block_ty, leading=()):
-    """The memdesc a TMA copy of ``block_ty`` writes (a stack of ``leading`` of them)."""
-    return ttg.memdesc_type(tuple(leading) + tuple(tt.shape_of(block_ty)), tt.elem_of(block_ty),
+    """The memdesc a TMA copy of ``block_ty`` writes (a stack of ``leading`` of them): the 2-D tile, a ``[1, R, C]``
+    block's leading 1 dims dropped (the copy takes one coordinate per dim of the block all the same)."""
+    return ttg.memdesc_type(tuple(leading) + tt.squeezed_shape(tt.shape_of(block_ty)), tt.elem_of(block_ty),
                             tma_layout(block_ty), block_ty.context)
 
 
@@ -165,6 +168,9 @@ def _lower_load(op) -> None:
 def _lower_store(op) -> None:
     desc, src, indices = op.operands[0], op.operands[1], list(op.operands[2:])
     block_ty = tt.desc_block_type(desc.type)
+    d = src.owner if not isinstance(src.owner, ir.Block) else None
+    if d is not None and as_op(d).name == ttg.CONVERT_LAYOUT:
+        src = as_op(d).operands[0]  # the buffer takes the tile in any layout: no exchange on the way (Triton's too)
     with ir.InsertionPoint(op), op.location:
         buf = create(ttg.LOCAL_ALLOC, [src], [buffer_type(block_ty)]).results[0]
         create(ttg.ASYNC_TMA_COPY_LOCAL_TO_GLOBAL, [desc, *indices, buf],

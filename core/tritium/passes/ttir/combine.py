@@ -9,6 +9,8 @@ Rules (``x`` a scalar, ``c`` a constant):
 * ``broadcast(splat(x)) -> splat(x)``, ``broadcast(broadcast(x)) -> broadcast(x)``, ``broadcast(x) -> x`` when
   the types agree, ``broadcast(dense<c>) -> dense<c>``;
 * ``expand_dims`` / ``reshape`` / ``trans`` of ``splat(x)`` -> ``splat(x)``, of ``dense<c>`` -> ``dense<c>``;
+* ``reshape(reshape(x))`` -> ``reshape(x)``, or ``x`` when the shapes agree (neither reordering);
+  ``reshape(f(reshape(x)))`` -> ``f(reshape(reshape(x)))`` for a one-operand elementwise ``f`` (a cast) used once;
 * ``splat(c) -> dense<c>`` for an integer / float constant ``c``;
 * ``load(p, mask=all-true, other) -> load(p)``; ``load(p, mask=all-false, other) -> other`` (zeros when there
   is no ``other`` and the element type is a number);
@@ -177,6 +179,37 @@ def shape_op_of_splat(op) -> bool:
     return False
 
 
+def reshape_reshape(op) -> bool:
+    """reshape(reshape(x)) -> reshape(x), or x itself when the shapes agree (neither may reorder elements): a
+    TMA load of a ``[1, R, C]`` block is an ``[R, C]`` tile reshaped, which the kernel reshapes back to 2-D."""
+    inner = u.op_is(op.operands[0], "tt.reshape")
+    if inner is None or any("allow_reorder" in o.attributes and ir.BoolAttr(o.attributes["allow_reorder"]).value
+                            for o in (op, inner)):
+        return False
+    x, res = inner.operands[0], op.results[0]
+    if x.type == res.type:
+        u.replace_op(op, [x])
+    else:
+        _replace_with_new(op, "tt.reshape", [x], [res.type], u.copy_attributes(op))
+    return True
+
+
+def reshape_unary(op) -> bool:
+    """reshape(f(x)) -> f(reshape(x)) for an elementwise ``f`` of one tensor operand used only there (a cast): the
+    reshape moves up to meet another one (``tl.reshape(acc, [1, M, N]).to(tl.float16)`` stored through a TMA
+    descriptor of ``[1, M, N]`` blocks, whose ``[M, N]`` tile is reshaped back)."""
+    d = u.defining_op(op.operands[0])
+    if d is None or not u.is_elementwise(d) or len(d.operands) != 1 or len(d.results) != 1 or \
+            u.num_uses(d.results[0]) != 1 or u.op_is(d.operands[0], "tt.reshape") is None:
+        return False
+    x, res = d.operands[0], op.results[0]
+    shape = tt.shape_of(res.type)
+    moved = u.create_op("tt.reshape", [x], [ir.RankedTensorType.get(shape, tt.elem_of(x.type), loc=op.location)],
+                        u.copy_attributes(op), loc=op.location, before=op)
+    _replace_with_new(op, d.name, [moved.results[0]], [res.type], u.copy_attributes(d))
+    return True
+
+
 def splat_constant(op) -> bool:
     c = u.constant_scalar(op.operands[0])
     if c is None or u.defining_op(op.operands[0]).name != "arith.constant":
@@ -243,7 +276,7 @@ PATTERNS = {
     "tt.store": (store_constant_mask,),
     "tt.broadcast": (broadcast_fold,),
     "tt.expand_dims": (shape_op_of_splat,),
-    "tt.reshape": (shape_op_of_splat,),
+    "tt.reshape": (shape_op_of_splat, reshape_reshape, reshape_unary),
     "tt.trans": (shape_op_of_splat,),
     "tt.splat": (splat_constant,),
     "arith.addi": (dot_add,),

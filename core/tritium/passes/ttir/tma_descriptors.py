@@ -67,9 +67,11 @@ def tma_box(block_ty) -> list:
 def tma_capable(desc_ty, padding=PaddingOption.PAD_ZERO) -> str:
     """Why a descriptor of type ``desc_ty`` cannot be a TMA tensor map ("" when it can)."""
     block = tt.desc_block_type(desc_ty)
-    shape, elem = tt.shape_of(block), tt.elem_of(block)
-    if len(shape) != 2:
-        return f"a {len(shape)}-D block (TMA copies here are 2-D)"
+    full, elem = tt.shape_of(block), tt.elem_of(block)
+    shape = tt.squeezed_shape(full)
+    if len(shape) != 2 or len(full) > 5:
+        return f"a {len(full)}-D block {list(full)} (TMA copies here are 2-D tiles: a block of rank 3 to 5 only " \
+               f"with leading dims of 1)"
     if not (tt.is_int(elem) or isinstance(elem, ir.FloatType)) or (tt.is_int(elem) and
                                                                     ir.IntegerType(elem).width == 1):
         return f"elements of type {elem}"
@@ -123,6 +125,9 @@ def _device_capable(make, info) -> str:
     why = tma_capable(res.type, pad)
     if why:
         return why
+    rank = len(tt.shape_of(tt.desc_block_type(res.type)))
+    if rank != 2:
+        return f"a {rank}-D block made on the device (tensor maps written on the device here are 2-D)"
     uses = [(u.as_op(x.owner).name, x.operand_number) for x in res.uses]
     if not uses or any(n not in (tt.DESCRIPTOR_LOAD, tt.DESCRIPTOR_STORE) or i != 0 for n, i in uses):
         return "a use other than a load or store on it (a loop-carried or selected descriptor)"
@@ -139,6 +144,41 @@ def _device_capable(make, info) -> str:
     if any(n == tt.DESCRIPTOR_STORE for n, _ in uses) and not divisible(shape[-1], elems):
         return "stores through an inner extent not known to be a multiple of 16 bytes (TMA writes 16-byte chunks)"
     return ""
+
+
+def _squeeze(func) -> int:
+    """The loads and stores on the marked parameters whose block has leading 1 dims (``[1, R, C]``) move ``[R, C]``
+    tiles: ``reshape(descriptor_load) `` / ``descriptor_store(reshape(v))``, so that the kernel's own reshape to 2-D
+    (Liger's ``tl.reshape(desc.load([b, m, k]), [BM, BK])``) folds away (combine) and the tile reaches a dot or a
+    store from the TMA buffer as a 2-D one does.  Returns how many were rewritten."""
+    block = func.regions[0].blocks[0]
+    n = 0
+    for a, at in zip(block.arguments, u.arg_attrs(func)):
+        if TMA_ATTR not in at or len(tt.shape_of(tt.desc_block_type(a.type))) == 2:
+            continue
+        for use in list(a.uses):
+            op = u.as_op(use.owner)
+            if use.operand_number != 0 or op.name not in (tt.DESCRIPTOR_LOAD, tt.DESCRIPTOR_STORE):
+                continue
+            if op.name == tt.DESCRIPTOR_LOAD:
+                full = op.results[0].type
+                tile = ir.RankedTensorType.get(tt.squeezed_shape(tt.shape_of(full)), tt.elem_of(full),
+                                               loc=op.location)
+                if tile == full:
+                    continue
+                new = u.create_op(op.name, list(op.operands), [tile], u.copy_attributes(op), loc=op.location,
+                                  before=op)
+                back = u.create_op(tt.RESHAPE, [new.results[0]], [full], loc=op.location, before=op)
+                u.replace_op(op, [back.results[0]])
+            else:
+                src = op.operands[1]
+                tile = ir.RankedTensorType.get(tt.squeezed_shape(tt.shape_of(src.type)), tt.elem_of(src.type),
+                                               loc=op.location)
+                if tile == src.type:
+                    continue
+                op.operands[1] = u.create_op(tt.RESHAPE, [src], [tile], loc=op.location, before=op).results[0]
+            n += 1
+    return n
 
 
 def _mark_device(func) -> int:
@@ -177,7 +217,10 @@ def is_tma_desc(value) -> bool:
 def tma_descriptor_args(root) -> int:
     """Mark the TMA-capable descriptor parameters of every public function under ``root`` and expand all of them
     (the marked ones keep their parameter, see the module doc); returns how many were marked."""
-    n = sum(_mark(op) for op in u.public_functions(root))
+    funcs = list(u.public_functions(root))
+    n = sum(_mark(op) for op in funcs)
+    for op in funcs:
+        _squeeze(op)
     expand_tensor_descriptor_args(root)
     for op in u.walk(root):
         if op.name == "func.func" and op.regions[0].blocks:
