@@ -26,7 +26,7 @@ import ctypes
 from typing import Any, Optional
 
 from tritium.compiler.backend import GPUTarget
-from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only, no_device_node
+from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only, kernel_binary, no_device_node
 from tritium.errors import KernelRuntimeError, OutOfResources
 
 from . import launcher as _launcher
@@ -121,12 +121,7 @@ class LoadedKernel:
         h = hip()
         md = kernel.metadata
         self.name = md.get("name") or getattr(kernel, "name", "kernel")
-        hsaco = (getattr(kernel, "asm", {}) or {}).get("hsaco")
-        if hsaco is None:
-            raise KernelRuntimeError(f"kernel '{self.name}' has no hsaco (stages: {list(kernel.asm)}); compile it "
-                                     f"for a hip target to launch it on an AMD GPU")
-        if isinstance(hsaco, str):
-            hsaco = hsaco.encode("latin-1")
+        hsaco = kernel_binary(kernel, "hsaco", self.name, "hip")
         arch = (md.get("target") or {}).get("arch")
         if arch and str(arch) != device.arch:
             raise KernelRuntimeError(f"kernel '{self.name}' was compiled for {arch} but device {device.index} is "

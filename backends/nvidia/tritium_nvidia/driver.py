@@ -23,7 +23,7 @@ import sys
 from typing import Any, Optional
 
 from tritium.compiler.backend import DriverUtils, GPUTarget
-from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only, no_device_node
+from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only, kernel_binary, no_device_node
 from tritium.errors import BackendUnavailable, CUDAError, KernelRuntimeError, OutOfResources  # noqa: F401
 
 from . import launcher as _launcher
@@ -190,13 +190,7 @@ class LoadedKernel:
         c = cu()
         md = kernel.metadata
         self.name = md.get("name") or getattr(kernel, "name", "kernel")
-        asm = getattr(kernel, "asm", {}) or {}
-        cubin = asm.get("cubin")
-        if cubin is None:
-            raise KernelRuntimeError(f"kernel '{self.name}' has no cubin (stages: {list(asm)}); compile it for a "
-                                     f"cuda target to launch it on the GPU")
-        if isinstance(cubin, str):
-            cubin = cubin.encode("latin-1")
+        cubin = kernel_binary(kernel, "cubin", self.name, "cuda")
         arch = (md.get("target") or {}).get("arch")
         if arch not in (None, 0) and int(str(arch).rstrip("a")) != device.capability:
             raise KernelRuntimeError(f"kernel '{self.name}' was compiled for sm_{arch} but device {device.index} "

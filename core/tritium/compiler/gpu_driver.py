@@ -51,6 +51,19 @@ def no_device_node(paths: tuple, runtime_module: str) -> bool:
     return sys.platform == "linux" and runtime_module not in sys.modules and not any(os.path.exists(p) for p in paths)
 
 
+def kernel_binary(kernel, stage: str, name: str, backend: str) -> bytes:
+    """The bytes of ``kernel``'s ``stage`` (``"cubin"``, ``"hsaco"``) for a driver loading it (``name``: the kernel's,
+    for the error); a kernel compiled without that stage is a KernelRuntimeError saying for which target to compile."""
+    from tritium.errors import KernelRuntimeError
+
+    asm = getattr(kernel, "asm", {}) or {}
+    binary = asm.get(stage)
+    if binary is None:
+        raise KernelRuntimeError(f"kernel '{name}' has no {stage} (stages: {list(asm)}); compile it for a {backend} "
+                                 f"target to launch it on {'an AMD' if backend == 'hip' else 'the'} GPU")
+    return binary.encode("latin-1") if isinstance(binary, str) else binary
+
+
 class TorchGPUDriver(BaseDriver):
     """A GPU driver whose current device and stream are torch's when torch is imported (see the module docstring)."""
 

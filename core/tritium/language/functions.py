@@ -458,24 +458,24 @@ def _arg_reduce(input, axis, is_max, tie_break_left, keep_dims):
                         key=(name,))
 
 
-@_tensor_member_fn
-@builtin
-def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
-    input = _promote_bf16(_t(input))
-    if _unwrap(return_indices):
-        return _arg_reduce(input, axis, True, return_indices_tie_break_left, keep_dims)
-    input = _widen_to_32(input)
-    return _s.reduction([input], axis, _max_combine, keep_dims, hint="max", key=("max",))[0]
+def _extremum(is_max: bool):
+    """``tl.max`` / ``tl.min``: the reduction, or with ``return_indices`` the arg-reduction's (value, index)."""
+    name, combine = ("max", _max_combine) if is_max else ("min", _min_combine)
+
+    def f(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+        input = _promote_bf16(_t(input))
+        if _unwrap(return_indices):
+            return _arg_reduce(input, axis, is_max, return_indices_tie_break_left, keep_dims)
+        input = _widen_to_32(input)
+        return _s.reduction([input], axis, combine, keep_dims, hint=name, key=(name,))[0]
+
+    f.__name__ = name
+    f.__qualname__ = name
+    return _tensor_member_fn(builtin(f))
 
 
-@_tensor_member_fn
-@builtin
-def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
-    input = _promote_bf16(_t(input))
-    if _unwrap(return_indices):
-        return _arg_reduce(input, axis, False, return_indices_tie_break_left, keep_dims)
-    input = _widen_to_32(input)
-    return _s.reduction([input], axis, _min_combine, keep_dims, hint="min", key=("min",))[0]
+max = _extremum(True)
+min = _extremum(False)
 
 
 @_tensor_member_fn

@@ -8,6 +8,7 @@ go through :func:`core.current_builder`.  User mistakes raise :class:`core.Seman
 from __future__ import annotations
 
 import builtins as _py
+import functools
 import numbers
 import types
 from typing import Optional
@@ -734,19 +735,24 @@ def fold(op: str, a, b):
     return tl.typed_constexpr(_round_f32(v) if ret.is_fp32() else v, ret)
 
 
-def _folded(op: str, a, b):
-    """``fold`` for the operators below: its value, or the operands as tensors when it gives none."""
-    v = fold(op, a, b)
-    if v is not None:
-        return v, None, None
-    return None, _typed_to_tensor(a), _typed_to_tensor(b)
+def _folds(op: str):
+    """The binary operators below: on two Python values (constexprs), ``fold(op, a, b)`` when it gives a value; else
+    the operator runs on the operands as tensors."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def operator(a, b):
+            if _both_python(a, b):
+                v = fold(op, a, b)
+                if v is not None:
+                    return v
+                a, b = _typed_to_tensor(a), _typed_to_tensor(b)
+            return fn(a, b)
+        return operator
+    return wrap
 
 
+@_folds("add")
 def add(a, b) -> tensor:
-    if _both_python(a, b):
-        v, a, b = _folded("add", a, b)
-        if v is not None:
-            return v
     a, b = binary_op_type_checking(a, b, True, True)
     at, bt = a.type.scalar, b.type.scalar
     if bt.is_ptr() and not at.is_ptr():
@@ -759,11 +765,8 @@ def add(a, b) -> tensor:
     return _op2("arith.addi", a, b)
 
 
+@_folds("sub")
 def sub(a, b) -> tensor:
-    if _both_python(a, b):
-        v, a, b = _folded("sub", a, b)
-        if v is not None:
-            return v
     a, b = binary_op_type_checking(a, b, True, False)
     at = a.type.scalar
     if at.is_ptr():
@@ -773,22 +776,16 @@ def sub(a, b) -> tensor:
     return _op2("arith.subi", a, b)
 
 
+@_folds("mul")
 def mul(a, b) -> tensor:
-    if _both_python(a, b):
-        v, a, b = _folded("mul", a, b)
-        if v is not None:
-            return v
     a, b = binary_op_type_checking(a, b)
     if a.type.scalar.is_floating():
         return _op2("arith.mulf", a, b)
     return _op2("arith.muli", a, b)
 
 
+@_folds("truediv")
 def truediv(a, b) -> tensor:
-    if _both_python(a, b):
-        v, a, b = _folded("truediv", a, b)
-        if v is not None:
-            return v
     a, b = binary_op_type_checking(a, b, False, False, True, True)
     at, bt = a.type.scalar, b.type.scalar
     if at.is_floating() and bt.is_int():
@@ -805,11 +802,8 @@ def truediv(a, b) -> tensor:
     return _op2("arith.divf", a, b)
 
 
+@_folds("floordiv")
 def floordiv(a, b) -> tensor:
-    if _both_python(a, b):
-        v, a, b = _folded("floordiv", a, b)
-        if v is not None:
-            return v
     a, b = binary_op_type_checking(a, b, False, False, True, True)
     at = a.type.scalar
     if at.is_int():
@@ -826,11 +820,8 @@ def fdiv(a, b, ieee_rounding=False) -> tensor:
     return _op2("arith.divf", a, b)
 
 
+@_folds("mod")
 def mod(a, b) -> tensor:
-    if _both_python(a, b):
-        v, a, b = _folded("mod", a, b)
-        if v is not None:
-            return v
     a, b = binary_op_type_checking(a, b, False, False, True, True)
     at = a.type.scalar
     if at.is_floating():
@@ -886,50 +877,26 @@ def _bitwise_check(a, b):
     return binary_op_type_checking(a, b)
 
 
-def and_(a, b):
-    if _both_python(a, b):
-        v, a, b = _folded("and", a, b)
-        if v is not None:
-            return v
-    a, b = _bitwise_check(a, b)
-    return _op2("arith.andi", a, b)
+def _bitwise(op: str, name: str):
+    """A bitwise operator: integer operands (promoted), then ``name`` (an arith op)."""
+    @_folds(op)
+    def operator(a, b):
+        a, b = _bitwise_check(a, b)
+        return _op2(name, a, b)
+    return operator
 
 
-def or_(a, b):
-    if _both_python(a, b):
-        v, a, b = _folded("or", a, b)
-        if v is not None:
-            return v
-    a, b = _bitwise_check(a, b)
-    return _op2("arith.ori", a, b)
+and_ = _bitwise("and", "arith.andi")
+or_ = _bitwise("or", "arith.ori")
+xor_ = _bitwise("xor", "arith.xori")
+shl = _bitwise("shl", "arith.shli")
 
 
-def xor_(a, b):
-    if _both_python(a, b):
-        v, a, b = _folded("xor", a, b)
-        if v is not None:
-            return v
-    a, b = _bitwise_check(a, b)
-    return _op2("arith.xori", a, b)
-
-
-def shl(a, b):
-    if _both_python(a, b):
-        v, a, b = _folded("shl", a, b)
-        if v is not None:
-            return v
-    a, b = _bitwise_check(a, b)
-    return _op2("arith.shli", a, b)
-
-
+@_folds("shr")
 def shr(a, b):
     """``a >> b``: arithmetic or logical by the signedness of the tensor the operator is called on -- the left
     operand, or the right one when the left is a Python value -- before promotion, as Triton 3.6's
     ``tensor.__rshift__`` / ``__rrshift__``: ``int8 >> uint8`` promotes to uint8 and shifts arithmetically."""
-    if _both_python(a, b):
-        v, a, b = _folded("shr", a, b)
-        if v is not None:
-            return v
     signed = (a if isinstance(a, tensor) else b).type.scalar.is_int_signed()
     a, b = _bitwise_check(a, b)
     return _op2("arith.shrsi" if signed else "arith.shrui", a, b)

@@ -89,6 +89,14 @@ def per_register(vals: list, n: int) -> list:
     return vals * n if len(vals) == 1 and n != 1 else vals
 
 
+def atomic_registers(ctx, ptr, val, cmp, mask):
+    """An atomic's operands per register of its result: ``(n, ptrs, vals, cmps, masks)`` (``cmps`` / ``masks`` None
+    when the op has none)."""
+    n = ctx.nregs(ctx.op.results[0].type)
+    return (n, per_register(ptr, n), per_register(val, n), per_register(cmp, n) if cmp is not None else None,
+            per_register(mask, n) if mask is not None else None)
+
+
 def elementwise(ctx, name: str, operands, attrs=None) -> list:
     """``name`` emitted register by register over ``operands`` (per-register value lists, scalars repeated),
     with the type of ``ctx.op``'s result; returns the one result's values (``[values]``)."""

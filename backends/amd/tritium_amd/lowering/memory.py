@@ -36,9 +36,9 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import Rules
-from tritium.lowering.utils import (and_masks, bit_width, broadcast_from_owner, cmpi, if_else, if_then, is_llvm_ptr,
-                                    memory_type, owners, per_register, result_used, scalar_type, share_from_owners,
-                                    source_error, vector_of, vector_width)
+from tritium.lowering.utils import (and_masks, atomic_registers, bit_width, broadcast_from_owner, cmpi, if_else,
+                                    if_then, is_llvm_ptr, memory_type, owners, per_register, result_used, scalar_type,
+                                    share_from_owners, source_error, vector_of, vector_width)
 
 RULES = Rules()
 
@@ -428,11 +428,7 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, kind):
     bits = bit_width(elem)
     if bits not in (16, 32, 64):
         raise source_error(ctx, f"atomics on {elem} are not supported on hip targets (16-, 32- and 64-bit types are)")
-    n = ctx.nregs(res_ty)
-    ptrs = per_register(ptr, n)
-    vals = per_register(val, n)
-    cmps = per_register(cmp, n) if cmp is not None else None
-    masks = per_register(mask, n) if mask is not None else None
+    n, ptrs, vals, cmps, masks = atomic_registers(ctx, ptr, val, cmp, mask)
     ordering = _ORDERING[sem]
     sc = _SCOPE[scope]
     scalar = not tt.is_tensor(ptr_v.type)

@@ -13,8 +13,8 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.enums import CacheModifier, EvictionPolicy, MemSemantic, MemSyncScope, RMWOp
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.utils import (and_masks, bit_width, broadcast_from_owner, cmpi, inline_asm, is_llvm_ptr,
-                                    memory_type, owners, per_register, result_used, share_from_owners,
+from tritium.lowering.utils import (and_masks, atomic_registers, bit_width, broadcast_from_owner, cmpi, inline_asm,
+                                    is_llvm_ptr, memory_type, owners, per_register, result_used, share_from_owners,
                                     vector_width)
 
 RULES = Rules()
@@ -296,11 +296,7 @@ def _atomic(ctx, ptr, val, cmp, mask, sem, scope, opname):
     bits = bit_width(elem)
     if bits not in (16, 32, 64):
         raise LoweringError(f"atomics on {elem} are not supported")
-    n = ctx.nregs(res_ty)
-    ptrs = per_register(ptr, n)
-    vals = per_register(val, n)
-    cmps = per_register(cmp, n) if cmp is not None else None
-    masks = per_register(mask, n) if mask is not None else None
+    n, ptrs, vals, cmps, masks = atomic_registers(ctx, ptr, val, cmp, mask)
     sem = _SEM[sem]
     scope = _SCOPE[scope]
     # Triton's spelling, which tools and Triton's tests look for: atom.global.gpu.acq_rel.add, but
