@@ -1,17 +1,21 @@
 """Compare the PTX of two kernel caches compiled from the same kernels (issue 33's byte-identity check): kernels are
-matched by name, TTIR text, num_warps, num_stages and constexprs; prints how many are identical and, for each that
-changed, the PTX line / st.shared / bar.sync counts before and after.
+matched by name, TTIR text (without source locations), num_warps, num_stages and constexprs; prints how many are
+identical and, for each that changed, the PTX line / st.shared / bar.sync counts before and after.
 
     TRITIUM_TARGET=cuda:90 TRITIUM_COMPILE_ONLY=1 TRITIUM_CACHE_DIR=/tmp/before python -m pytest -q -n 2 tests/gpu
     (change the compiler)
     TRITIUM_TARGET=cuda:90 TRITIUM_COMPILE_ONLY=1 TRITIUM_CACHE_DIR=/tmp/after python -m pytest -q -n 2 tests/gpu
     python scripts/compare_ptx.py /tmp/before /tmp/after
 
-Exit status 1 when any matched kernel's PTX changed (``--allow-changes`` to report only).
+Exit status 1 when any matched kernel's PTX changed or a kernel's TTIR differs (listed by name: a TTIR-level change
+shows there), ``--allow-changes`` to report only.
 """
 import json
 import os
+import re
 import sys
+
+_LOC = re.compile(r"^#loc.*$|\s*loc\((?:[^()]|\([^()]*\))*\)", re.M)  # source locations (temporary files' paths)
 
 
 def load(root: str) -> dict:
@@ -31,7 +35,7 @@ def load(root: str) -> dict:
                 ptx = f.read()
         except FileNotFoundError:
             continue
-        key = (name, ttir, md.get("num_warps"), md.get("num_stages"), json.dumps(md.get("constexprs"), sort_keys=True))
+        key = (name, _LOC.sub("", ttir), md.get("num_warps"), md.get("num_stages"), json.dumps(md.get("constexprs"), sort_keys=True))
         out[key] = (ptx, entry)
     return out
 
@@ -49,7 +53,13 @@ def main(argv) -> int:
     for k in diff:
         print(f"  {k[0]:40s} w{k[2]} s{k[3]} lines/st.shared/bar {_stat(a[k][0])} -> {_stat(b[k][0])}  "
               f"{a[k][1][:8]} {b[k][1][:8]}")
-    return 1 if diff and "--allow-changes" not in argv else 0
+    # kernels whose TTIR changed (a TTIR pass's change) match nothing on the other side: listed by name
+    only_a, only_b = sorted(k[0] for k in set(a) - common), sorted(k[0] for k in set(b) - common)
+    if only_a or only_b:
+        names = sorted(set(only_a) | set(only_b))
+        print(f"TTIR differs or kernel only on one side: {len(only_a)} / {len(only_b)} entries, kernels: "
+              + ", ".join(f"{n} ({only_a.count(n)}/{only_b.count(n)})" for n in names))
+    return 1 if (diff or only_a or only_b) and "--allow-changes" not in argv else 0
 
 
 if __name__ == "__main__":

@@ -169,6 +169,41 @@ def test_loop_and_branch_carried_matches_interpreter(M, N):
     np.testing.assert_array_equal(outs[1], ref)
 
 
+@triton.jit
+def desc_lead1(X, Y, A, M, N, BM: tl.constexpr, BN: tl.constexpr, PAD: tl.constexpr):
+    """[1, BM, BN] blocks of [A, M, N] tensors (a batch of matrices, Liger's layout): loaded and stored as 2-D tiles
+    by the rewrite; the batch index runs from -1 to A (out of range at both ends: all padding, nothing stored)."""
+    xd = tl.make_tensor_descriptor(X, [A, M, N], [M * N, N, 1], [1, BM, BN], padding_option=PAD)
+    yd = tl.make_tensor_descriptor(Y, [A, M, N], [M * N, N, 1], [1, BM, BN])
+    a = tl.program_id(2) - 1
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * BN
+    t = tl.reshape(xd.load([a, om - 4, on]), [BM, BN])
+    yd.store([a, om, on], tl.reshape((t * 2.0 + 1.0).to(tl.float16).to(tl.float32), [1, BM, BN]))
+
+
+@pytest.mark.parametrize("pad", ["zero", "nan"])
+@pytest.mark.parametrize("A,M,N", [(3, 20, 24), (2, 16, 40)])
+def test_leading_unit_dims_are_2d_tiles_and_match_interpreter(pad, A, M, N):
+    ref_k, new_k, new = _both(desc_lead1, {"X": "*fp32", "Y": "*fp32", "A": "i32", "M": "i32", "N": "i32"}, BM=8,
+                              BN=16, PAD=pad)
+    # one 2-D tile per access: the kernel's reshapes folded away with the rewrite's own
+    assert '"tt.reshape"' not in new and "tensor<1x8x16x!tt.ptr<f32>>" not in new
+    assert new.count("tensor<8x16x!tt.ptr<f32>>") >= 2
+    rng = np.random.default_rng(A * M * N)
+    x = rng.standard_normal((A, M, N)).astype(np.float32)
+    outs = []
+    for k in (ref_k, new_k):
+        y = np.full((A, M, N), -1.0, np.float32)
+        _launch(k, (triton.cdiv(M, 8), triton.cdiv(N, 16), A + 2), x, y, A, M, N)
+        outs.append(y)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    shifted = np.full((A, M, N), 0.0 if pad == "zero" else np.nan, np.float32)
+    shifted[:, 4:, :] = x[:, :M - 4, :]
+    want = (shifted * 2.0 + 1.0).astype(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(outs[1], want)
+
+
 # ---------------------------------------------------------------------------------------------
 # host-side descriptors: the kernel's descriptor parameters expanded into base, shape and strides
 # ---------------------------------------------------------------------------------------------

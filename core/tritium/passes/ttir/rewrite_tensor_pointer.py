@@ -8,7 +8,10 @@ strides[r] : i64, offsets[r] : i32).  This pass tracks that tuple per SSA value 
 * ``tt.load`` / ``tt.store`` through a block pointer -> the tensor of pointers
   ``base + sum_d (offsets[d] + range(B_d)) * strides[d]`` (i64 offsets, expanded and broadcast to the block)
   and, for the dims named by ``boundaryCheck``, the mask ``0 <= offsets[d] + range(B_d) < shape[d]``; a
-  masked load's ``other`` is zero, or NaN for ``padding = 2`` (``padding_option="nan"``);
+  masked load's ``other`` is zero, or NaN for ``padding = 2`` (``padding_option="nan"``); a block whose leading
+  dims are 1 (``[1, R, C]``, a batch of matrices' tile) is accessed as its 2-D tile: the leading offsets move the
+  base, their bounds are one scalar condition in the mask, the value is reshaped to the block's shape (combine
+  folds that into the kernel's own ``tl.reshape`` to 2-D, so a dot or an epilogue sees a 2-D tile);
 * ``scf.for`` iter args / results, ``scf.if`` results and ``scf.yield`` operands that are block pointers are
   expanded into the tuple's 1 + 3r values.
 
@@ -88,9 +91,8 @@ class _Rewriter:
     def v(self, name, operands, ty, before, loc, attrs=None):
         return self.mk(name, operands, [ty], attrs, before, loc).results[0]
 
-    def addresses(self, op, bp: BP, ptr_ty, check):
-        """(tensor of pointers, mask or None) for a load/store through ``bp``."""
-        shape, elem = _block_of(ptr_ty)
+    def addresses(self, op, bp: BP, shape, elem, check):
+        """(tensor of pointers, mask or None) for a load/store of a ``shape`` block of ``elem`` through ``bp``."""
         r = len(shape)
         loc = op.location
         i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
@@ -181,17 +183,52 @@ class _Rewriter:
     def _touches(self, op) -> bool:
         return any(is_block_ptr(x.type) for x in op.operands) or any(is_block_ptr(x.type) for x in op.results)
 
+    def leading_units(self, op, bp: BP, shape, check):
+        """A block whose leading dims are 1 (``[1, R, C]``: a 3-D descriptor's tile) is accessed as its 2-D tile: the
+        leading dims' offsets times their strides move the base (scalars), their bounds checks become one scalar
+        condition.  Returns (the tile's BP, its shape, its checked dims, the condition or None); the block itself
+        when it has no such dims."""
+        lead = 0
+        while len(shape) - lead > 2 and shape[lead] == 1:
+            lead += 1
+        if not lead:
+            return bp, shape, check, None
+        loc = op.location
+        i64 = ir.IntegerType.get_signless(64)
+        i1 = ir.IntegerType.get_signless(1)
+        base, ok = bp.base, None
+        for d in range(lead):
+            off = self.v("arith.extsi", [bp.offsets[d]], i64, op, loc)
+            base = self.v("tt.addptr", [base, self.v("arith.muli", [off, bp.strides[d]], i64, op, loc)], base.type,
+                          op, loc)
+            if d in check:
+                zero = u.constant(ir.IntegerAttr.get(i64, 0), i64, loc=loc, before=op)
+                ge = self.v("arith.cmpi", [off, zero], i1, op, loc, {"predicate": ir.IntegerAttr.get(i64, 5)})
+                lt = self.v("arith.cmpi", [off, bp.shape[d]], i1, op, loc, {"predicate": ir.IntegerAttr.get(i64, 2)})
+                c = self.v("arith.andi", [ge, lt], i1, op, loc)
+                ok = c if ok is None else self.v("arith.andi", [ok, c], i1, op, loc)
+        tile = BP(base, bp.shape[lead:], bp.strides[lead:], bp.offsets[lead:])
+        return tile, shape[lead:], {d - lead for d in check if d >= lead}, ok
+
     def load_store(self, op):
         self.count += 1
         ptr = op.operands[0]
         bp = self.get(ptr, op)
         check = set(u.attr_int(x) if not isinstance(x, int) else x for x in op.attributes["boundaryCheck"]) \
             if "boundaryCheck" in op.attributes else set()
-        ptrs, mask = self.addresses(op, bp, ptr.type, check)
-        attrs = {k: op.attributes[k] for k in ("cache", "evict", "isVolatile") if k in op.attributes}
+        shape, elem = _block_of(ptr.type)
+        bp, tile, check, ok = self.leading_units(op, bp, shape, check)
+        ptrs, mask = self.addresses(op, bp, tile, elem, check)
         loc = op.location
+        if ok is not None:  # the leading dims' bounds: the whole tile or nothing
+            ok = self.v("tt.splat", [ok], ir.RankedTensorType.get(list(tile), ir.IntegerType.get_signless(1)), op,
+                        loc)
+            mask = ok if mask is None else self.v("arith.andi", [mask, ok], ok.type, op, loc)
+        tile_ty = ir.RankedTensorType.get(list(tile), elem)
+        attrs = {k: op.attributes[k] for k in ("cache", "evict", "isVolatile") if k in op.attributes}
         if op.name == "tt.load":
-            res_ty = op.results[0].type
+            full_ty = op.results[0].type
+            res_ty = tile_ty
             operands = [ptrs]
             other = None
             if mask is not None:
@@ -205,10 +242,14 @@ class _Rewriter:
                     other = u.constant(ir.IntegerAttr.get(elem, 0), res_ty, loc=loc, before=op)
                 operands.append(other)
             attrs["operandSegmentSizes"] = u.segment_sizes(1, int(mask is not None), int(other is not None))
-            new = self.mk("tt.load", operands, [res_ty], attrs, op, loc)
-            op.results[0].replace_all_uses_with(new.results[0])
+            value = self.mk("tt.load", operands, [res_ty], attrs, op, loc).results[0]
+            if res_ty != full_ty:
+                value = self.v("tt.reshape", [value], full_ty, op, loc)
+            op.results[0].replace_all_uses_with(value)
         else:
             val = op.operands[1]
+            if val.type != tile_ty:
+                val = self.v("tt.reshape", [val], tile_ty, op, loc)
             operands = [ptrs, val] + ([mask] if mask is not None else [])
             attrs["operandSegmentSizes"] = u.segment_sizes(1, 1, int(mask is not None))
             self.mk("tt.store", operands, [], attrs, op, loc)
