@@ -7,7 +7,7 @@ identical and, for each that changed, the PTX line / st.shared / bar.sync counts
     TRITIUM_TARGET=cuda:90 TRITIUM_COMPILE_ONLY=1 TRITIUM_CACHE_DIR=/tmp/after python -m pytest -q -n 2 tests/gpu
     python scripts/compare_ptx.py /tmp/before /tmp/after
 
-Exit status 1 when any matched kernel's PTX changed or a kernel's TTIR differs (listed by name: a TTIR-level change
+The AMDGCN of hip kernels (``TRITIUM_TARGET=hip:gfx942``) is compared the same way. Exit status 1 when any matched kernel's PTX changed or a kernel's TTIR differs (listed by name: a TTIR-level change
 shows there), ``--allow-changes`` to report only.
 """
 import json
@@ -31,9 +31,11 @@ def load(root: str) -> dict:
         try:
             with open(os.path.join(root, entry, name + ".ttir")) as f:
                 ttir = f.read()
-            with open(os.path.join(root, entry, name + ".ptx")) as f:
+            asm = next(p for p in (os.path.join(root, entry, name + e) for e in (".ptx", ".amdgcn"))
+                       if os.path.exists(p))
+            with open(asm) as f:
                 ptx = f.read()
-        except FileNotFoundError:
+        except (FileNotFoundError, StopIteration):
             continue
         key = (name, _LOC.sub("", ttir), md.get("num_warps"), md.get("num_stages"), json.dumps(md.get("constexprs"), sort_keys=True))
         out[key] = (ptx, entry)

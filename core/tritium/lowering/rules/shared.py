@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
 from mlir import ir
 
 from ...dialects import layouts, tt, ttg
@@ -125,15 +126,23 @@ class Addresser:
         if key not in _MEMO:  # the same copy / store pattern recurs (a pipeliner's prologue and loop)
             if len(_MEMO) > 64:
                 _MEMO.clear()
-            _MEMO[key] = ([py_byte_offset(lay, shape, ix, eb) for ix in self.threads], {}, {})
-        self.base_py, self._splits, self._contiguous = _MEMO[key]
+            # every thread at once: one int64 column per dim (the layouts' offset() is plain integer arithmetic,
+            # which numpy computes elementwise with Python's results for these non-negative indices)
+            cols = tuple(np.array([ix[d] for ix in self.threads], dtype=np.int64) for d in range(len(self.shape)))
+            _MEMO[key] = (cols, self._offsets(cols), {}, {})
+        self.cols, self.base_py, self._splits, self._contiguous = _MEMO[key]
         self._base = None
         self.mask = _swizzle_mask(lay, eb)
 
-    def _join(self, a, b):
+    def _offsets(self, cols):
+        """The byte offsets (int64 array, one per thread) of the indices ``cols`` (one array per dim)."""
+        return np.asarray(self.lay.offset(cols, self.shape), dtype=np.int64) * self.eb
+
+    def _joined(self, const):
+        """``cols`` combined with the constant index ``const`` (xor for layout registers, add for offsets)."""
         if self.combine == "xor":
-            return tuple(x ^ y for x, y in zip(a, b))
-        return tuple(x + y for x, y in zip(a, b))
+            return tuple(c ^ k if k else c for c, k in zip(self.cols, const))
+        return tuple(c + k if k else c for c, k in zip(self.cols, const))
 
     def base(self):
         if self._base is None:
@@ -148,10 +157,10 @@ class Addresser:
         return self._splits[const]
 
     def _split(self, const) -> tuple:
-        offs = [py_byte_offset(self.lay, self.shape, self._join(ix, const), self.eb) for ix in self.threads]
-        for x in ((offs[0] ^ self.base_py[0]) & self.mask, 0):
-            y = offs[0] - (self.base_py[0] ^ x)
-            if all(o == ((b ^ x) + y) for o, b in zip(offs, self.base_py)):
+        offs, base = self._offsets(self._joined(const)), self.base_py
+        for x in ((int(offs[0]) ^ int(base[0])) & self.mask, 0):
+            y = int(offs[0]) - (int(base[0]) ^ x)
+            if np.array_equal(offs, (base ^ x) + y):
                 return x, y
         return None
 
@@ -184,16 +193,15 @@ class Addresser:
         return self._contiguous[key]
 
     def _is_contiguous(self, const, fast: int, n: int) -> bool:
-        first = [py_byte_offset(self.lay, self.shape, self._join(ix, const), self.eb) for ix in self.threads]
-        if any(f % (n * self.eb) for f in first):
+        first = self._offsets(self._joined(const))
+        if (first % (n * self.eb)).any():
             return False
         for i in range(1, n):
             c = list(const)
             c[fast] += i
             if c[fast] >= self.shape[fast]:
                 return False
-            offs = [py_byte_offset(self.lay, self.shape, self._join(ix, tuple(c)), self.eb) for ix in self.threads]
-            if any(o != f + i * self.eb for o, f in zip(offs, first)):
+            if not np.array_equal(self._offsets(self._joined(c)), first + i * self.eb):
                 return False
         return True
 
