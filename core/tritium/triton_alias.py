@@ -101,10 +101,17 @@ class TritonAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             mod.__path__ = []
             mod.__tritium__ = tritium
             return mod
-        return importlib.import_module(spec.loader_state)
+        mod = importlib.import_module(spec.loader_state)
+        spec.tritium_spec = mod.__spec__  # the import system replaces it with this spec: see exec_module
+        return mod
 
     def exec_module(self, module):
-        pass
+        # the import system has set the tritium module's __spec__ to this ``triton.*`` spec: give it its own back,
+        # or every relative import in it that runs later (inside functions) warns "ImportWarning: __package__ !=
+        # __spec__.parent" (its __package__ stays tritium's) -- thousands of warnings in a test suite
+        own = getattr(module.__spec__, "tritium_spec", None)
+        if own is not None:
+            module.__spec__ = own
 
 
 _FINDER: TritonAliasFinder | None = None

@@ -228,3 +228,22 @@ def test_prewarm_imports_the_compiler_in_the_background(tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, TRITIUM_PREWARM="0", TRITIUM_TARGET="interpreter"))
     assert r.stdout.split() == ["False", "False"], r.stdout + r.stderr
+
+
+def test_aliased_modules_keep_their_own_spec(tmp_path):
+    # the import system gives a module it loads the spec it was found under (triton.backends); tritium's modules keep
+    # their own, or each relative import run later inside them warns "__package__ != __spec__.parent" (Inductor's
+    # test suite saw thousands)
+    out = _run("""
+        import warnings
+        warnings.simplefilter("error", ImportWarning)
+        import tritium
+        tritium.install_as_triton()
+        import triton.backends, triton.compiler.compiler, tritium.backends
+        assert triton.backends is tritium.backends
+        assert tritium.backends.__spec__.name == "tritium.backends", tritium.backends.__spec__
+        assert "nvidia" in triton.backends.backends  # its functions' relative imports run here: no ImportWarning
+        isinstance(object(), triton.backends.backends["nvidia"].driver)
+        print("ok")
+    """, tmp_path)
+    assert out.strip().endswith("ok")
