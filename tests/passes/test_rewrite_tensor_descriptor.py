@@ -269,3 +269,40 @@ def test_specialisation_of_host_descriptors():
     d = describe_fn(True, True)(TensorDescriptor(a, [30, 64], [64, 1], [16, 32], padding="nan"))
     assert d == Specialization("tensordesc<fp16[16, 32],nan>", False)
     assert describe_fn(False, False)(TensorDescriptor.from_tensor(a, [16, 32])).divisible is False
+
+
+@triton.jit
+def two_block_ptrs_advanced_together(X, Y, OUT, N, BN: tl.constexpr):
+    """Attention's K and V pattern: two block pointers advanced by the same step in one loop (after the rewrite two
+    loop-carried offsets, always equal: merged into one by the cse pass)."""
+    xp = tl.make_block_ptr(X, (16, N), (N, 1), (0, 0), (16, BN), (1, 0))
+    yp = tl.make_block_ptr(Y, (N, 16), (16, 1), (0, 0), (BN, 16), (1, 0))
+    acc = tl.zeros((16, 16), tl.float32)
+    for _ in range(0, N, BN):
+        acc += tl.dot(tl.load(xp, boundary_check=(0, 1)), tl.load(yp, boundary_check=(0, 1)))
+        xp = tl.advance(xp, (0, BN))
+        yp = tl.advance(yp, (BN, 0))
+    tl.store(OUT + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :], acc)
+
+
+def test_offsets_advanced_together_are_one_loop_value_and_match_interpreter():
+    from tritium.compiler.stages import Handoff
+    from tritium_nvidia.compiler import CUDACompiler
+
+    text = make_ttir(ASTSource(two_block_ptrs_advanced_together, {"X": "*fp32", "Y": "*fp32", "OUT": "*fp32",
+                                                                  "N": "i32"}, constexprs={"BN": 16}), {}, None)
+    new = CUDACompiler.make_ttir(text, {}, None, Handoff(), CUDACompiler().target_for_arch(80), 80)
+    ref_k, new_k = _interp(text), _interp(new)
+    loop = new[new.index("scf.for"):].split("\n")[0]
+    assert loop.split("->")[1].split(":")[0].strip() == "(tensor<16x16xf32>, i32)", loop  # the acc and one offset
+    rng = np.random.default_rng(3)
+    N = 40
+    x = rng.standard_normal((16, N)).astype(np.float32)
+    y = rng.standard_normal((N, 16)).astype(np.float32)
+    outs = []
+    for k in (ref_k, new_k):
+        out = np.zeros((16, 16), np.float32)
+        _launch(k, (1,), x, y, out, N)
+        outs.append(out)
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[1], x @ y, rtol=1e-4, atol=1e-4)
