@@ -79,6 +79,17 @@ def load_kernels(impl: str):
             os.environ["BENCH_IMPL"] = old
 
 
+def in_turns(fns: dict, impls, rounds: int, bench) -> dict:
+    """``{impl: [ms per round]}``: the implementations measured in turns, ``rounds`` times (``bench(fn)`` one
+    timing): the card's clocks (power-bound tensor-core work runs hot) then weigh on all of them alike, not on
+    whichever ran in a slow spell.  Report the median of each one's rounds."""
+    times = {impl: [] for impl in impls}
+    for _ in range(rounds):
+        for impl in times:
+            times[impl].append(bench(fns[impl]))
+    return times
+
+
 def cdiv(a, b):
     return (a + b - 1) // b
 
@@ -369,11 +380,7 @@ def run_gpu(args) -> dict:
                 msg = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 report["errors"][f"{workload} {size} {impl}"] = msg
                 row[impl + "_ms"] = None
-        # the implementations measured in turns, the median of each one's rounds: the card's clocks (power-bound
-        # tensor-core work runs hot) then weigh on all of them alike, not on whichever ran in a slow spell
-        for _ in range(rounds):
-            for impl in times:
-                times[impl].append(bench(fns[impl]))
+        times = in_turns(fns, times, rounds, bench)
         for impl, ts in times.items():
             ms = statistics.median(ts)
             row[impl + "_ms"] = ms

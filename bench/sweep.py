@@ -107,9 +107,7 @@ def main(argv=None) -> int:
                 times[impl] = []
             except Exception as e:  # noqa: BLE001 - a config one implementation cannot compile or run
                 row["errors"][impl] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
-        for _ in range(a.rounds):
-            for impl in times:
-                times[impl].append(bench(fns[impl]))
+        times = G.in_turns(fns, times, a.rounds, bench)
         for impl, ts in times.items():
             ms = statistics.median(ts)
             row[impl + "_ms"] = ms

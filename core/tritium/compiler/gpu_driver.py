@@ -16,7 +16,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from tritium._env import env_flag
-from tritium.errors import BackendUnavailable
+from tritium.errors import BackendUnavailable, KernelRuntimeError
 
 from .backend import BaseDriver
 
@@ -54,8 +54,6 @@ def no_device_node(paths: tuple, runtime_module: str) -> bool:
 def kernel_binary(kernel, stage: str, name: str, backend: str) -> bytes:
     """The bytes of ``kernel``'s ``stage`` (``"cubin"``, ``"hsaco"``) for a driver loading it (``name``: the kernel's,
     for the error); a kernel compiled without that stage is a KernelRuntimeError saying for which target to compile."""
-    from tritium.errors import KernelRuntimeError
-
     asm = getattr(kernel, "asm", {}) or {}
     binary = asm.get(stage)
     if binary is None:

@@ -22,9 +22,12 @@ from .. import ir_helpers as u
 _SCOPE_TRANSPARENT_PREFIXES = ("scf.", "cf.")
 
 
+def _attrs(op: ir.Operation) -> tuple:
+    return tuple(sorted((k, str(op.attributes[k])) for k in op.attributes))
+
+
 def _key(op: ir.Operation):
-    attrs = tuple(sorted((k, str(op.attributes[k])) for k in op.attributes))
-    return (op.name, u.operand_key(op), attrs, tuple(str(r.type) for r in op.results))
+    return (op.name, u.operand_key(op), _attrs(op), tuple(str(r.type) for r in op.results))
 
 
 @u.in_context
@@ -67,7 +70,7 @@ def _congruent(a, b, hyp, depth: int = 0) -> bool:
         return False
     da, db = u.defining_op(a), u.defining_op(b)
     if da is None or db is None or da.name != db.name or not u.is_pure(da) or len(da.results) != 1 or \
-            len(da.operands) != len(db.operands) or _key(da)[2] != _key(db)[2]:
+            len(da.operands) != len(db.operands) or _attrs(da) != _attrs(db):
         return False
     return all(_congruent(x, y, hyp, depth + 1) for x, y in zip(da.operands, db.operands))
 

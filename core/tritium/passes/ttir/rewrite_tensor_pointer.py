@@ -188,9 +188,7 @@ class _Rewriter:
         leading dims' offsets times their strides move the base (scalars), their bounds checks become one scalar
         condition.  Returns (the tile's BP, its shape, its checked dims, the condition or None); the block itself
         when it has no such dims."""
-        lead = 0
-        while len(shape) - lead > 2 and shape[lead] == 1:
-            lead += 1
+        lead = len(shape) - len(tt.squeezed_shape(shape))
         if not lead:
             return bp, shape, check, None
         loc = op.location
