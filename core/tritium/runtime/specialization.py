@@ -11,8 +11,10 @@ For a non-constexpr parameter:
 * a ``float`` is ``"fp32"``, a ``bool`` ``"i1"``, numpy scalars go by their dtype;
 * a host-side tensor descriptor (:class:`tritium.tools.tensor_descriptor.TensorDescriptor`) is
   ``"tensordesc<fp16[64, 64]>"`` (its base's element type and block shape; ``",nan"`` before the ``>`` with NaN
-  padding): the kernel receives it as base, shape and strides (:func:`descriptor_args`); when every dim of its
-  shape is a multiple of 16 (unless in ``do_not_specialize``) the shape arguments get ``tt.divisibility = 16``;
+  padding): the kernel receives it as base, shape and strides (:func:`descriptor_args`); it gets
+  ``tt.divisibility = 16`` (unless in ``do_not_specialize``) when the inner dim of its shape spans a multiple of
+  16 bytes -- what a TMA store needs (:mod:`tritium.passes.ttir.tma_descriptors`), true of every contiguous tensor
+  a ``TensorDescriptor`` accepts (its row stride is such a multiple); the outer dims may be anything;
 * ``None`` and ``tl.constexpr`` values become constexprs.
 
 The rule runs in two steps.  A parameter's *describe* function maps the argument to its **descriptor**, a
@@ -31,6 +33,7 @@ paths compute every descriptor with the same code.  What is rarer goes through :
 """
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -126,6 +129,17 @@ def tensordesc_type_string(v: Any) -> str:
     elem = dtype_type_string(v.base.dtype)
     nan = ",nan" if getattr(v, "padding", "zero") == "nan" else ""
     return f"tensordesc<{elem}{[int(b) for b in v.block_shape]}{nan}>"
+
+
+def element_size(dtype: Any) -> int:
+    """Bytes per element of a dtype (torch's, numpy's, or a name): from its type string's width (``fp8e4nv``: 1)."""
+    size = _ELEMENT_SIZES.get(dtype)
+    if size is None:
+        size = _ELEMENT_SIZES[dtype] = max(1, int(re.match(r"[a-z]+(\d+)", dtype_type_string(dtype)).group(1)) // 8)
+    return size
+
+
+_ELEMENT_SIZES: dict = {}  # dtype -> bytes
 
 
 def descriptor_args(v: Any) -> tuple:
@@ -312,8 +326,9 @@ def _describe_other(v: Any, specialize: bool, align: bool) -> Any:
         return describe_fn(specialize, align)(int(v))
     if isinstance(v, float):  # numpy float64 scalars included, as in Triton
         return _FP32
-    if is_tensor_descriptor(v):  # divisible: every dim of its shape is a multiple of 16 (unless do_not_specialize)
-        return Specialization(tensordesc_type_string(v), specialize and not any(int(d) & _MASK for d in v.shape))
+    if is_tensor_descriptor(v):  # divisible: its inner dim spans a multiple of 16 bytes (unless do_not_specialize)
+        return Specialization(tensordesc_type_string(v),
+                              specialize and not (int(v.shape[-1]) * element_size(v.base.dtype)) & _MASK)
     if hasattr(v, "dtype") and hasattr(v, "data_ptr"):
         if hasattr(v, "get_device"):
             DATA_PTR_TYPES.add(type(v))  # a tensor type: inline from now on

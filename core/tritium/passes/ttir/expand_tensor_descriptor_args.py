@@ -9,7 +9,8 @@ kernel function by those 1 + 2r arguments and rebuilds the descriptor at the ent
 ``TensorDescriptor`` guarantees becomes hints: the base is 16-byte aligned (``tt.divisibility = 16``), the
 leading strides are multiples of 16 bytes (``tt.divisibility = 16 / element size``), the last stride is 1 (the
 descriptor uses the constant; its argument stays in the ABI, unused).  A parameter with ``tt.divisibility = 16``
-(the JIT's specialisation: every dim of the shape a multiple of 16) gives it to the shape arguments.
+(the JIT's specialisation: the inner dim of its shape spans a multiple of 16 bytes) gives the inner shape argument
+``tt.divisibility = 16 / element size``.
 
 A parameter marked ``tt.tma`` (:mod:`.tma_descriptors`, sm_90+) stays, right before those arguments, as the
 kernel's TMA tensor map: the descriptor loads and stores on it keep it, its other uses take the rebuilt descriptor.
@@ -67,7 +68,8 @@ def _expand(func) -> int:
         new_attrs.append({"tt.divisibility": _i32_attr(_DIVISIBILITY)})
         vals += [block.add_argument(i32, a.location) for _ in range(r)]
         shape_div = u.attr_int(at["tt.divisibility"]) if "tt.divisibility" in at else None
-        new_attrs += [{"tt.divisibility": _i32_attr(shape_div)} if shape_div else {} for _ in range(r)]
+        inner = {"tt.divisibility": _i32_attr(max(1, shape_div // esize))} if shape_div else {}
+        new_attrs += [{} for _ in range(r - 1)] + [inner]
         vals += [block.add_argument(i64, a.location) for _ in range(r)]
         new_attrs += [{"tt.divisibility": _i32_attr(max(1, _DIVISIBILITY // esize))} for _ in range(r - 1)] + [{}]
         plan.append((vals, pad, keep if tma else None))

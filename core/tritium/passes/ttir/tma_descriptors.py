@@ -6,8 +6,9 @@ A kernel parameter of type ``!tt.tensordesc<tensor<R x C x T>>`` (a host ``Tenso
 bytes (``C * bytes(T)``), ``R <= 256`` (a TMA box dimension) and a multiple of 8 (every box starts on its swizzle
 pattern), NaN padding only for float types, and the kernel body
 loads or stores through the parameter itself (``tt.descriptor_load`` / ``tt.descriptor_store`` whose descriptor is
-the block argument).  A parameter stored through must also have every dim of its shape a multiple of 16 (the JIT's
-``tt.divisibility = 16`` specialisation): a TMA store writes whole 16-byte chunks of the inner dim, so past an inner
+the block argument).  A parameter stored through must also have an inner dim spanning a multiple of 16 bytes (the
+JIT's ``tt.divisibility = 16`` specialisation of a descriptor; the outer dims may be anything: the copy clips a box
+at the tensor's bounds): a TMA store writes whole 16-byte chunks of the inner dim, so past an inner
 extent whose bytes are not a multiple of 16 it would overwrite the memory that follows (the hardware does; Triton
 documents it as a limitation), where the pointer path writes exactly the descriptor's shape.
 
@@ -105,7 +106,7 @@ def _mark(func) -> int:
         if tma_capable(a.type, pad) or not loads + stores:
             continue
         # TMA stores write whole 16-byte chunks: past an inner dim whose bytes are not a multiple of 16, they would
-        # overwrite what follows it; only a shape the JIT saw divisible by 16 is sure not to be such a dim
+        # overwrite what follows it; only an inner dim the JIT saw span a multiple of 16 bytes is sure not to be one
         if stores and u.attr_int(at.get("tt.divisibility")) != 16:
             continue
         at[TMA_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0)  # expanded next (then 1)
