@@ -298,7 +298,7 @@ def test_offsets_advanced_together_are_one_loop_value_and_match_interpreter():
     new = CUDACompiler.make_ttir(text, {}, None, Handoff(), CUDACompiler().target_for_arch(80), 80)
     ref_k, new_k = _interp(text), _interp(new)
     loop = new[new.index("scf.for"):].split("\n")[0]
-    assert loop.split("->")[1].split(":")[0].strip() == "(tensor<16x16xf32>, i32)", loop  # the acc and one offset
+    assert loop.split("->")[1].split(":")[0].strip() == "(tensor<16x16xf32>, i64)", loop  # the acc and one (i64) offset
     rng = np.random.default_rng(3)
     N = 40
     x = rng.standard_normal((16, N)).astype(np.float32)

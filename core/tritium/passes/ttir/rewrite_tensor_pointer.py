@@ -1,10 +1,12 @@
 """Rewrite block pointers into tensors of pointers and masks (Triton's RewriteTensorPointer).
 
 A block pointer (``tt.make_tensor_ptr``, ``!tt.ptr<tensor<BxT>>``) is the tuple (base, shape[r] : i64,
-strides[r] : i64, offsets[r] : i32).  This pass tracks that tuple per SSA value and
+strides[r] : i64, offsets[r] : i64).  This pass tracks that tuple per SSA value and
 
-* ``tt.make_tensor_ptr`` -> its operands (erased once unused);
-* ``tt.advance`` -> ``offsets[d] + delta[d]`` (``arith.addi``);
+* ``tt.make_tensor_ptr`` -> its operands, the i32 offsets sign-extended to i64 (erased once unused);
+* ``tt.advance`` -> ``offsets[d] + extsi(delta[d])`` (``arith.addi`` in i64: a loop then carries i64 offsets, as
+  Triton's rewrite does, and the address of a load in the loop is ``base + (offset + range) * stride`` in i64
+  throughout, which LLVM strength-reduces to one add per iteration; an i32 offset sign-extended in the loop is not);
 * ``tt.load`` / ``tt.store`` through a block pointer -> the tensor of pointers
   ``base + sum_d (offsets[d] + range(B_d)) * strides[d]`` (i64 offsets, expanded and broadcast to the block)
   and, for the dims named by ``boundaryCheck``, the mask ``0 <= offsets[d] + range(B_d) < shape[d]``; a
@@ -61,8 +63,14 @@ def _block_of(ty):
 def _flat_types(ty) -> list:
     shape, elem = _block_of(ty)
     r = len(shape)
-    i64, i32 = ir.IntegerType.get_signless(64), ir.IntegerType.get_signless(32)
-    return [tt.ptr_type(elem)] + [i64] * r + [i64] * r + [i32] * r
+    i64 = ir.IntegerType.get_signless(64)
+    return [tt.ptr_type(elem)] + [i64] * r + [i64] * r + [i64] * r
+
+
+def _i64(rw, v, op, loc):
+    """``v`` (an i32 offset, or already i64) as i64."""
+    i64 = ir.IntegerType.get_signless(64)
+    return v if v.type == i64 else rw.v("arith.extsi", [v], i64, op, loc)
 
 
 class _Rewriter:
@@ -120,9 +128,8 @@ class _Rewriter:
             t64 = ir.RankedTensorType.get([n], i64)
             rng = self.v("tt.make_range", [], t32, op, loc,
                          {"start": ir.IntegerAttr.get(i32, 0), "end": ir.IntegerAttr.get(i32, n)})
-            off = self.v("tt.splat", [bp.offsets[d]], t32, op, loc)
-            idx = self.v("arith.addi", [off, rng], t32, op, loc)
-            idx64 = self.v("arith.extsi", [idx], t64, op, loc)
+            off = self.v("tt.splat", [bp.offsets[d]], t64, op, loc)
+            idx64 = self.v("arith.addi", [off, self.v("arith.extsi", [rng], t64, op, loc)], t64, op, loc)
             stride = self.v("tt.splat", [bp.strides[d]], t64, op, loc)
             term = self.v("arith.muli", [idx64, stride], t64, op, loc)
             term = expand(term, d, i64)
@@ -151,13 +158,14 @@ class _Rewriter:
         name = op.name
         if name == "tt.make_tensor_ptr":
             g = u.operand_groups(op)
-            self.bp[op.results[0]] = BP(g["base"][0], list(g["shape"]), list(g["strides"]), list(g["offsets"]))
+            offs = [_i64(self, o, op, op.location) for o in g["offsets"]]
+            self.bp[op.results[0]] = BP(g["base"][0], list(g["shape"]), list(g["strides"]), offs)
             self.dead.append(op)
         elif name == "tt.advance":
             src = self.get(op.operands[0], op)
             offs = []
             for o, dlt in zip(src.offsets, list(op.operands)[1:]):
-                offs.append(self.v("arith.addi", [o, dlt], o.type, op, op.location))
+                offs.append(self.v("arith.addi", [o, _i64(self, dlt, op, op.location)], o.type, op, op.location))
             self.bp[op.results[0]] = BP(src.base, src.shape, src.strides, offs)
             self.dead.append(op)
         elif name in ("tt.load", "tt.store") and is_block_ptr(op.operands[0].type):
@@ -196,7 +204,7 @@ class _Rewriter:
         i1 = ir.IntegerType.get_signless(1)
         base, ok = bp.base, None
         for d in range(lead):
-            off = self.v("arith.extsi", [bp.offsets[d]], i64, op, loc)
+            off = bp.offsets[d]
             base = self.v("tt.addptr", [base, self.v("arith.muli", [off, bp.strides[d]], i64, op, loc)], base.type,
                           op, loc)
             if d in check:
