@@ -216,3 +216,18 @@ def test_a_loops_num_stages_overrides_the_kernels(arch, kernel_stages, loop_stag
     # stacks of the loop's stages, a commit group per copy: the loop waits for 2 * (stages - 2) groups
     assert len(re.findall(rf"!ttg.memdesc<array<i64: {loop_stages}, (64, 32|32, 64)>", ttgir)) >= 2
     assert f"cp.async.wait_group \t{2 * (loop_stages - 2)};" in ptx
+
+
+@pytest.mark.parametrize("BN,stage", [(32, 1), (64, 1), (64, 3)])
+def test_attention_epilogue_converts_only_the_fp16_result(BN, stage):
+    """``acc / l_i[:, None]`` after the loop: ``l_i`` in the first dot's layout, ``acc`` in the second's (the same
+    rows in the same threads: a free conversion), so the division stays in the accumulator's layout and only the
+    fp16 result crosses shared memory for the store, as in Triton (before: the fp32 accumulator, 64 KiB, then the
+    fp16 result again)."""
+    from tests.nvidia.test_wgmma_dot import attention
+
+    ttgir = attention(BM=128, BN=BN, D=128, num_warps=8, stage=stage).asm["ttgir"]
+    tail = ttgir[ttgir.rindex("scf.for"):]
+    tail = tail[tail.index("\n    }"):]  # after the last loop
+    moved = [m for m in re.findall(r'"ttg.convert_layout"\(%[\w#]+\)[^\n]*?: \(tensor<(\d+x\d+)x(\w+)', tail)]
+    assert ("128x128", "f32") not in moved and moved.count(("128x128", "f16")) == 1, moved

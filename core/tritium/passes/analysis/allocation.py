@@ -100,7 +100,7 @@ def _tile(layout, rank: int) -> Optional[tuple]:
     return None
 
 
-def _register_only(src, dst, shape) -> bool:
+def register_only(src, dst, shape) -> bool:
     """True when every thread holds the same elements in both layouts (no data moves between threads)."""
     if src == dst:
         return True
@@ -121,7 +121,7 @@ def convert_scratch_size(src_ty, dst_ty) -> int:
     if src is None or dst is None:
         return 0
     shape = tuple(ir.RankedTensorType(src_ty).shape)
-    if _register_only(src, dst, shape):
+    if register_only(src, dst, shape):
         return 0
     eb = elem_bytes(src_ty)
     rounds = layouts.convert_rounds(src.linear(shape), dst.linear(shape), eb)

@@ -36,7 +36,7 @@ from __future__ import annotations
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
-from tritium.passes.analysis.allocation import _register_only, elem_bytes
+from tritium.passes.analysis.allocation import elem_bytes, register_only
 
 from tritium.passes.ir_helpers import CONVERT, as_op, create_convert, layout_of, walk
 
@@ -114,7 +114,7 @@ def _a_in_registers(a, result_layout, dot):
     if elem_bytes(ty) != 2 or not _is_v3(layout_of(src)):
         return None
     want = layouts.DotOperandLayout(0, result_layout, 2)
-    if not _register_only(layout_of(src), want, tuple(ty.shape)):
+    if not register_only(layout_of(src), want, tuple(ty.shape)):
         return None
     return create_convert(src, want, before=dot)
 
@@ -184,7 +184,7 @@ def dot_operands_through_shared(root) -> int:
             continue
         ty = ir.RankedTensorType(src.type)
         shape = tuple(ty.shape)
-        if _register_only(layout_of(src), layout_of(op.results[0]), shape):
+        if register_only(layout_of(src), layout_of(op.results[0]), shape):
             continue  # an MMA result feeding the next dot (attention's p): the registers are already right
         want = layout_of(op.results[0])
         if isinstance(want.parent, layouts.AMD_MMA):

@@ -11,7 +11,12 @@ Rewrites, applied to every conversion ``%y = convert_layout %x : A -> B`` until 
    ``tt.make_range``, ``arith.constant``, elementwise arith / math / tt ops, ``tt.addptr``, ``tt.broadcast``,
    ``tt.expand_dims``) whose leaves are scalars, constants or values already available in layout ``B``
    (directly, or as the source of a conversion from ``B``), the slice is cloned in layout ``B`` and the
-   conversion disappears.  Ops of the slice with other users stay for them (DCE removes the rest).  An
+   conversion disappears.  Outside loops a leaf may also be a value in another tensor-core layout of the same warp
+   grid that gives every thread the same elements (a free conversion, a renaming of registers): the epilogue's
+   ``acc / l_i[:, None]`` of attention, ``l_i`` in the first dot's layout, the accumulator in the second's, is
+   then computed in the accumulator's layout and only the fp16 result is converted for the store, as in Triton
+   (before, the fp32 accumulator crossed shared memory twice).  Ops of the slice with other users stay for them
+   (DCE removes the rest).  An
    ``scf.if`` result that is only converted to ``B`` is yielded in ``B`` by both branches when their yielded
    values can be obtained in ``B`` that way.
 5. **forward sinking**: when every user of ``%y`` can compute in layout ``A`` instead (elementwise ops whose
@@ -61,11 +66,12 @@ layout) and between a vectorised load and a store of a different alignment.
 from __future__ import annotations
 
 import logging
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
+from tritium.passes.analysis.allocation import register_only
 from tritium.passes.ir_helpers import (CONVERT, MEMORY_OPS, as_op, create_convert, defining_op, erase_dead,
                                        is_elementwise, is_tensor, layout_of, module_int, retype_results, users, walk,
                                        with_layout)
@@ -136,6 +142,14 @@ def _result_layout_from_operand(op, operand_layout, operand_value):
     return None
 
 
+class _Free(NamedTuple):
+    """A plan entry: the value is ``src`` converted without moving data (every thread already holds the same
+    elements in both layouts: the conversion is a renaming of registers)."""
+
+    src: object
+    name: str = "free convert"
+
+
 class _Rewriter:
     def __init__(self, root):
         self.root = root
@@ -157,13 +171,38 @@ class _Rewriter:
             return d.operands[0]
         return None
 
-    def _slice(self, value, lay, plan: dict, depth=0) -> bool:
-        """Collect into ``plan`` (value -> layout) the ops to clone so that ``value`` exists in ``lay``."""
+    def _free_source(self, value, lay) -> Optional[object]:
+        """``value``, or the source of the conversion that made it, when both are tensor-core layouts (or their
+        slices) of the same warp grid and converting it to ``lay`` moves no data between threads (attention's ``l_i`` in the first dot's
+        layout used with the second dot's accumulator: the same rows in the same threads); None otherwise."""
+        if not is_tensor(value.type) or lay is None or isinstance(lay, str) or not _mma_family(lay):
+            return None
+        warps = _mma_root(lay).warps_per_cta
+        if _in_loop(value):  # inside a loop rule 7 decides the layouts (and a renaming there unsettles it)
+            return None
+        shape = tuple(ir.RankedTensorType(value.type).shape)
+        d = defining_op(value)
+        for cand in (value, d.operands[0] if d is not None and d.name == CONVERT else None):
+            cur = None if cand is None else layout_of(cand)
+            if cur is not None and cur != lay and _mma_family(cur) and _mma_root(cur).warps_per_cta == warps \
+                    and register_only(cur, lay, shape):
+                return cand
+        return None
+
+    def _slice(self, value, lay, plan: dict, depth=0, free_root=False) -> bool:
+        """Collect into ``plan`` (value -> layout) the ops to clone so that ``value`` exists in ``lay``.  A leaf
+        whose conversion to ``lay`` moves no data is converted (:class:`_Free`); not the slice's root unless
+        ``free_root`` (else removing a conversion would make the same one again)."""
         if self._available(value, lay) is not None:
             return True
         key = (value, lay)
         if key in plan:
             return True
+        if depth or free_root:
+            src = self._free_source(value, lay)
+            if src is not None:
+                plan[key] = _Free(src)
+                return True
         if len(plan) > _MAX_SLICE:
             return False
         d = defining_op(value)
@@ -185,9 +224,10 @@ class _Rewriter:
         plan[key] = d
         return True
 
-    def _materialise(self, value, lay, plan, made: dict, before):
+    def _materialise(self, value, lay, plan, made: dict, before, at=None):
         """Clone the planned slice of ``value`` in ``lay``: before ``before``, or each op just before its original
-        when ``before`` is None (a value computed outside a loop stays outside it)."""
+        when ``before`` is None (a value computed outside a loop stays outside it); a free conversion goes right
+        before its user's clone (``at``)."""
         avail = self._available(value, lay)
         if avail is not None:
             return avail
@@ -195,10 +235,14 @@ class _Rewriter:
         if key in made:
             return made[key]
         d = plan[key]
+        if isinstance(d, _Free):
+            made[key] = create_convert(d.src, lay, before=at if at is not None else before)
+            return made[key]
         operands = []
+        pos = d if before is None else before
         for i, v in enumerate(d.operands):
             want = _operand_layout(d, i, lay) if d.name not in _LEAF_OPS else "scalar"
-            operands.append(v if want == "scalar" else self._materialise(v, want, plan, made, before))
+            operands.append(v if want == "scalar" else self._materialise(v, want, plan, made, before, pos))
         made[key] = _clone_in_layout(d, value, lay, operands, d if before is None else before)
         return made[key]
 
@@ -307,7 +351,7 @@ class _Rewriter:
             self.assume = {}
         if not ok:
             return False
-        old_ops = [d for (val, _), d in plan.items() if d.name not in _LEAF_OPS]
+        old_ops = [d for (val, _), d in plan.items() if not isinstance(d, _Free) and d.name not in _LEAF_OPS]
         old_set = set(old_ops)
         dying = []
         for u in users(arg):
@@ -377,7 +421,7 @@ class _Rewriter:
             want = _operand_layout(u, i, res_lay) if u.name not in ("tt.reduce", "tt.store") else a
             if want is None or want == "scalar":
                 return None
-            if not self._slice(v, want, plan):
+            if not self._slice(v, want, plan, free_root=True):
                 return None
         return (res_lay, plan)
 
@@ -517,10 +561,28 @@ def _numel(value) -> int:
     return n
 
 
-def _mma_family(lay) -> bool:
+def _in_loop(value) -> bool:
+    """Whether ``value`` is defined inside an ``scf.for`` / ``scf.while`` (a loop's results are not)."""
+    owner = value.owner
+    op = as_op(owner.owner) if isinstance(owner, ir.Block) else as_op(owner).parent
+    while op is not None:
+        op = as_op(op)
+        if op.name in ("scf.for", "scf.while"):
+            return True
+        if op.name in ("func.func", "tt.func", "builtin.module"):
+            return False
+        op = op.parent
+    return False
+
+
+def _mma_root(lay):
     while isinstance(lay, layouts.SliceLayout):
         lay = lay.parent
-    return isinstance(lay, (layouts.NvidiaMmaLayout, *layouts.AMD_MMA))
+    return lay
+
+
+def _mma_family(lay) -> bool:
+    return isinstance(_mma_root(lay), (layouts.NvidiaMmaLayout, *layouts.AMD_MMA))
 
 
 def _convert_cost(value) -> int:
