@@ -2,6 +2,7 @@
 time (no autotuner), measured in turns, each result checked against torch.
 
     python bench/sweep.py [--what matmul,attn] [--rounds 3] [--json OUT]       # on the GPU machine
+    python bench/sweep.py --what attn --match "D=128.*num_warps=8" --extra maxnreg=128   # a launch option added
 
 * matmul: the tutorial kernel (tests/e2e/kernels.py ``matmul_kernel``), fp16, 4096^3: tiles 64x64 to 256x128,
   BLOCK_K 32 / 64, 4 / 8 warps, 2-4 stages; and the tutorial's fp16 configs again with B transposed (K-major) and
@@ -79,7 +80,13 @@ def main(argv=None) -> int:
     ap.add_argument("--json")
     ap.add_argument("--limit", type=int, default=0, help="only the first N configs of each kind (a quick check)")
     ap.add_argument("--match", help="only the configs whose 'workload config' text matches this regular expression")
+    ap.add_argument("--extra", action="append", default=[], metavar="KEY=INT",
+                    help="a launch option added to every config, for both implementations (e.g. maxnreg=128)")
     a = ap.parse_args(argv)
+    extra = {}
+    for kv in a.extra:
+        k, _, v = kv.partition("=")
+        extra[k] = int(v)
 
     import torch
     from triton.testing import do_bench
@@ -137,6 +144,7 @@ def main(argv=None) -> int:
                 data[(n, bt)] = (A, Bm, ref, torch.empty((n, n), device=dev, dtype=torch.float16))
             A, Bm, ref, C = data[(n, bt)]
             scale = ref.abs().max().item()
+            meta = {**meta, **extra}
             fns = {k: (lambda K=K, meta=meta: G.matmul(K.matmul_kernel, A, Bm, C, n, n, n, b_kmajor=bt, **meta))
                    for k, K in impls.items()}
 
@@ -162,6 +170,7 @@ def main(argv=None) -> int:
                 data[shape] = (q, k, v, refs, torch.empty_like(q), torch.empty(shape[:3], device=dev))
             q, k, v, refs, o, m = data[shape]
             ref = refs[bool(causal)]
+            meta = {**meta, **extra}
             fns = {kk: (lambda K=K, meta=meta: G.attention(K._attn_fwd, q, k, v, o, m, causal, shape=shape, **meta))
                    for kk, K in impls.items()}
 
