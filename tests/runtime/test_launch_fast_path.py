@@ -237,7 +237,8 @@ def test_cuda_direct_launcher_with_stubbed_driver(monkeypatch, tmp_path):
         with pytest.raises(KernelRuntimeError, match="argument 'x_ptr' is a tensor on cuda:1"):
             ck[(6,)](x1, y1, out1, 100)
         assert [(g, s) for g, _, s, _ in launches[n:]] == [((5, 1, 1), 109), ((6, 1, 1), 9)]
-        assert set(ck.launchers[d]) == {"device", 0, 1} and ck.launchers[d][1] is ck.loaded[1].launch.grid
+        # one binding per driver and device, shared by every launch path
+        assert set(ck.bindings) == {(d, 0), (d, 1)} and ck.bindings[(d, 1)].launch is ck.loaded[1].launch.grid
     finally:
         driver.reset()
 

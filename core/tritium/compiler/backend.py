@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .._env import is_true
 from ..target import GPUTarget  # noqa: F401  (the backends' contract names it here too)
@@ -152,6 +152,15 @@ class BaseCompiler(ABC):
         """Changes whenever what this backend generates could change (used in cache keys)."""
 
 
+class Binding(NamedTuple):
+    """A kernel bound to one device of a driver (:meth:`BaseDriver.bind`): what every relaunch path calls."""
+
+    launch: Callable[[Any, tuple, Sequence], None]  # fn(kernel, grid, args), as BaseDriver.launch
+    #: fn(positions, n_values) -> the direct launch fn(gx, v0, ..., v{n_values-1}) or None (BaseDriver.direct_launcher)
+    direct: Callable[[tuple, int], Optional[Callable[..., None]]]
+    loaded: bool  # False: not loaded on the device yet (or TRITIUM_COMPILE_ONLY); launch is then the driver's launch
+
+
 class BaseDriver(ABC):
     """The device side of a backend: is there a device, what is its target, load and launch a compiled kernel.
 
@@ -208,6 +217,15 @@ class BaseDriver(ABC):
         (:func:`tritium.compiler.launch.bound_launch`).  It may skip what :meth:`launch` does on a first launch
         (loading, looking the device up); the default is :meth:`launch` itself."""
         return self.launch
+
+    def bind(self, kernel: Any, device: Any) -> Binding:
+        """``kernel`` bound to ``device``, the one entry the core's launch paths use after a first launch there
+        (:func:`tritium.compiler.launch.binding` keeps one per kernel, driver and device): ``launch`` is
+        :meth:`launcher`'s function, ``direct(positions, n_values)`` :meth:`direct_launcher`'s.  A driver overrides
+        those two (or this)."""
+        fn = self.launcher(kernel, device)
+        return Binding(fn, lambda positions, n, k=kernel, d=device: self.direct_launcher(k, d, positions, n),
+                       fn is not self.launch)
 
     def fast_path_ok(self, args: Sequence) -> bool:
         """Whether later launches with arguments like ``args`` (this launch's runtime arguments) may take the JIT's

@@ -161,7 +161,7 @@ class CompiledKernel(Subscript):
         self.module = None
         self.function = None
         self.loaded: dict = {}
-        self.launchers: dict = {}  # driver -> {"device": its device getter, device: launch fn} (compiler.launch)
+        self.bindings: dict = {}  # (driver, device) -> its Binding (compiler.launch.binding)
         self._c_grid_state = None  # kernel[grid] from C once launched on a device (compiler.launch._bind_c)
 
     @property

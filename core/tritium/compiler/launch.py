@@ -2,8 +2,10 @@
 
 Every launch goes through :func:`launch_with_hooks`: ``CompiledKernel[grid](...)`` / ``.launch`` and
 ``driver.active.launch`` through :func:`launch` (the driver's ``launch``), the JIT's relaunch fast path with the
-function :func:`bound_launch` returns (the driver's ``launcher``).  The hooks (``tritium_launch_enter`` /
-``_exit``) cost one attribute read while no plugin implements them.
+function :func:`bound_launch` returns.  After a kernel's first launch on a device, every path takes the driver's
+:meth:`~tritium.compiler.backend.BaseDriver.bind` of it, kept once per kernel, driver and device by
+:func:`binding` (``kernel.bindings``).  The hooks (``tritium_launch_enter`` / ``_exit``) cost one attribute read
+while no plugin implements them.
 
 Layering: above :mod:`tritium.plugins` and the backend registry, below ``CompiledKernel`` and the runtime.
 """
@@ -56,31 +58,46 @@ def launch(kernel: Any, grid: tuple, args: Sequence) -> None:
     """Launch a CompiledKernel over ``grid`` (a 3-tuple) with its runtime ``args`` on the driver of the backend
     it was compiled for (checked active), calling the launch hooks.
 
-    Once the kernel was launched on a device, and while no plugin implements the launch hooks, the driver's
-    ``launcher(kernel, device)`` for the current device (its ``device_getter()``) is called straight away (kept in
-    ``kernel.launchers[driver]``: ``{"device": getter, device: fn}``)."""
+    Once the kernel was launched on a device, and while no plugin implements the launch hooks, its
+    :func:`binding` there (the current device: the driver's ``device_getter()``) launches it straight away."""
     d = launch_driver(kernel.metadata.get("backend"), kernel.name)
     pm = _plugins._pm
     if pm is None or pm.launch_hooks is not None:
         launch_with_hooks(d.launch, kernel, grid, args)
         return
-    launchers = kernel.__dict__.setdefault("launchers", {})
-    bound = launchers.get(d)
-    if bound is None:
-        bound = launchers[d] = {"device": d.device_getter()}
-    dev = bound["device"]()
-    fn = bound.get(dev)
-    if fn is None:
+    bindings = kernel.__dict__.get("bindings")
+    getter = _GETTERS.get(d)
+    if getter is None:
+        getter = _GETTERS[d] = d.device_getter()
+    dev = getter()
+    b = None if bindings is None else bindings.get((d, dev))
+    if b is None:
         d.launch(kernel, grid, args)  # loads the kernel on this device on its first launch there
-        fn = d.launcher(kernel, dev)
-        if fn is not d.launch:  # the loaded kernel's own launch function
-            bound[dev] = fn
-            _bind_c(kernel, d, dev, bound["device"])
+        b = binding(kernel, d, dev)
+        if b is not None:
+            _bind_c(kernel, d, dev, getter, b)
         return
-    fn(kernel, grid, args)
+    b.launch(kernel, grid, args)
 
 
-def _bind_c(kernel: Any, d: BaseDriver, dev: Any, getter: Callable[[], Any]) -> None:
+_GETTERS: dict = {}  # driver -> its device getter
+
+
+def binding(kernel: Any, d: BaseDriver, device: Any) -> Any:
+    """``d.bind(kernel, device)``, kept in ``kernel.bindings[(d, device)]`` once the kernel is loaded there: the one
+    cache of launch functions that :func:`launch`, :func:`bound_launch` (the JIT's fast entries) and the C subscript
+    (:func:`_bind_c`) share.  None while it is not loaded there (TRITIUM_COMPILE_ONLY, a host backend's launch)."""
+    bindings = kernel.__dict__.setdefault("bindings", {})
+    b = bindings.get((d, device))
+    if b is None:
+        b = d.bind(kernel, device)
+        if not b.loaded:
+            return None
+        bindings[(d, device)] = b
+    return b
+
+
+def _bind_c(kernel: Any, d: BaseDriver, dev: Any, getter: Callable[[], Any], b: Any) -> None:
     """``CompiledKernel[grid](...)`` from C (``tritium._speedups``, its ``CK_*`` state) once ``kernel`` is loaded
     on ``dev``: the driver's direct launch for the device (``fn(gx, *args)``, every runtime argument), taken by
     the C subscript while that driver is still the backend's launch driver, no plugin implements the launch
@@ -92,7 +109,7 @@ def _bind_c(kernel: Any, d: BaseDriver, dev: Any, getter: Callable[[], Any]) -> 
         return
     n = len(kernel.signature)
     try:
-        direct = d.direct_launcher(kernel, dev, tuple(range(n)), n)
+        direct = b.direct(tuple(range(n)), n)
     except KernelRuntimeError:  # the driver's arguments are not the signature's (metadata without one): Python
         return
     if direct is None:
@@ -105,11 +122,12 @@ def _bind_c(kernel: Any, d: BaseDriver, dev: Any, getter: Callable[[], Any]) -> 
 
 
 def bound_launch(kernel: Any, device: Any) -> tuple:
-    """``(driver, fn)`` for the JIT's relaunch fast path: ``fn`` is the driver's ``launcher(kernel, device)``,
-    with ``launch``'s signature, for ``kernel`` already launched once on ``device`` through :func:`launch`.
-    Callers launch through :func:`launch_with_hooks`."""
+    """``(driver, binding)`` for the JIT's relaunch fast path, ``kernel`` already launched once on ``device``
+    through :func:`launch`: ``binding.launch`` has ``launch``'s signature (callers launch through
+    :func:`launch_with_hooks`), ``binding.direct(positions, n)`` gives the direct launch; a binding that is the
+    driver's plain ``launch`` (not loaded: TRITIUM_COMPILE_ONLY, a host backend) when :func:`binding` has none."""
     d: BaseDriver = launch_driver(kernel.metadata.get("backend"), kernel.name)
-    return d, d.launcher(kernel, device)
+    return d, binding(kernel, d, device) or d.bind(kernel, device)
 
 
-__all__ = ["launch", "launch_with_hooks", "bound_launch", "Subscript"]
+__all__ = ["launch", "launch_with_hooks", "bound_launch", "binding", "Subscript"]

@@ -161,10 +161,10 @@ class JITFunction(JITCallable, _Subscript, KernelInterface):
             # these descriptors take the fast path
             pos = tuple(i for i, n in enumerate(self.arg_names) if n in bound.signature)
             descs = frozenset(i for i in pos if is_tensordesc_type(bound.signature[self.arg_names[i]]))
-            drv, fn = bound_launch(kernel, dev_key[2])
+            drv, b = bound_launch(kernel, dev_key[2])
             if drv is ctx.driver:
-                direct = None if descs else drv.direct_launcher(kernel, dev_key[2], pos, len(self.arg_names))
-                cache.fast[(*dev_key, *key)] = FastLaunch(kernel, arg_getter(pos, descs), fn, drv, direct)
+                direct = None if descs else b.direct(pos, len(self.arg_names))
+                cache.fast[(*dev_key, *key)] = FastLaunch(kernel, arg_getter(pos, descs), b.launch, drv, direct)
         return kernel
 
     def _compile(self, bound: Bound):
