@@ -946,7 +946,7 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     INTERN(s_used_global_vals, "used_global_vals");
     INTERN(s_cache, "cache");
     INTERN(s_fast, "fast");
-    INTERN(s_forced, "_forced");
+    INTERN(s_forced, "forced_backend");
     INTERN(s_pm, "_pm");
     INTERN(s_launch_hooks, "launch_hooks");
     INTERN(s_direct, "direct");

@@ -38,7 +38,7 @@ class _DriverMeta(type):
         if isinstance(obj, ActiveDriver):
             # only a backend set active counts: selecting one would probe the devices (cuInit), which a process
             # that forks workers afterwards (Inductor's compile pool) must not do
-            forced = registry._forced
+            forced = registry.forced_backend
             if not isinstance(forced, str):
                 return False
             fname = registry.parse_target_spec(forced)[0]

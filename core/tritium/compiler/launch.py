@@ -116,7 +116,7 @@ def _bind_c(kernel: Any, d: BaseDriver, dev: Any, getter: Callable[[], Any], b: 
         return
     state = kernel.__dict__.get("_c_grid_state")
     if state is None or state.driver is not d:  # first, or a new driver since (a reset): directs of this one only
-        state = kernel._c_grid_state = CompiledKernelState(kernel, _registry._launch_drivers, backend, d, getter, {},
+        state = kernel._c_grid_state = CompiledKernelState(kernel, _registry.launch_snapshot().drivers, backend, d, getter, {},
                                                            vars(_plugins), torch.Tensor, kernel.launch, n)
     state.directs[dev] = direct
 

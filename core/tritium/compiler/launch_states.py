@@ -16,8 +16,8 @@ class JitLaunchState(NamedTuple):
 
     fn: Any  # the JITFunction
     kc_type: Any  # runtime.launch.KernelCache
-    registry: Any  # vars(tritium.compiler.registry): the selection read inline
-    contexts: Any  # the registry's launch contexts
+    registry: Any  # registry.launch_snapshot().state: forced_backend read inline
+    contexts: Any  # launch_snapshot().contexts
     env: Any  # os.environ's data (TRITIUM_TARGET / TRITON_INTERPRET read inline)
     kt: Any  # the key of TRITIUM_TARGET in it
     ki: Any  # the key of TRITON_INTERPRET in it

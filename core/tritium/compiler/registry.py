@@ -34,7 +34,7 @@ _backends: Optional[dict] = None
 _compilers: dict = {}
 _drivers: dict = {}
 _selection_cache: dict = {}
-_forced: Optional[str] = None  # set_active()
+forced_backend: Optional[str] = None  # set_active(): the backend (spec) forced regardless of the environment
 _launch_drivers: dict = {}  # backend name -> its driver, once seen active
 _launch_contexts: dict = {}  # _selection_key() -> LaunchContext
 
@@ -162,8 +162,8 @@ class Selection:
 
 def requested_target() -> Optional[tuple]:
     """``(name, arch, source)`` asked for by set_active() / the environment, or None for automatic selection."""
-    if _forced is not None:
-        return (*parse_target_spec(_forced), "set_active")
+    if forced_backend is not None:
+        return (*parse_target_spec(forced_backend), "set_active")
     spec = os.environ.get("TRITIUM_TARGET", "").strip()
     if spec:
         name, arch = parse_target_spec(spec)
@@ -200,8 +200,8 @@ def _selection_key() -> tuple:
     (:func:`launch_context` computes the same inline)."""
     d = _env_data
     if d is not None:
-        return (_forced, d.get(_TARGET_KEY), d.get(_INTERPRET_KEY))
-    return (_forced, os.environ.get("TRITIUM_TARGET"), os.environ.get("TRITON_INTERPRET"))
+        return (forced_backend, d.get(_TARGET_KEY), d.get(_INTERPRET_KEY))
+    return (forced_backend, os.environ.get("TRITIUM_TARGET"), os.environ.get("TRITON_INTERPRET"))
 
 
 def select() -> Selection:
@@ -238,13 +238,13 @@ def select() -> Selection:
 def set_active(name: Any) -> None:
     """Force the backend (``"interpreter"``, ``"cuda:90"``, ...) regardless of the environment; None undoes it.
     A backend's driver (Triton's ``driver.set_active(backend.driver())``) selects that backend."""
-    global _forced
+    global forced_backend
     if name is not None and not isinstance(name, str):
         drv = name
         name = next((n for n, d in list(_drivers.items()) if d is drv), None)
         if name is None:
             raise TypeError(f"set_active: {drv!r} is neither a backend name nor a tritium backend's driver")
-    _forced = name
+    forced_backend = name
     _selection_cache.clear()
     _launch_contexts.clear()
 
@@ -307,11 +307,31 @@ class LaunchContext(NamedTuple):
     device: Callable[[], Any]  # returns the current device (the driver's ``device_getter()``)
 
 
+class LaunchSnapshot(NamedTuple):
+    """What the launch fast paths read of the selection without calling this module (the JIT's generated launchers,
+    ``tritium._speedups``): live objects, so a snapshot taken once stays current.  The selection key is
+    ``(state["forced_backend"], environ.get(target_key), environ.get(interpret_key))``, looked up in ``contexts``
+    (a miss: call :func:`launch_context`)."""
+
+    state: dict  # this module's namespace (``forced_backend`` read on every launch)
+    contexts: dict  # selection key -> LaunchContext (cleared by reset / set_active)
+    environ: Any  # os.environ's raw mapping (CPython); None where it cannot be read so (then no inline path)
+    target_key: Any  # TRITIUM_TARGET as a key of ``environ``
+    interpret_key: Any  # TRITON_INTERPRET as a key of ``environ``
+    drivers: dict  # backend name -> its driver, once seen active (launch_driver)
+
+
+def launch_snapshot() -> LaunchSnapshot:
+    """The :class:`LaunchSnapshot` of this process's selection state."""
+    return LaunchSnapshot(globals(), _launch_contexts, _env_data, _TARGET_KEY if _env_data is not None else None,
+                          _INTERPRET_KEY if _env_data is not None else None, _launch_drivers)
+
+
 def launch_context() -> LaunchContext:
     """The :class:`LaunchContext` of the selected backend (cleared by :func:`reset` and :func:`set_active`).
     On every launch of the JIT's fast path: the selection key is computed inline."""
     d = _env_data
-    key = (_forced, d.get(_TARGET_KEY), d.get(_INTERPRET_KEY)) if d is not None else _selection_key()
+    key = (forced_backend, d.get(_TARGET_KEY), d.get(_INTERPRET_KEY)) if d is not None else _selection_key()
     ctx = _launch_contexts.get(key)
     if ctx is None:
         sel = select()
@@ -327,4 +347,4 @@ def _device_zero() -> int:
 
 __all__ = ["backends", "get_backend", "get_compiler", "get_driver", "backend_status", "select", "Selection",
            "set_active", "reset_active", "reset", "parse_target_spec", "target_from_spec", "current_target",
-           "requested_target", "launch_driver", "launch_context", "LaunchContext"]
+           "requested_target", "launch_driver", "launch_context", "LaunchContext", "launch_snapshot", "LaunchSnapshot"]

@@ -189,10 +189,11 @@ def make_launcher(fn: Any) -> Any:
               "    try:"]
     lines += ["    " + ln for ln in "".join(body).splitlines()]
     # the key is flat (descriptors, tensors' devices, constexprs, options): one tuple to hash
-    if _registry._env_data is not None:  # launch_context() inline: the selection's key, one dict lookup
-        ns.update({"_tr_R": _registry, "_tr_lcs": _registry._launch_contexts, "_tr_env": _registry._env_data,
-                   "_tr_KT": _registry._TARGET_KEY, "_tr_KI": _registry._INTERPRET_KEY})
-        lines += ["        _tr_c = _tr_lcs.get((_tr_R._forced, _tr_env.get(_tr_KT), _tr_env.get(_tr_KI)))",
+    snap = _registry.launch_snapshot()
+    if snap.environ is not None:  # launch_context() inline: the selection's key, one dict lookup
+        ns.update({"_tr_R": _registry, "_tr_lcs": snap.contexts, "_tr_env": snap.environ,
+                   "_tr_KT": snap.target_key, "_tr_KI": snap.interpret_key})
+        lines += ["        _tr_c = _tr_lcs.get((_tr_R.forced_backend, _tr_env.get(_tr_KT), _tr_env.get(_tr_KI)))",
                   "        _tr_name, _tr_arch, _tr_drv, _tr_dev = _tr_ctx() if _tr_c is None else _tr_c"]
     else:
         lines += ["        _tr_name, _tr_arch, _tr_drv, _tr_dev = _tr_ctx()"]
@@ -234,7 +235,8 @@ def _c_launch_state(fn: Any, ns: dict, names: list, spec: tuple, launcher: Calla
     in C: the same key, entry and direct launch; ``launcher`` for everything else), or None where the helper was
     not built, torch is not imported, or the environment cannot be read inline.  ``spec``: per parameter 1 for a
     constexpr, else 2 when it is specialised | 4 when its alignment is."""
-    if "_tr_ti" not in ns or _registry._env_data is None or len(names) > 128:
+    snap = _registry.launch_snapshot()
+    if "_tr_ti" not in ns or snap.environ is None or len(names) > 128:
         return None
     from .. import _speedups
 
@@ -244,8 +246,8 @@ def _c_launch_state(fn: Any, ns: dict, names: list, spec: tuple, launcher: Calla
     # the function's attributes read from its __dict__ where no class attribute of those names could intervene;
     # the two modules' globals from theirs
     plain = not any(hasattr(type(fn), a) for a in ("pre_run_hooks", "debug", "used_global_vals", "cache"))
-    return JitLaunchState(fn, KernelCache, vars(_registry), _registry._launch_contexts, _registry._env_data,
-                          _registry._TARGET_KEY, _registry._INTERPRET_KEY, vars(_plugins), ns["_tr_T"], _M, spec, defaults,
+    return JitLaunchState(fn, KernelCache, snap.state, snap.contexts, snap.environ,
+                          snap.target_key, snap.interpret_key, vars(_plugins), ns["_tr_T"], _M, spec, defaults,
                           (_ONE, _DIVISIBLE, _PLAIN, _ANY), tuple(sys.intern(n) for n in names), launcher,
                           vars(fn) if plain else None, [None, None], {})
 
