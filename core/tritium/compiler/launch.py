@@ -74,26 +74,27 @@ def launch(kernel: Any, grid: tuple, args: Sequence) -> None:
     if b is None:
         d.launch(kernel, grid, args)  # loads the kernel on this device on its first launch there
         b = binding(kernel, d, dev)
-        if b is not None:
+        if b.loaded:
             _bind_c(kernel, d, dev, getter, b)
         return
     b.launch(kernel, grid, args)
 
 
-_GETTERS: dict = {}  # driver -> its device getter
+_GETTERS: dict = {}  # driver -> its device getter (forgotten with the drivers when the backends change)
+_plugins.on_backends_change(_GETTERS.clear)
 
 
 def binding(kernel: Any, d: BaseDriver, device: Any) -> Any:
     """``d.bind(kernel, device)``, kept in ``kernel.bindings[(d, device)]`` once the kernel is loaded there: the one
     cache of launch functions that :func:`launch`, :func:`bound_launch` (the JIT's fast entries) and the C subscript
-    (:func:`_bind_c`) share.  None while it is not loaded there (TRITIUM_COMPILE_ONLY, a host backend's launch)."""
+    (:func:`_bind_c`) share.  While it is not loaded there (TRITIUM_COMPILE_ONLY, a host backend's launch) the
+    binding (``loaded`` False: its launch is the driver's) is made afresh each time."""
     bindings = kernel.__dict__.setdefault("bindings", {})
     b = bindings.get((d, device))
     if b is None:
         b = d.bind(kernel, device)
-        if not b.loaded:
-            return None
-        bindings[(d, device)] = b
+        if b.loaded:
+            bindings[(d, device)] = b
     return b
 
 
@@ -116,18 +117,18 @@ def _bind_c(kernel: Any, d: BaseDriver, dev: Any, getter: Callable[[], Any], b: 
         return
     state = kernel.__dict__.get("_c_grid_state")
     if state is None or state.driver is not d:  # first, or a new driver since (a reset): directs of this one only
-        state = kernel._c_grid_state = CompiledKernelState(kernel, _registry.launch_snapshot().drivers, backend, d, getter, {},
-                                                           vars(_plugins), torch.Tensor, kernel.launch, n)
+        state = kernel._c_grid_state = CompiledKernelState(kernel, _registry.launch_snapshot().drivers, backend, d,
+                                                           getter, {}, vars(_plugins), torch.Tensor, kernel.launch, n)
     state.directs[dev] = direct
 
 
 def bound_launch(kernel: Any, device: Any) -> tuple:
     """``(driver, binding)`` for the JIT's relaunch fast path, ``kernel`` already launched once on ``device``
     through :func:`launch`: ``binding.launch`` has ``launch``'s signature (callers launch through
-    :func:`launch_with_hooks`), ``binding.direct(positions, n)`` gives the direct launch; a binding that is the
-    driver's plain ``launch`` (not loaded: TRITIUM_COMPILE_ONLY, a host backend) when :func:`binding` has none."""
+    :func:`launch_with_hooks`), ``binding.direct(positions, n)`` gives the direct launch (the driver's plain
+    ``launch`` where the kernel is not loaded: TRITIUM_COMPILE_ONLY, a host backend)."""
     d: BaseDriver = launch_driver(kernel.metadata.get("backend"), kernel.name)
-    return d, binding(kernel, d, device) or d.bind(kernel, device)
+    return d, binding(kernel, d, device)
 
 
 __all__ = ["launch", "launch_with_hooks", "bound_launch", "binding", "Subscript"]

@@ -173,8 +173,9 @@ class _Rewriter:
 
     def _free_source(self, value, lay) -> Optional[object]:
         """``value``, or the source of the conversion that made it, when both are tensor-core layouts (or their
-        slices) of the same warp grid and converting it to ``lay`` moves no data between threads (attention's ``l_i`` in the first dot's
-        layout used with the second dot's accumulator: the same rows in the same threads); None otherwise."""
+        slices) of the same warp grid and converting it to ``lay`` moves no data between threads (attention's
+        ``l_i`` in the first dot's layout used with the second dot's accumulator: the same rows in the same
+        threads); None otherwise."""
         if not is_tensor(value.type) or lay is None or isinstance(lay, str) or not _mma_family(lay):
             return None
         warps = _mma_root(lay).warps_per_cta
@@ -243,7 +244,7 @@ class _Rewriter:
         for i, v in enumerate(d.operands):
             want = _operand_layout(d, i, lay) if d.name not in _LEAF_OPS else "scalar"
             operands.append(v if want == "scalar" else self._materialise(v, want, plan, made, before, pos))
-        made[key] = _clone_in_layout(d, value, lay, operands, d if before is None else before)
+        made[key] = _clone_in_layout(d, value, lay, operands, pos)
         return made[key]
 
     def rematerialise(self, cvt) -> bool:
