@@ -63,12 +63,7 @@ def _ttir_passes() -> tuple:
 class HIPCompiler(BaseCompiler):
     name = "hip"
     warp_size = 64
-
-    def supports_target(self, target: GPUTarget) -> bool:
-        return target.backend == "hip"
-
-    def parse_options(self, options: dict) -> HIPOptions:
-        return HIPOptions.parse(options, backend=self.name)
+    options_class = HIPOptions
 
     def target_for_arch(self, arch=None) -> GPUTarget:
         arch = str(arch or "gfx942").strip().lower()

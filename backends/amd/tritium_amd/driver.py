@@ -120,12 +120,7 @@ class LoadedKernel:
     def __init__(self, driver: "HIPDriver", kernel: Any, device: _Device):
         h = hip()
         md = kernel.metadata
-        self.name = md.get("name") or getattr(kernel, "name", "kernel")
-        hsaco = kernel_binary(kernel, "hsaco", self.name, "hip")
-        arch = (md.get("target") or {}).get("arch")
-        if arch and str(arch) != device.arch:
-            raise KernelRuntimeError(f"kernel '{self.name}' was compiled for {arch} but device {device.index} is "
-                                     f"{device.arch}: compile it for hip:{device.arch}")
+        self.name, hsaco = kernel_binary(kernel, "hsaco", "hip", device.index, device.arch, arch_of=str)
         self.device = device
         warp = int(md.get("wavefront_size") or md.get("warp_size") or device.warp_size)
         if warp != device.warp_size:

@@ -32,6 +32,7 @@ class InterpreterOptions(BaseOptions):
 
 class InterpreterCompiler(BaseCompiler):
     name = "interpreter"
+    options_class = InterpreterOptions
 
     def __init__(self, target: GPUTarget = TARGET):
         self.target = target
@@ -51,9 +52,6 @@ class InterpreterCompiler(BaseCompiler):
         if target.arch == "eager" and options.interpret_mode != "eager":
             return replace(options, interpret_mode="eager")
         return options
-
-    def parse_options(self, options: dict) -> InterpreterOptions:
-        return InterpreterOptions.parse(options, backend=self.name)
 
     def add_stages(self, stages: dict, options: InterpreterOptions, target: GPUTarget) -> None:
         if options.interpret_mode == "eager":

@@ -64,12 +64,7 @@ def _ttir_passes(arch: int = 80) -> tuple:
 class CUDACompiler(BaseCompiler):
     name = "cuda"
     warp_size = 32
-
-    def supports_target(self, target: GPUTarget) -> bool:
-        return target.backend == "cuda"
-
-    def parse_options(self, options: dict) -> CUDAOptions:
-        return CUDAOptions.parse(options, backend=self.name)
+    options_class = CUDAOptions
 
     def target_for_arch(self, arch=None) -> GPUTarget:
         target = GPUTarget("cuda", 90 if arch is None else _parse_arch(arch), 32)

@@ -189,12 +189,8 @@ class LoadedKernel:
     def __init__(self, driver: "CUDADriver", kernel: Any, device: _Device):
         c = cu()
         md = kernel.metadata
-        self.name = md.get("name") or getattr(kernel, "name", "kernel")
-        cubin = kernel_binary(kernel, "cubin", self.name, "cuda")
-        arch = (md.get("target") or {}).get("arch")
-        if arch not in (None, 0) and int(str(arch).rstrip("a")) != device.capability:
-            raise KernelRuntimeError(f"kernel '{self.name}' was compiled for sm_{arch} but device {device.index} "
-                                     f"is sm_{device.capability}: compile it for cuda:{device.capability}")
+        self.name, cubin = kernel_binary(kernel, "cubin", "cuda", device.index, device.capability,
+                                         arch_of=lambda a: int(str(a).rstrip("a")), spell=lambda a: f"sm_{a}")
         self.device = device
         props = device.properties()
         self.shared = int(md.get("shared", 0) or 0)

@@ -86,17 +86,20 @@ class BaseCompiler(ABC):
     name: str = ""
     #: threads per warp of this backend's targets, used by :meth:`target_for_arch`
     warp_size: int = 32
+    #: the options' class: :meth:`parse_options` builds one
+    options_class: type = BaseOptions
 
-    @abstractmethod
-    def supports_target(self, target: GPUTarget) -> bool: ...
+    def supports_target(self, target: GPUTarget) -> bool:
+        """Whether this backend compiles for ``target``; default: the targets that carry its name."""
+        return target.backend == self.name
 
     def check_target(self, target: GPUTarget) -> None:
         """Raise :class:`~tritium.errors.TargetError` (listing what is supported) if this backend cannot compile for
         ``target``'s arch; called before any stage runs.  Default: every arch."""
 
-    @abstractmethod
     def parse_options(self, options: dict) -> Any:
-        """A frozen, hashable options object (num_warps, num_stages, debug, ...)."""
+        """A frozen, hashable options object (num_warps, num_stages, debug, ...): an :attr:`options_class`."""
+        return self.options_class.parse(options, backend=self.name)
 
     @abstractmethod
     def add_stages(self, stages: dict, options: Any, target: GPUTarget) -> None:

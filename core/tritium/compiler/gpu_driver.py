@@ -13,7 +13,7 @@ import functools
 import os
 import sys
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 from tritium._env import env_flag
 from tritium.errors import BackendUnavailable, KernelRuntimeError
@@ -51,15 +51,24 @@ def no_device_node(paths: tuple, runtime_module: str) -> bool:
     return sys.platform == "linux" and runtime_module not in sys.modules and not any(os.path.exists(p) for p in paths)
 
 
-def kernel_binary(kernel, stage: str, name: str, backend: str) -> bytes:
-    """The bytes of ``kernel``'s ``stage`` (``"cubin"``, ``"hsaco"``) for a driver loading it (``name``: the kernel's,
-    for the error); a kernel compiled without that stage is a KernelRuntimeError saying for which target to compile."""
+def kernel_binary(kernel, stage: str, backend: str, device: int, device_arch, *, arch_of=lambda a: a,
+                  spell=str) -> Tuple[str, bytes]:
+    """``kernel``'s name and the bytes of its ``stage`` (``"cubin"``, ``"hsaco"``) for a driver loading it on device
+    number ``device``, of arch ``device_arch``.  A kernel compiled without that stage, or for another arch
+    (``arch_of``: the compiled arch as the device spells it; ``spell``: an arch in the message, ``sm_90``), is a
+    KernelRuntimeError saying for which target to compile it."""
+    md = kernel.metadata
+    name = md.get("name") or getattr(kernel, "name", "kernel")
     asm = getattr(kernel, "asm", {}) or {}
     binary = asm.get(stage)
     if binary is None:
         raise KernelRuntimeError(f"kernel '{name}' has no {stage} (stages: {list(asm)}); compile it for a {backend} "
                                  f"target to launch it on {'an AMD' if backend == 'hip' else 'the'} GPU")
-    return binary.encode("latin-1") if isinstance(binary, str) else binary
+    arch = (md.get("target") or {}).get("arch")
+    if arch not in (None, 0, "") and arch_of(arch) != device_arch:
+        raise KernelRuntimeError(f"kernel '{name}' was compiled for {spell(arch)} but device {device} is "
+                                 f"{spell(device_arch)}: compile it for {backend}:{device_arch}")
+    return name, binary.encode("latin-1") if isinstance(binary, str) else binary
 
 
 class TorchGPUDriver(BaseDriver):

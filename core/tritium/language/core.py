@@ -271,14 +271,6 @@ class tensor_descriptor_type(dtype):
     def is_ptr(self): return False
     def is_block(self): return False
 
-    @property
-    def scalar(self):
-        return self
-
-    @property
-    def cache_key_part(self) -> str:
-        return self.name
-
     def mlir_str(self):
         return f"!tt.tensordesc<{self.block_type.mlir_str()}>"
 

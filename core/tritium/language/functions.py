@@ -182,17 +182,10 @@ def _math1(mlir_name, name):
     return _tensor_member_fn(builtin(f))
 
 
-exp = _math1("math.exp", "exp")
-exp2 = _math1("math.exp2", "exp2")
-log = _math1("math.log", "log")
-log2 = _math1("math.log2", "log2")
-sqrt = _math1("math.sqrt", "sqrt")
-rsqrt = _math1("math.rsqrt", "rsqrt")
-sin = _math1("math.sin", "sin")
-cos = _math1("math.cos", "cos")
-floor = _math1("math.floor", "floor")
-ceil = _math1("math.ceil", "ceil")
-erf = _math1("math.erf", "erf")
+# the functions of MLIR's math dialect of the same name
+exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf = (
+    _math1("math." + n, n) for n in ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil",
+                                     "erf"))
 sqrt_rn = _math1("tt.precise_sqrt", "sqrt_rn")
 
 

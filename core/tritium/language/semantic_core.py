@@ -802,13 +802,21 @@ def truediv(a, b) -> tensor:
     return _op2("arith.divf", a, b)
 
 
-@_folds("floordiv")
-def floordiv(a, b) -> tensor:
+def _int_or_float_op(a, b, signed: str, unsigned: str, floating: str = None, what: str = "") -> tensor:
+    """``a op b`` by the operands' common type: ``signed`` / ``unsigned`` for integers, ``floating`` for floats
+    (None: an error naming ``what``)."""
     a, b = binary_op_type_checking(a, b, False, False, True, True)
     at = a.type.scalar
     if at.is_int():
-        return _op2("arith.divsi" if at.is_int_signed() else "arith.divui", a, b)
-    raise SemanticError(f"floor division (//) needs integer operands, got {at}")
+        return _op2(signed if at.is_int_signed() else unsigned, a, b)
+    if floating is None:
+        raise SemanticError(f"{what} needs integer operands, got {at}")
+    return _op2(floating, a, b)
+
+
+@_folds("floordiv")
+def floordiv(a, b) -> tensor:
+    return _int_or_float_op(a, b, "arith.divsi", "arith.divui", what="floor division (//)")
 
 
 def fdiv(a, b, ieee_rounding=False) -> tensor:
@@ -822,13 +830,7 @@ def fdiv(a, b, ieee_rounding=False) -> tensor:
 
 @_folds("mod")
 def mod(a, b) -> tensor:
-    a, b = binary_op_type_checking(a, b, False, False, True, True)
-    at = a.type.scalar
-    if at.is_floating():
-        return _op2("arith.remf", a, b)
-    if at.is_int_signed():
-        return _op2("arith.remsi", a, b)
-    return _op2("arith.remui", a, b)
+    return _int_or_float_op(a, b, "arith.remsi", "arith.remui", "arith.remf")
 
 
 def pow(a, b) -> tensor:

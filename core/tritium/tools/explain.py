@@ -913,6 +913,16 @@ def _fmt_line(item) -> str:
     return head + (f"   [in loop at line {item.loop_line}]" if item.loop_line else "")
 
 
+def _section(p, title: str, items):
+    """A blank line, ``title (count)``, then each item's heading (:func:`_fmt_line`) before the item is yielded
+    for its details."""
+    p("")
+    p(f"{title} ({len(items)})")
+    for item in items:
+        p(f"  {_fmt_line(item)}")
+        yield item
+
+
 def render(ex: Explanation) -> str:
     out = []
     p = out.append
@@ -924,10 +934,7 @@ def render(ex: Explanation) -> str:
         p("  constexprs: " + ", ".join(f"{k}={v}" for k, v in ex.constexprs.items()))
     for n in ex.notes:
         p(f"  note: {n}")
-    p("")
-    p(f"memory accesses ({len(ex.accesses)})")
-    for a in ex.accesses:
-        p(f"  {_fmt_line(a)}")
+    for a in _section(p, "memory accesses", ex.accesses):
         ptr = f" of {a.pointer}" if a.pointer else ""
         n = f" ({a.ops} ops{', before the loop' if not a.loop_line else ''})" if a.ops > 1 else ""
         p(f"    {a.op}{ptr}{n}: {'x'.join(map(str, a.shape)) or 'scalar'} {a.dtype}, layout {a.layout}")
@@ -946,19 +953,13 @@ def render(ex: Explanation) -> str:
               f"{'s' if a.sectors != 1 else ''} of 32 bytes)")
             for w in a.why_uncoalesced:
                 p(f"      - {w}")
-    p("")
-    p(f"layout conversions ({len(ex.conversions)})")
-    for c in ex.conversions:
-        p(f"  {_fmt_line(c)}")
+    for c in _section(p, "layout conversions", ex.conversions):
         p(f"    {'x'.join(map(str, c.shape))} {c.dtype}: {c.src_layout}")
         p(f"      -> {c.dst_layout}")
         cost = f"through shared memory, {c.shared_bytes} bytes + a barrier" if c.kind == "shared memory" else \
             "register moves only" if c.kind == "registers" else "no-op"
         p(f"    {cost}" + (f"; feeds {', '.join(c.feeds)}" if c.feeds else ""))
-    p("")
-    p(f"reductions ({len(ex.reductions)})")
-    for r in ex.reductions:
-        p(f"  {_fmt_line(r)}")
+    for r in _section(p, "reductions", ex.reductions):
         p(f"    axis {r.axis} of {'x'.join(map(str, r.shape))} {r.dtype}, layout {r.layout}")
         steps = [f"{r.in_thread} elements in each thread"]
         if r.lanes > 1:
@@ -966,10 +967,7 @@ def render(ex: Explanation) -> str:
         if r.warps > 1:
             steps.append(f"{r.warps} warps through {r.shared_bytes} bytes of shared memory + a barrier")
         p(f"    crosses {r.crosses}: " + ", then ".join(steps))
-    p("")
-    p(f"dots ({len(ex.dots)})")
-    for d in ex.dots:
-        p(f"  {_fmt_line(d)}")
+    for d in _section(p, "dots", ex.dots):
         p(f"    {d.shape[0]}x{d.shape[1]}x{d.shape[2]} {d.dtypes} on {d.engine}: {d.instruction}"
           + (f", split into {d.ops} K-slices" if d.ops > 1 else "") + (", async" if d.is_async else ""))
         p(f"    A {d.a_layout}")

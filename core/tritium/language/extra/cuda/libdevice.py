@@ -10,6 +10,7 @@ interpreter runs a NumPy equivalent of each symbol (``SYMBOLS``: symbol -> (name
 """
 from __future__ import annotations
 
+import re
 from typing import Dict, Tuple
 
 from ... import core as _c
@@ -31,8 +32,15 @@ def _float(names, n=1, f="{}f", d="{}", ret_f="fp32", ret_d="fp64"):
         _add(name, ("fp64",) * n, d.format(name), ret_d)
 
 
-def _one(name, args, symbol, ret):
-    _add(name, args.split(), symbol, ret)
+def _table(text):
+    """One function a line (a line starting with ``|`` continues the one above): ``name  argument dtypes: symbol ->
+    result``, its variants separated by ``|``."""
+    for line in re.sub(r"\n\s*\|", " |", text.strip()).splitlines():
+        name, _, rest = line.strip().partition(" ")
+        for variant in rest.split("|"):
+            args, _, sym_ret = variant.partition(":")
+            symbol, _, ret = sym_ret.partition("->")
+            _add(name, args.split(), symbol.strip(), ret.strip())
 
 
 # --- floating-point math: fp32 -> __nv_<name>f, fp64 -> __nv_<name>
@@ -45,25 +53,26 @@ _float("norm4d rnorm4d", 4)
 _float("isnan isinf signbit", d="{}d", ret_f="int32", ret_d="int32")
 _float("ilogb", ret_f="int32", ret_d="int32")
 _float("llrint llround", ret_f="int64", ret_d="int64")
-_one("finitef", "fp32", "finitef", "int32")
-_one("isfinited", "fp64", "isfinited", "int32")
-_one("pow", "fp32 int32", "powif", "fp32")
-_one("pow", "fp64 int32", "powi", "fp64")
-for _n in ("ldexp", "scalbn"):
-    _one(_n, "fp32 int32", _n + "f", "fp32")
-    _one(_n, "fp64 int32", _n, "fp64")
-for _n in ("jn", "yn"):
-    _one(_n, "int32 fp32", _n + "f", "fp32")
-    _one(_n, "int32 fp64", _n, "fp64")
-_one("saturatef", "fp32", "saturatef", "fp32")
-_one("rcp64h", "fp64", "rcp64h", "fp64")
-_one("rsqrt_rn", "fp32", "frsqrt_rn", "fp32")
+_table("""
+    finitef     fp32: finitef -> int32
+    isfinited   fp64: isfinited -> int32
+    pow         fp32 int32: powif -> fp32 | fp64 int32: powi -> fp64
+    ldexp       fp32 int32: ldexpf -> fp32 | fp64 int32: ldexp -> fp64
+    scalbn      fp32 int32: scalbnf -> fp32 | fp64 int32: scalbn -> fp64
+    jn          int32 fp32: jnf -> fp32 | int32 fp64: jn -> fp64
+    yn          int32 fp32: ynf -> fp32 | int32 fp64: yn -> fp64
+    saturatef   fp32: saturatef -> fp32
+    rcp64h      fp64: rcp64h -> fp64
+    rsqrt_rn    fp32: frsqrt_rn -> fp32
+""")
 
 # --- fast (approximate) fp32 functions
 for _n in ("sinf", "cosf", "tanf", "expf", "exp10f", "logf", "log2f", "log10f"):
-    _one("fast_" + _n, "fp32", "fast_" + _n, "fp32")
-_one("fast_powf", "fp32 fp32", "fast_powf", "fp32")
-_one("fast_dividef", "fp32 fp32", "fast_fdividef", "fp32")
+    _add("fast_" + _n, ("fp32",), "fast_" + _n, "fp32")
+_table("""
+    fast_powf     fp32 fp32: fast_powf -> fp32
+    fast_dividef  fp32 fp32: fast_fdividef -> fp32
+""")
 
 # --- explicitly rounded arithmetic: fp32 -> __nv_f<op>_<mode>, fp64 -> __nv_d<op>_<mode>
 for _m in _MODES:
@@ -79,47 +88,37 @@ _CONV = {"double2float": ("fp64", "fp32"), "double2int": ("fp64", "int32"), "dou
          "ull2float": ("uint64", "fp32"), "ll2double": ("int64", "fp64"), "ull2double": ("uint64", "fp64")}
 for _n, (_a, _r) in _CONV.items():
     for _m in _MODES:
-        _one(f"{_n}_{_m}", _a, f"{_n}_{_m}", _r)
-_one("int2double_rn", "int32", "int2double_rn", "fp64")
-_one("uint2double_rn", "uint32", "uint2double_rn", "fp64")
+        _add(f"{_n}_{_m}", (_a,), f"{_n}_{_m}", _r)
 
-# --- reinterpretations
-_one("int_as_float", "int32", "int_as_float", "fp32")
-_one("uint_as_float", "uint32", "uint_as_float", "fp32")
-_one("float_as_int", "fp32", "float_as_int", "int32")
-_one("float_as_uint", "fp32", "float_as_uint", "int32")
-_one("longlong_as_double", "int64", "longlong_as_double", "fp64")
-_one("double_as_longlong", "fp64", "double_as_longlong", "int64")
-_one("hiloint2double", "int32 int32", "hiloint2double", "fp64")
-_one("double2loint", "fp64", "double2loint", "int32")
-_one("double2hiint", "fp64", "double2hiint", "int32")
-
-# --- integers
-for _n, _ll, _r64 in (("clz", "clzll", "int32"), ("popc", "popcll", "int32"), ("ffs", "ffsll", "int32"),
-                      ("brev", "brevll", "int64")):
-    _one(_n, "int32", _n, "int32")
-    _one(_n, "int64", _ll, _r64)
-_one("mulhi", "int32 int32", "mulhi", "int32")
-_one("mulhi", "uint32 uint32", "umulhi", "uint32")
-_one("mulhi", "int64 int64", "mul64hi", "int64")
-_one("mulhi", "uint64 uint64", "umul64hi", "uint64")
-for _n in ("mul24", "hadd", "rhadd"):
-    _one(_n, "int32 int32", _n, "int32")
-    _one(_n, "uint32 uint32", "u" + _n, "uint32")
-_one("sad", "int32 int32 uint32", "sad", "int32")
-_one("sad", "uint32 uint32 uint32", "usad", "uint32")
-_one("byte_perm", "int32 int32 int32", "byte_perm", "int32")
-_one("abs", "int32", "abs", "int32")
-_one("abs", "int64", "llabs", "int64")
-_one("abs", "fp32", "fabsf", "fp32")
-_one("abs", "fp64", "fabs", "fp64")
+# --- conversions without a mode, reinterpretations, integers, abs / min / max
+_table("""
+    int2double_rn       int32: int2double_rn -> fp64
+    uint2double_rn      uint32: uint2double_rn -> fp64
+    int_as_float        int32: int_as_float -> fp32
+    uint_as_float       uint32: uint_as_float -> fp32
+    float_as_int        fp32: float_as_int -> int32
+    float_as_uint       fp32: float_as_uint -> int32
+    longlong_as_double  int64: longlong_as_double -> fp64
+    double_as_longlong  fp64: double_as_longlong -> int64
+    hiloint2double      int32 int32: hiloint2double -> fp64
+    double2loint        fp64: double2loint -> int32
+    double2hiint        fp64: double2hiint -> int32
+    clz         int32: clz -> int32 | int64: clzll -> int32
+    popc        int32: popc -> int32 | int64: popcll -> int32
+    ffs         int32: ffs -> int32 | int64: ffsll -> int32
+    brev        int32: brev -> int32 | int64: brevll -> int64
+    mulhi       int32 int32: mulhi -> int32 | uint32 uint32: umulhi -> uint32 | int64 int64: mul64hi -> int64
+                | uint64 uint64: umul64hi -> uint64
+    mul24       int32 int32: mul24 -> int32 | uint32 uint32: umul24 -> uint32
+    hadd        int32 int32: hadd -> int32 | uint32 uint32: uhadd -> uint32
+    rhadd       int32 int32: rhadd -> int32 | uint32 uint32: urhadd -> uint32
+    sad         int32 int32 uint32: sad -> int32 | uint32 uint32 uint32: usad -> uint32
+    byte_perm   int32 int32 int32: byte_perm -> int32
+    abs         int32: abs -> int32 | int64: llabs -> int64 | fp32: fabsf -> fp32 | fp64: fabs -> fp64
+""")
 for _n in ("min", "max"):
-    _one(_n, "int32 int32", _n, "int32")
-    _one(_n, "uint32 uint32", "u" + _n, "uint32")
-    _one(_n, "int64 int64", "ll" + _n, "int64")
-    _one(_n, "uint64 uint64", "ull" + _n, "uint64")
-    _one(_n, "fp32 fp32", f"f{_n}f", "fp32")
-    _one(_n, "fp64 fp64", f"f{_n}", "fp64")
+    _table(f"""{_n}  int32 int32: {_n} -> int32 | uint32 uint32: u{_n} -> uint32 | int64 int64: ll{_n} -> int64
+                | uint64 uint64: ull{_n} -> uint64 | fp32 fp32: f{_n}f -> fp32 | fp64 fp64: f{_n} -> fp64""")
 
 # symbol -> (function name, argument dtype names, result dtype name); the first function naming a symbol wins
 SYMBOLS: Dict[str, Tuple[str, Tuple[str, ...], str]] = {}
@@ -148,4 +147,4 @@ for _n in VARIANTS:
     globals()[_n] = _make(_n)
 
 __all__ = sorted(VARIANTS)
-del _n, _vs, _args, _sym, _r, _m, _op, _k, _a, _ll, _r64
+del _n, _vs, _args, _sym, _r, _m, _op, _k, _a
