@@ -13,6 +13,7 @@ import csv
 import math
 import os
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 
@@ -59,6 +60,7 @@ from .runtime.bench import _RETURN_MODES, do_bench, do_bench_cudagraph  # noqa: 
 
 
 # ------------------------------------------------------------------------------------------- perf_report
+@dataclass(eq=False)
 class Benchmark:
     """One sweep for :func:`perf_report` (``triton.testing.Benchmark``).
 
@@ -69,23 +71,24 @@ class Benchmark:
     ``(mean, min, max)`` (the min/max band is shaded in the plot).
     """
 
-    def __init__(self, x_names: List[str], x_vals: List[Any], line_arg: str, line_vals: List[Any],
-                 line_names: List[str], plot_name: str, args: Dict[str, Any], xlabel: str = "", ylabel: str = "",
-                 x_log: bool = False, y_log: bool = False, styles=None):
-        self.x_names = list(x_names)
-        self.x_vals = list(x_vals)
-        self.x_log = x_log
-        self.line_arg = line_arg
-        self.line_vals = list(line_vals)
-        self.line_names = list(line_names)
-        self.y_log = y_log
-        self.styles = styles
-        self.xlabel = xlabel
-        self.ylabel = ylabel
-        self.plot_name = plot_name
-        self.args = dict(args)
+    x_names: List[str]
+    x_vals: List[Any]
+    line_arg: str
+    line_vals: List[Any]
+    line_names: List[str]
+    plot_name: str
+    args: Dict[str, Any]
+    xlabel: str = ""
+    ylabel: str = ""
+    x_log: bool = False
+    y_log: bool = False
+    styles: Any = None
+
+    def __post_init__(self):
+        self.x_names, self.x_vals = list(self.x_names), list(self.x_vals)
+        self.line_vals, self.line_names, self.args = list(self.line_vals), list(self.line_names), dict(self.args)
         if len(self.line_names) != len(self.line_vals):
-            raise ValueError(f"Benchmark '{plot_name}': {len(self.line_vals)} line_vals but "
+            raise ValueError(f"Benchmark '{self.plot_name}': {len(self.line_vals)} line_vals but "
                              f"{len(self.line_names)} line_names")
 
 

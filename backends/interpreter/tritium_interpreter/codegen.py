@@ -13,6 +13,7 @@ import math
 from functools import lru_cache
 
 from tritium.dialects import tt
+from tritium.dialects.tt import source_of
 from tritium.dialects.enums import PaddingOption, PropagateNan, RoundingMode
 from tritium.errors import CompilationError
 
@@ -90,23 +91,6 @@ def _pointee_str(s: str) -> str:
 # ----------------------------------------------------------------------------------------------
 # Locations
 # ----------------------------------------------------------------------------------------------
-
-def _loc_tuple(loc):
-    """(file, line, col) of an MLIR location (the innermost callee for call sites), or None (unknown and opaque
-    locations)."""
-    if loc.is_a_file():
-        return (loc.filename, loc.start_line, loc.start_col)
-    if loc.is_a_callsite():
-        return _loc_tuple(loc.callee) or _loc_tuple(loc.caller)
-    if loc.is_a_fused():
-        for x in loc.locations:
-            t = _loc_tuple(x)
-            if t:
-                return t
-    if loc.is_a_name():
-        return _loc_tuple(loc.child_loc)
-    return None
-
 
 # ----------------------------------------------------------------------------------------------
 # Op tables
@@ -214,13 +198,13 @@ class _Gen:
         return name
 
     def loc(self, op):
-        t = _loc_tuple(op.location)
+        t = source_of(op.location)
         if t is None:
             return "None"
         return self.const(repr(t), "_L")
 
     def err(self, op, message):
-        t = _loc_tuple(op.location) or ("", 0, 0)
+        t = source_of(op.location) or ("", 0, 0)
         raise CompilationError(message, t[0], t[1], t[2] if t[0] else None, kernel=self.kernel_name)
 
     def elem(self, op, type_str):

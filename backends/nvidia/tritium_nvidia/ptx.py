@@ -32,32 +32,32 @@ def _nvidia_dirs() -> list:
     return out
 
 
-@functools.lru_cache(maxsize=None)
-def libdevice_path() -> Optional[str]:
-    env = os.environ.get("TRITIUM_LIBDEVICE_PATH")
-    if env:
-        return env
+def _find(env: str, patterns: tuple, fallback) -> Optional[str]:
+    """The path the variable ``env`` names; else the last (newest) match of the glob ``patterns`` in an nvidia wheel's
+    directory; else ``fallback()``."""
+    if os.environ.get(env):
+        return os.environ[env]
     for d in _nvidia_dirs():
-        hits = sorted(glob.glob(os.path.join(d, "*", "nvvm", "libdevice", "libdevice*.bc")) +
-                      glob.glob(os.path.join(d, "nvvm", "libdevice", "libdevice*.bc")))
+        hits = sorted(h for pat in patterns for h in glob.glob(os.path.join(d, pat)))
         if hits:
             return hits[-1]
-    for p in ("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc",):
-        if os.path.exists(p):
-            return p
-    return None
+    return fallback()
+
+
+@functools.lru_cache(maxsize=None)
+def libdevice_path() -> Optional[str]:
+    """libdevice.10.bc: ``TRITIUM_LIBDEVICE_PATH``, the nvidia wheels', or a CUDA toolkit's in /usr/local/cuda."""
+    default = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
+    return _find("TRITIUM_LIBDEVICE_PATH", (os.path.join("*", "nvvm", "libdevice", "libdevice*.bc"),
+                                            os.path.join("nvvm", "libdevice", "libdevice*.bc")),
+                 lambda: default if os.path.exists(default) else None)
 
 
 @functools.lru_cache(maxsize=None)
 def ptxas_path() -> Optional[str]:
-    env = os.environ.get("TRITIUM_PTXAS_PATH")
-    if env:
-        return env
-    for d in _nvidia_dirs():
-        hits = sorted(glob.glob(os.path.join(d, "*", "bin", "ptxas")) + glob.glob(os.path.join(d, "cuda_nvcc", "bin", "ptxas")))
-        if hits:
-            return hits[-1]
-    return shutil.which("ptxas")
+    """ptxas: ``TRITIUM_PTXAS_PATH``, the nvidia wheels', or the one on ``PATH``."""
+    return _find("TRITIUM_PTXAS_PATH", (os.path.join("*", "bin", "ptxas"), os.path.join("cuda_nvcc", "bin", "ptxas")),
+                 lambda: shutil.which("ptxas"))
 
 
 def sm_name(arch: int) -> str:

@@ -30,75 +30,43 @@ class _TTEnum(IntEnum):
 
 
 class CacheModifier(_TTEnum):
-    NONE = 1
-    CA = 2
-    CG = 3
-    WB = 4
-    CS = 5
-    WT = 6
-    CV = 7
+    NONE, CA, CG, WB, CS, WT, CV = range(1, 8)
 
 
 class EvictionPolicy(_TTEnum):
-    NORMAL = 1
-    EVICT_FIRST = 2
-    EVICT_LAST = 3
+    NORMAL, EVICT_FIRST, EVICT_LAST = range(1, 4)
 
 
 class PaddingOption(_TTEnum):
-    PAD_ZERO = 1
-    PAD_NAN = 2
+    PAD_ZERO, PAD_NAN = range(1, 3)
 
 
 class RMWOp(_TTEnum):
-    AND = 1
-    OR = 2
-    XOR = 3
-    ADD = 4
-    FADD = 5
-    MAX = 6
-    MIN = 7
-    UMAX = 8
-    UMIN = 9
-    XCHG = 10
+    AND, OR, XOR, ADD, FADD, MAX, MIN, UMAX, UMIN, XCHG = range(1, 11)
 
 
 class MemSemantic(_TTEnum):
-    RELAXED = 1
-    ACQUIRE = 2
-    RELEASE = 3
-    ACQUIRE_RELEASE = 4
+    RELAXED, ACQUIRE, RELEASE, ACQUIRE_RELEASE = range(1, 5)
 
 
 class MemSyncScope(_TTEnum):
-    GPU = 1
-    CTA = 2
-    SYSTEM = 3
+    GPU, CTA, SYSTEM = range(1, 4)
 
 
 class RoundingMode(_TTEnum):
-    RTZ = 0
-    RTNE = 1
+    RTZ, RTNE = range(0, 2)
 
 
 class InputPrecision(_TTEnum):
-    TF32 = 0
-    TF32x3 = 1
-    IEEE = 2
-    HF32 = 3
-    BF16x3 = 4
-    BF16x6 = 5
+    TF32, TF32x3, IEEE, HF32, BF16x3, BF16x6 = range(0, 6)
 
 
 class PropagateNan(_TTEnum):
-    NONE = 0
-    ALL = 0xFFFF
+    NONE, ALL = 0, 0xFFFF
 
 
 class ProgramIDDim(_TTEnum):
-    X = 0
-    Y = 1
-    Z = 2
+    X, Y, Z = range(0, 3)
 
 
 # user keywords (what tl.load / tl.atomic_* / tl.dot accept) -> values; None and "" mean the default

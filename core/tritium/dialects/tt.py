@@ -329,6 +329,22 @@ def loc_str(where) -> str:
     return loc[4:-1] if loc.startswith("loc(") else loc
 
 
+def source_of(loc):
+    """``(file, line, col)`` of an MLIR location (the innermost callee of a call site), or None."""
+    if loc.is_a_file():
+        return loc.filename, loc.start_line, loc.start_col
+    if loc.is_a_callsite():
+        return source_of(loc.callee) or source_of(loc.caller)
+    if loc.is_a_fused():
+        for x in loc.locations:
+            t = source_of(x)
+            if t:
+                return t
+    if loc.is_a_name():
+        return source_of(loc.child_loc)
+    return None
+
+
 # ----------------------------------------------------------------------------------------------
 # Decoding an op by its table entry
 # ----------------------------------------------------------------------------------------------

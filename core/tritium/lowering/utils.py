@@ -12,6 +12,7 @@ from typing import Callable, Optional
 from mlir import ir
 
 from ..dialects import layouts, tt
+from ..dialects.tt import source_of
 from ..passes.ir_helpers import has_uses as result_used  # noqa: F401  (an atomic's old value used?)
 from ..errors import CompilationError, LoweringError
 
@@ -160,22 +161,6 @@ def vector_width(ctx, ptr, mask, elem_bits) -> int:
 # ------------------------------------------------------------------------------------------------
 # Errors at the kernel's source line
 # ------------------------------------------------------------------------------------------------
-
-def source_of(loc):
-    """``(file, line, col)`` of an MLIR location (the innermost callee of a call site), or None."""
-    if loc.is_a_file():
-        return loc.filename, loc.start_line, loc.start_col
-    if loc.is_a_callsite():
-        return source_of(loc.callee) or source_of(loc.caller)
-    if loc.is_a_fused():
-        for x in loc.locations:
-            t = source_of(x)
-            if t:
-                return t
-    if loc.is_a_name():
-        return source_of(loc.child_loc)
-    return None
-
 
 def source_error(ctx, message: str) -> CompilationError:
     """A :class:`~tritium.errors.CompilationError` at the source line of the op being lowered (``ctx.op``): what a

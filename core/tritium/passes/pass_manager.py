@@ -10,6 +10,22 @@ from typing import Iterable
 
 from mlir import ir, passmanager
 
+from .ir_helpers import as_op
+
+
+def pass_entry(name: str, *steps):
+    """A Python pass for a pipeline: the ``fn(op, pass_)`` that ``PassManager.add`` runs, calling each of
+    ``steps`` (``step(op)``) in order with the op's MLIR context entered; named ``name`` (``tritium-licm``: the
+    pipeline's name for it, in printed IR and timings)."""
+    def entry(op, pass_=None) -> None:
+        with as_op(op).context:
+            for step in steps:
+                step(op)
+
+    entry.__name__ = entry.__qualname__ = name
+    entry.__doc__ = f"The pass {name}: " + ", then ".join(getattr(s, "__name__", repr(s)) for s in steps) + "."
+    return entry
+
 
 def add_passes(pm: passmanager.PassManager, pipeline: Iterable) -> None:
     """Append ``pipeline``'s passes to ``pm`` (a PassManager anchored on ``builtin.module``)."""
@@ -38,4 +54,4 @@ def run_passes(module, pipeline: Iterable, *, print_ir_after_all: bool = False, 
     return module
 
 
-__all__ = ["add_passes", "run_passes", "ir"]
+__all__ = ["add_passes", "pass_entry", "run_passes", "ir"]

@@ -39,6 +39,7 @@ from mlir import ir
 
 from tritium.dialects import tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import is_pure
 
 from tritium.passes.ttgir.accelerate_matmul import target_arch
@@ -245,9 +246,4 @@ def stream_pipeline(root, *, force: bool = False) -> int:
     return sum(stream_pipeline_loop(op, info) for op in loops)
 
 
-def stream_pipeline_pass(op, pass_=None) -> None:
-    with as_op(op).context:
-        stream_pipeline(op)
-
-
-stream_pipeline_pass.__name__ = "tritium-stream-pipeline"
+stream_pipeline_pass = pass_entry("tritium-stream-pipeline", stream_pipeline)

@@ -37,6 +37,7 @@ from mlir import ir
 
 from tritium.dialects import tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import is_zero
 
 from tritium.passes.ttgir.accelerate_matmul import target_arch
@@ -489,9 +490,4 @@ def pipeline_loops(root) -> int:
 
 
 
-def pipeline_loops_pass(op, pass_=None) -> None:
-    with as_op(op).context:
-        pipeline_loops(op)
-
-
-pipeline_loops_pass.__name__ = "tritium-pipeline"
+pipeline_loops_pass = pass_entry("tritium-pipeline", pipeline_loops)

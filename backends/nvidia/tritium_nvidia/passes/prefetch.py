@@ -42,6 +42,7 @@ from tritium.dialects import layouts, tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes
 
 from tritium.passes.ttgir.accelerate_matmul import target_arch
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import as_op, layout_of, walk
 from .pipeline_loops import async_wait
 from .tma_lowering import subview
@@ -186,9 +187,4 @@ def prefetch(root, arches=range(80, 90)) -> int:
     return sum(prefetch_loop(op) for op in loops)
 
 
-def prefetch_pass(op, pass_=None) -> None:
-    with as_op(op).context:
-        prefetch(op)
-
-
-prefetch_pass.__name__ = "tritium-prefetch"
+prefetch_pass = pass_entry("tritium-prefetch", prefetch)

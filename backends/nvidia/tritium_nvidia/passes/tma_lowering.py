@@ -31,6 +31,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.passes.ttir.tma_descriptors import is_tma_desc, tma_layout
 
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import as_op, walk
 
 BARRIER_LAYOUT = layouts.SharedLayout(1, 1, 1, (0,))
@@ -187,9 +188,4 @@ def lower_tma(root) -> int:
     return len(ops)
 
 
-def tma_lowering_pass(op, pass_=None) -> None:
-    with as_op(op).context:
-        lower_tma(op)
-
-
-tma_lowering_pass.__name__ = "tritium-tma-lowering"
+tma_lowering_pass = pass_entry("tritium-tma-lowering", lower_tma)

@@ -47,12 +47,6 @@ def _scf_for(ctx, lb, ub, step, *inits, **_):
     return regroup(ctx, types, list(new.results))
 
 
-@RULES.register("scf.yield")
-def _scf_yield(ctx, *values):
-    ctx.emit_op("scf.yield", _flat(values))
-    return []
-
-
 @RULES.register("scf.if")
 def _scf_if(ctx, cond, **_):
     op = ctx.op
@@ -76,15 +70,10 @@ def _scf_while(ctx, *inits, **_):
     return regroup(ctx, rtypes, list(new.results))
 
 
-@RULES.register("scf.condition")
-def _scf_condition(ctx, *values):
-    ctx.emit_op("scf.condition", _flat(values))
-    return []
-
-
-@RULES.register("func.return")
-def _func_return(ctx, *values):
-    ctx.emit_op("func.return", _flat(values))
+@RULES.register("scf.yield", "scf.condition", "func.return")
+def _terminator(ctx, *values):
+    """A region's terminator, its values' lowered parts flattened."""
+    ctx.emit_op(ctx.op.name, _flat(values))
     return []
 
 

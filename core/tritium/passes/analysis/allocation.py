@@ -63,6 +63,7 @@ from typing import Optional
 from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import ancestor_in_block, as_op as _as_op, walk as _walk
 
 ALIGNMENT = 16
@@ -491,10 +492,5 @@ def allocate_global_scratch(module) -> int:
     return offset
 
 
-def allocation_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point (shared memory, then global scratch)."""
-    allocate_shared_memory(op)
-    allocate_global_scratch(op)
-
-
-allocation_pass.__name__ = "tritium-allocation"
+#: shared memory, then global scratch
+allocation_pass = pass_entry("tritium-allocation", allocate_shared_memory, allocate_global_scratch)

@@ -158,6 +158,14 @@ class AxisInfo:
                 f"constancy = {list(self.constancy)}, constant_value = {c}")
 
 
+def _join_yielded(state: list, ys: list) -> list:
+    """A loop's carried infos after one more trip: each joined with what the body yields (pessimistic when the
+    counts differ)."""
+    if len(ys) != len(state):
+        return [AxisInfo.pessimistic(s.rank) for s in state]
+    return [s.join(y) for s, y in zip(state, ys)]
+
+
 def _enclosing_module(value):
     owner = value.owner
     op = owner.owner if isinstance(owner, ir.Block) else owner
@@ -495,8 +503,7 @@ class AxisInfoAnalysis:
                 self._set(arg, info)
             self._visit_region(op.regions[0])
             ys = self._yielded(op.regions[0])
-            new = [s.join(y) for s, y in zip(state, ys)] if len(ys) == len(state) else \
-                [AxisInfo.pessimistic(s.rank) for s in state]
+            new = _join_yielded(state, ys)
             if new == state:
                 break
             state = new
@@ -534,8 +541,7 @@ class AxisInfoAnalysis:
                 self._set(arg, info)
             self._visit_region(op.regions[1])
             ys = self._yielded(op.regions[1])
-            new = [s.join(y) for s, y in zip(state, ys)] if len(ys) == len(state) else \
-                [AxisInfo.pessimistic(s.rank) for s in state]
+            new = _join_yielded(state, ys)
             if new == state:
                 break
             state = new

@@ -45,6 +45,7 @@ from __future__ import annotations
 from mlir import ir
 
 from tritium.dialects import tt
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import as_op as _as_op, walk as _walk
 
 from .allocation import OFFSET_ATTR, SHARED_ATTR, SIZE_ATTR
@@ -211,9 +212,4 @@ def insert_barriers(module) -> int:
     return n
 
 
-def membar_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    insert_barriers(op)
-
-
-membar_pass.__name__ = "tritium-membar"
+membar_pass = pass_entry("tritium-membar", insert_barriers)

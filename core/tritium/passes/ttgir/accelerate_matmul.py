@@ -64,6 +64,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.dialects.enums import InputPrecision
 
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import as_op, create_convert, layout_of, module_int, retype_results, walk, with_layout
 
 log = logging.getLogger(__name__)
@@ -527,9 +528,4 @@ def accelerate_matmul(root) -> int:
     return count
 
 
-def accelerate_matmul_pass(op, pass_=None) -> None:
-    with as_op(op).context:
-        accelerate_matmul(op)
-
-
-accelerate_matmul_pass.__name__ = "tritium-accelerate-matmul"
+accelerate_matmul_pass = pass_entry("tritium-accelerate-matmul", accelerate_matmul)

@@ -32,6 +32,7 @@ from mlir import ir
 from tritium.dialects import tt, ttg
 from tritium.dialects.layouts import blocked_layout
 from tritium.passes.analysis.axis_info import AxisInfoAnalysis, pointee_bits
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import (MEMORY_OPS, as_op, create_convert, defining_op, is_tensor, layout_of, module_int,
                                        retype_results, users, walk)
 
@@ -160,9 +161,4 @@ def _rewrite(op, lay) -> bool:
     return True
 
 
-def coalesce_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    coalesce(op)
-
-
-coalesce_pass.__name__ = "tritium-coalesce"
+coalesce_pass = pass_entry("tritium-coalesce", coalesce)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from mlir import ir
 
 from tritium.dialects import tt, ttg
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import copy_attributes, is_zero
 
 from tritium.passes.ir_helpers import as_op, walk
@@ -62,10 +63,4 @@ def optimize_accumulator_init(root) -> int:
     return n
 
 
-def optimize_accumulator_init_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    with as_op(op).context:
-        optimize_accumulator_init(op)
-
-
-optimize_accumulator_init_pass.__name__ = "tritium-optimize-accumulator-init"
+optimize_accumulator_init_pass = pass_entry("tritium-optimize-accumulator-init", optimize_accumulator_init)

@@ -38,6 +38,7 @@ from mlir import ir
 from tritium.dialects import layouts, tt, ttg
 from tritium.passes.analysis.allocation import elem_bytes, register_only
 
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import CONVERT, as_op, create_convert, layout_of, walk
 
 
@@ -208,10 +209,4 @@ def dot_operands_through_shared(root) -> int:
     return n
 
 
-def optimize_dot_operands_pass(op, pass_=None) -> None:
-    with as_op(op).context:
-        dot_operands_through_shared(op)
-        dots_to_warp_group_dots(op)
-
-
-optimize_dot_operands_pass.__name__ = "tritium-optimize-dot-operands"
+optimize_dot_operands_pass = pass_entry("tritium-optimize-dot-operands", dot_operands_through_shared, dots_to_warp_group_dots)

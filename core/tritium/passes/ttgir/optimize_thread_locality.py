@@ -54,6 +54,7 @@ from tritium.dialects import tt
 from tritium.dialects.layouts import BlockedLayout, SliceLayout
 from tritium.dialects.layouts import reshape_index
 from tritium.dialects.layouts import reg_lookup
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import create_op, defining_op, reduce_combine_op as combine_op, walk
 
 from tritium.passes.ir_helpers import as_op, create_convert, layout_of
@@ -276,9 +277,4 @@ def optimize_thread_locality(root) -> int:
         return len(plans)
 
 
-def optimize_thread_locality_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    optimize_thread_locality(op)
-
-
-optimize_thread_locality_pass.__name__ = "tritium-optimize-thread-locality"
+optimize_thread_locality_pass = pass_entry("tritium-optimize-thread-locality", optimize_thread_locality)

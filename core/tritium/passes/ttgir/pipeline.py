@@ -23,7 +23,7 @@ from tritium.passes.analysis.membar import membar_pass
 from tritium.passes.ttir.cse import cse_pass
 from tritium.passes.ttir.dce import dce_pass
 from tritium.passes.ttir.fuse_nested_loops import fuse_nested_loops_pass
-
+from tritium.passes.pass_manager import pass_entry
 from ..pass_manager import run_passes
 from tritium.passes.ir_helpers import as_op, erase_dead
 from .accelerate_matmul import accelerate_matmul_pass
@@ -35,13 +35,8 @@ from .remove_layout_conversions import remove_layout_conversions_pass
 from .reorder_instructions import reorder_instructions_pass
 
 
-def ttg_dce_pass(op, pass_=None) -> None:
-    """Erase unused pure ops, ``ttg.convert_layout`` included."""
-    with as_op(op).context:
-        erase_dead(op)
-
-
-ttg_dce_pass.__name__ = "tritium-ttg-dce"
+#: unused pure ops erased, ``ttg.convert_layout`` included
+ttg_dce_pass = pass_entry("tritium-ttg-dce", erase_dead)
 
 #: layouts: coalescing, conversions, tensor-core layouts, dot operands, loop nests, accumulators
 LAYOUTS = (

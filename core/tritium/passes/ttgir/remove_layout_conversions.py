@@ -72,6 +72,7 @@ from mlir import ir
 
 from tritium.dialects import layouts, tt, ttg
 from tritium.passes.analysis.allocation import register_only
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import (CONVERT, MEMORY_OPS, as_op, create_convert, defining_op, erase_dead,
                                        is_elementwise, is_tensor, layout_of, module_int, retype_results, users, walk,
                                        with_layout)
@@ -930,11 +931,6 @@ def remove_layout_conversions(root, max_sweeps: int = 50) -> int:
         return sum(1 for o in walk(root) if o.name == CONVERT)
 
 
-def remove_layout_conversions_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    remove_layout_conversions(op)
-
-
-remove_layout_conversions_pass.__name__ = "tritium-remove-layout-conversions"
+remove_layout_conversions_pass = pass_entry("tritium-remove-layout-conversions", remove_layout_conversions)
 
 __all__ = ["remove_layout_conversions", "remove_layout_conversions_pass"]

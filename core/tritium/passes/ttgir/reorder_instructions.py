@@ -11,6 +11,7 @@ Nothing moves across a block boundary, so dominance and loop structure are untou
 """
 from __future__ import annotations
 
+from tritium.passes.pass_manager import pass_entry
 from tritium.passes.ir_helpers import ancestor_in_block
 
 from tritium.passes.ir_helpers import CONVERT, as_op, defining_op, walk
@@ -53,9 +54,4 @@ def reorder_instructions(root) -> int:
     return moved
 
 
-def reorder_instructions_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    reorder_instructions(op)
-
-
-reorder_instructions_pass.__name__ = "tritium-reorder-instructions"
+reorder_instructions_pass = pass_entry("tritium-reorder-instructions", reorder_instructions)

@@ -30,6 +30,7 @@ from mlir import ir
 
 from tritium.dialects import tt
 
+from tritium.passes.pass_manager import pass_entry
 from .. import ir_helpers as u
 from .dce import dce
 
@@ -313,9 +314,4 @@ def combine(root) -> int:
     return n
 
 
-def combine_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    combine(op)
-
-
-combine_pass.__name__ = "tritium-combine"
+combine_pass = pass_entry("tritium-combine", combine)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from mlir import ir
 
+from tritium.passes.pass_manager import pass_entry
 from .. import ir_helpers as u
 
 # Ops whose regions see values from the enclosing scope.  Any other op with regions (func.func, module)
@@ -105,12 +106,11 @@ def merge_loop_duplicates(root) -> int:
     return merged
 
 
-def cse_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point: CSE, then loop-carried duplicates (their updates CSE next time)."""
-    with u.as_op(op).context:
+def _merge_loop_duplicates_then_cse(op) -> None:
+    """Loop-carried duplicates merged, their updates CSE'd."""
+    if merge_loop_duplicates(op):
         cse(op)
-        if merge_loop_duplicates(op):
-            cse(op)
 
 
-cse_pass.__name__ = "tritium-cse"
+#: CSE, then loop-carried duplicates (their updates CSE next time)
+cse_pass = pass_entry("tritium-cse", cse, _merge_loop_duplicates_then_cse)

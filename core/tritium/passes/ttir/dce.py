@@ -12,6 +12,7 @@ Stores, atomics, ``tt.print``, ``tt.assert`` and inline asm are never erased.
 """
 from __future__ import annotations
 
+from tritium.passes.pass_manager import pass_entry
 from .. import ir_helpers as u
 
 _REGION_OPS = ("scf.for", "scf.if")
@@ -54,9 +55,4 @@ def dce(root) -> int:
             return total
 
 
-def dce_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    dce(op)
-
-
-dce_pass.__name__ = "tritium-dce"
+dce_pass = pass_entry("tritium-dce", dce)

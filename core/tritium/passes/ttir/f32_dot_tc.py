@@ -20,6 +20,7 @@ from mlir import ir
 from tritium.dialects import tt
 from tritium.dialects.enums import InputPrecision
 
+from tritium.passes.pass_manager import pass_entry
 from .. import ir_helpers as u
 
 DOT = "tt.dot"
@@ -88,9 +89,4 @@ def f32_dot_tc(root) -> int:
     return n
 
 
-def f32_dot_tc_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    f32_dot_tc(op)
-
-
-f32_dot_tc_pass.__name__ = "tritium-f32-dot-tc"
+f32_dot_tc_pass = pass_entry("tritium-f32-dot-tc", f32_dot_tc)

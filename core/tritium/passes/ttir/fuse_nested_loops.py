@@ -43,6 +43,7 @@ import logging
 
 from mlir import ir
 
+from tritium.passes.pass_manager import pass_entry
 from .. import ir_helpers as u
 
 log = logging.getLogger(__name__)
@@ -376,9 +377,4 @@ def fuse_nested_loops(module) -> int:
             del op.attributes[ATTR]
 
 
-def fuse_nested_loops_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    fuse_nested_loops(op)
-
-
-fuse_nested_loops_pass.__name__ = "tritium-fuse-nested-loops"
+fuse_nested_loops_pass = pass_entry("tritium-fuse-nested-loops", fuse_nested_loops)

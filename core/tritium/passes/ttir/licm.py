@@ -12,6 +12,7 @@ can climb out of a whole nest.  The hoisted op goes right before the loop.
 """
 from __future__ import annotations
 
+from tritium.passes.pass_manager import pass_entry
 from .. import ir_helpers as u
 
 _LOOPS = ("scf.for", "scf.while")
@@ -61,9 +62,4 @@ def licm(root) -> int:
     return moved
 
 
-def licm_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    licm(op)
-
-
-licm_pass.__name__ = "tritium-licm"
+licm_pass = pass_entry("tritium-licm", licm)

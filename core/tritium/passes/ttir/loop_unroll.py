@@ -14,6 +14,7 @@ import logging
 
 from mlir import ir
 
+from tritium.passes.pass_manager import pass_entry
 from .. import ir_helpers as u
 
 log = logging.getLogger(__name__)
@@ -104,9 +105,4 @@ def loop_unroll(module) -> int:
     return n
 
 
-def loop_unroll_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    loop_unroll(op)
-
-
-loop_unroll_pass.__name__ = "tritium-loop-unroll"
+loop_unroll_pass = pass_entry("tritium-loop-unroll", loop_unroll)

@@ -18,6 +18,7 @@ from mlir import ir
 
 from tritium.dialects import tt
 
+from tritium.passes.pass_manager import pass_entry
 from .. import ir_helpers as u
 from .combine import apply_patterns, broadcast_fold, shape_op_of_splat
 from .dce import dce
@@ -131,9 +132,4 @@ def reorder_broadcast(root) -> int:
     return n
 
 
-def reorder_broadcast_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    reorder_broadcast(op)
-
-
-reorder_broadcast_pass.__name__ = "tritium-reorder-broadcast"
+reorder_broadcast_pass = pass_entry("tritium-reorder-broadcast", reorder_broadcast)

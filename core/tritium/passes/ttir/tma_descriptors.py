@@ -41,6 +41,7 @@ from mlir import ir
 
 from ...dialects import layouts, tt
 from ...dialects.enums import PaddingOption
+from tritium.passes.pass_manager import pass_entry
 from .. import ir_helpers as u
 from .expand_tensor_descriptor_args import TMA_ATTR, element_bytes, expand_tensor_descriptor_args
 
@@ -229,9 +230,4 @@ def tma_descriptor_args(root) -> int:
     return n
 
 
-def tma_descriptor_args_pass(op, pass_=None) -> None:
-    """``PassManager.add`` entry point."""
-    tma_descriptor_args(op)
-
-
-tma_descriptor_args_pass.__name__ = "tritium-tma-descriptor-args"
+tma_descriptor_args_pass = pass_entry("tritium-tma-descriptor-args", tma_descriptor_args)
