@@ -170,7 +170,7 @@ def test_launch_call_sequence(stub):
     assert struct.unpack_from("<III", kb, off) == (3, 2, 5)
     assert struct.unpack_from("<HHH", kb, _hidden_offset(k, "hidden_group_size_x")) == (256, 1, 1)
     # the relaunch fast path: the loaded kernel's launch, no second load
-    fast = d.launcher(k, 0)
+    fast = d.bind(k, 0).launch
     assert fast == k.loaded[0].launch.grid
     fast(k, (7, 1, 1), [0x10, 0x20, 3, 4, -2.0])
     assert [c[0] for c in h.calls].count("hipModuleLoadData") == 1
@@ -190,9 +190,9 @@ def test_launch_with_gpu_tensors_on_the_current_stream(stub, monkeypatch):
     d = HIPDriver()
     x, y = StubGPUTensor(torch.float32, 0x5000_0000), StubGPUTensor(torch.float32, 0x6000_0000)
     d.launch(k, (2, 1, 1), [x, y, 10, 11, 0.25])
-    d.launcher(k, 0)(k, (4, 1, 1), [x, y, 10, 11, 0.25])
+    d.bind(k, 0).launch(k, (4, 1, 1), [x, y, 10, 11, 0.25])
     state["stream"] = 0xDEF0  # the current stream is read on every launch
-    d.launcher(k, 0)(k, (4, 1, 1), [x, y, 10, 11, 0.25])
+    d.bind(k, 0).launch(k, (4, 1, 1), [x, y, 10, 11, 0.25])
     d.launch(k, (4, 1, 1), [x, y, 10, 11, 0.25], stream=0x1234)
     assert [la["stream"] for la in h.launches] == [0xABC0, 0xABC0, 0xDEF0, 0x1234]
     assert struct.unpack_from("<QQ", h.launches[1]["kernargs"], 0) == (0x5000_0000, 0x6000_0000)
@@ -342,7 +342,7 @@ def test_launch_from_another_thread_packs_its_own_buffer(stub):
     done = []
 
     def other():
-        d.launcher(k, 0)(k, (9, 8, 7), [0x300, 0x400, 50, 60, 2.0])
+        d.bind(k, 0).launch(k, (9, 8, 7), [0x300, 0x400, 50, 60, 2.0])
         done.append(True)
 
     t = threading.Thread(target=other)

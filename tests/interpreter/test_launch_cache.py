@@ -336,7 +336,7 @@ def test_errors_identical_to_the_general_path():
                 elif how == "driver":
                     InterpreterDriver().launch(ck, (1,), list(args))
                 else:
-                    InterpreterDriver().launcher(ck, 0)(ck, (1, 1, 1), tuple(args))
+                    InterpreterDriver().bind(ck, 0).launch(ck, (1, 1, 1), tuple(args))
                 results.append(None)
             except KernelRuntimeError as e:
                 results.append((type(e), str(e)))

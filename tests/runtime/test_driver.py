@@ -180,7 +180,8 @@ def test_base_driver_defaults():
             pass
 
     d = Minimal()
-    assert d.launcher(object(), 0) == d.launch  # the fast path's launch function: launch itself
+    b = d.bind(object(), 0)  # the fast path's launch function: launch itself, no direct launch, kept
+    assert b.launch == d.launch and b.direct((0,), 1) is None and b.loaded
     getter = d.device_getter()
     assert getter() == d.get_current_device() == 0
     assert d.get_current_stream() == 0 and d.inactive_reason() == ""
@@ -196,7 +197,7 @@ def test_active_driver_forwards_to_the_contract(fake):
 
     assert driver.active.get_benchmarker() is do_bench  # the fake driver offers none
     assert driver.active.device_getter()() == 0
-    assert driver.active.launcher(None, 0) == driver.get_driver("fake").launch
+    assert driver.active.bind(None, 0).launch == driver.get_driver("fake").launch
 
 
 def test_gpu_less_machine_does_not_import_the_gpu_runtimes_to_find_out(tmp_path):

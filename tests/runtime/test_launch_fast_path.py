@@ -258,8 +258,11 @@ def direct_fake(register_fake, monkeypatch):
     p.direct = []
 
     class DirectDriver(FakeDriver):
-        def direct_launcher(self, kernel, device, positions, n_values):
-            return lambda gx, *vals: p.direct.append((gx, vals))
+        def bind(self, kernel, device):
+            from tritium.compiler.backend import Binding
+
+            return Binding(self.launch, lambda positions, n_values: lambda gx, *vals: p.direct.append((gx, vals)),
+                           True)
 
     monkeypatch.setattr("tests.runtime.fakebackend.FakeDriver", DirectDriver)
     monkeypatch.setenv("TRITIUM_TARGET", "fake")
@@ -473,14 +476,18 @@ def test_c_compiled_kernel_not_bound_where_the_driver_refuses_a_direct_launch(di
     pytest.importorskip("tritium._speedups", reason="the C helper was not built here")
     from tests.runtime import fakebackend
 
-    jit_direct = fakebackend.FakeDriver.direct_launcher
+    jit_bind = fakebackend.FakeDriver.bind
 
-    def refuse(self, kernel, device, positions, n_values):
-        if n_values == len(positions):  # CompiledKernel's request (the JIT's has its constexprs among the values)
-            raise KernelRuntimeError("no direct launch for runtime argument positions ()")
-        return jit_direct(self, kernel, device, positions, n_values)
+    def refusing_bind(self, kernel, device):
+        b = jit_bind(self, kernel, device)
 
-    monkeypatch.setattr(fakebackend.FakeDriver, "direct_launcher", refuse)
+        def direct(positions, n_values):
+            if n_values == len(positions):  # CompiledKernel's request (the JIT's has its constexprs among the values)
+                raise KernelRuntimeError("no direct launch for runtime argument positions ()")
+            return b.direct(positions, n_values)
+        return b._replace(direct=direct)
+
+    monkeypatch.setattr(fakebackend.FakeDriver, "bind", refusing_bind)
     x = torch.zeros(64)
     ck = kern_c[(2,)](x, x, 32, 7, BLOCK=16)
     n = len(direct_fake.launches)

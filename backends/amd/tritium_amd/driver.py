@@ -16,7 +16,7 @@ beyond the default opted in with ``hipFuncSetAttribute(hipFuncAttributeMaxDynami
 Launching: the kernarg segment packed from the code object's layout (:mod:`tritium_amd.launcher`) and
 ``hipModuleLaunchKernel`` with it in the ``extra`` form, on the current stream: torch's
 (``torch.cuda.current_stream()`` is the HIP stream on ROCm builds of torch) when torch is imported, else the null
-stream.  ``driver.launcher(kernel, device)`` is the JIT's relaunch fast path (the loaded kernel's generated launch
+stream.  ``driver.bind(kernel, device).launch`` is the JIT's relaunch fast path (the loaded kernel's generated launch
 on the current stream).  Nothing of this has run on an AMD GPU: the launch path is exercised with a stand-in for
 hip-python (:mod:`tritium_amd.stub`, tests only) and the packer against real compiled code objects.
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Optional
 
-from tritium.compiler.backend import GPUTarget
+from tritium.compiler.backend import Binding, GPUTarget, no_direct_launch
 from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only, kernel_binary, no_device_node
 from tritium.errors import KernelRuntimeError, OutOfResources
 
@@ -227,13 +227,13 @@ class HIPDriver(TorchGPUDriver):
                     kernel.n_regs, kernel.n_spills = lk.n_regs, lk.n_spills
         return lk
 
-    def launcher(self, kernel: Any, device: int) -> Any:
-        """The loaded kernel's launch on the current stream (the JIT's relaunch fast path); :meth:`launch` where it
-        is not loaded on ``device`` (TRITIUM_COMPILE_ONLY)."""
+    def bind(self, kernel: Any, device: int) -> Binding:
+        """``kernel`` loaded on ``device``: its launch on the current stream (the JIT's relaunch fast path; no
+        direct launch); the driver's :meth:`launch` where it is not loaded there (TRITIUM_COMPILE_ONLY)."""
         lk = kernel.loaded.get(device)
         if lk is None or compile_only():
-            return self.launch
-        return lk.launch.grid
+            return Binding(self.launch, no_direct_launch, False)
+        return Binding(lk.launch.grid, no_direct_launch, True)
 
     # ------------------------------------------------------------------------------------------ launching
     def launch(self, kernel: Any, grid: tuple, args: list, stream: Optional[int] = None) -> None:

@@ -3,7 +3,7 @@ the kernel's :class:`~.launcher.Launcher` (its loaded state, ``kernel.loaded[DEV
 """
 from __future__ import annotations
 
-from tritium.compiler.backend import BaseDriver, GPUTarget
+from tritium.compiler.backend import BaseDriver, Binding, GPUTarget, no_direct_launch
 
 from .launcher import Launcher
 
@@ -47,6 +47,7 @@ class InterpreterDriver(BaseDriver):
         grid = tuple(int(g) for g in grid) + (1,) * (3 - len(tuple(grid)))
         get_launcher(kernel).launch(kernel, grid, args)
 
-    def launcher(self, kernel, device):
-        """The kernel's :class:`Launcher`'s ``launch``: what the JIT's relaunch fast path calls."""
-        return get_launcher(kernel).launch
+    def bind(self, kernel, device) -> Binding:
+        """The kernel's :class:`Launcher`'s ``launch``: what the JIT's relaunch fast path calls (no direct
+        launch)."""
+        return Binding(get_launcher(kernel).launch, no_direct_launch, True)

@@ -22,7 +22,7 @@ import os
 import sys
 from typing import Any, Optional
 
-from tritium.compiler.backend import DriverUtils, GPUTarget
+from tritium.compiler.backend import Binding, DriverUtils, GPUTarget, no_direct_launch
 from tritium.compiler.gpu_driver import TorchGPUDriver, compile_only, kernel_binary, no_device_node
 from tritium.errors import BackendUnavailable, CUDAError, KernelRuntimeError, OutOfResources  # noqa: F401
 
@@ -459,21 +459,14 @@ class CUDADriver(TorchGPUDriver):
                     kernel.n_max_threads = lk.max_threads
         return lk
 
-    def launcher(self, kernel: Any, device: int) -> Any:
-        """The generated launch function of ``kernel`` loaded on ``device``, on the current stream (the JIT's
-        relaunch fast path); :meth:`launch` when it is not loaded there (TRITIUM_COMPILE_ONLY)."""
+    def bind(self, kernel: Any, device: int) -> Binding:
+        """``kernel`` loaded on ``device``: its generated launch on the current stream, and its launch over
+        ``(gx, 1, 1)`` taking the JIT's parameter values (:meth:`BaseDriver.bind`); the driver's :meth:`launch`
+        and no direct launch where it is not loaded there (TRITIUM_COMPILE_ONLY)."""
         lk = kernel.loaded.get(device)
         if lk is None or compile_only():
-            return self.launch
-        return lk.launch.grid
-
-    def direct_launcher(self, kernel: Any, device: int, positions: tuple, n_values: int) -> Any:
-        """The loaded kernel's launch over ``(gx, 1, 1)`` taking the JIT's parameter values as arguments
-        (:meth:`BaseDriver.direct_launcher`); None where it is not loaded there or under TRITIUM_COMPILE_ONLY."""
-        lk = kernel.loaded.get(device)
-        if lk is None or compile_only() or lk.launch.direct is None:
-            return None
-        return lk.launch.direct(positions, n_values)
+            return Binding(self.launch, no_direct_launch, False)
+        return Binding(lk.launch.grid, lk.launch.direct or no_direct_launch, True)
 
     def _stream(self, s: int) -> Any:
         cs = self._streams.get(s)

@@ -159,9 +159,14 @@ class Binding(NamedTuple):
     """A kernel bound to one device of a driver (:meth:`BaseDriver.bind`): what every relaunch path calls."""
 
     launch: Callable[[Any, tuple, Sequence], None]  # fn(kernel, grid, args), as BaseDriver.launch
-    #: fn(positions, n_values) -> the direct launch fn(gx, v0, ..., v{n_values-1}) or None (BaseDriver.direct_launcher)
+    #: fn(positions, n_values) -> the direct launch fn(gx, v0, ..., v{n_values-1}) or None (see BaseDriver.bind)
     direct: Callable[[tuple, int], Optional[Callable[..., None]]]
-    loaded: bool  # False: not loaded on the device yet (or TRITIUM_COMPILE_ONLY); launch is then the driver's launch
+    loaded: bool  # False: not loaded on the device yet (TRITIUM_COMPILE_ONLY), so not kept; launch is the driver's
+
+
+def no_direct_launch(positions: tuple, n_values: int) -> None:
+    """``Binding.direct`` of a driver without a direct launch: always None."""
+    return None
 
 
 class BaseDriver(ABC):
@@ -214,21 +219,19 @@ class BaseDriver(ABC):
         non-constexpr parameters in order), on the current device and stream; loads the kernel there first if
         needed."""
 
-    def launcher(self, kernel: Any, device: Any) -> Callable[[Any, tuple, Sequence], None]:
-        """A function with :meth:`launch`'s signature, ``fn(kernel, grid, args)``, for ``kernel`` already
-        launched once on ``device``: the JIT's relaunch fast path calls it on every later launch
-        (:func:`tritium.compiler.launch.bound_launch`).  It may skip what :meth:`launch` does on a first launch
-        (loading, looking the device up); the default is :meth:`launch` itself."""
-        return self.launch
-
     def bind(self, kernel: Any, device: Any) -> Binding:
-        """``kernel`` bound to ``device``, the one entry the core's launch paths use after a first launch there
-        (:func:`tritium.compiler.launch.binding` keeps one per kernel, driver and device): ``launch`` is
-        :meth:`launcher`'s function, ``direct(positions, n_values)`` :meth:`direct_launcher`'s.  A driver overrides
-        those two (or this)."""
-        fn = self.launcher(kernel, device)
-        return Binding(fn, lambda positions, n, k=kernel, d=device: self.direct_launcher(k, d, positions, n),
-                       fn is not self.launch)
+        """``kernel`` bound to ``device``: the one entry the core's launch paths use after a first launch there
+        (:func:`tritium.compiler.launch.binding` keeps one per kernel, driver and device once ``loaded``).
+
+        ``Binding.launch`` has :meth:`launch`'s signature, ``fn(kernel, grid, args)``, for ``kernel`` already
+        launched once on ``device``: the JIT's relaunch fast path calls it on every later launch, and it may skip
+        what :meth:`launch` does on a first launch (loading, looking the device up).  ``Binding.direct(positions,
+        n_values)`` optionally gives the cheapest relaunch, ``fn(gx, v0, ..., v{n_values-1})``, which launches over
+        the one-dimensional grid ``(gx, 1, 1)``, ``gx`` > 0, on the current stream, with the runtime arguments
+        ``v[i] for i in positions`` (the JIT's fast path passes every parameter's value, constexprs included,
+        without building an argument tuple; it calls it only while no plugin implements the launch hooks), or
+        None.  Default: :meth:`launch` itself (which loads what it needs), no direct launch, kept."""
+        return Binding(self.launch, no_direct_launch, True)
 
     def fast_path_ok(self, args: Sequence) -> bool:
         """Whether later launches with arguments like ``args`` (this launch's runtime arguments) may take the JIT's
@@ -236,16 +239,6 @@ class BaseDriver(ABC):
         driver says no for host tensors it accepted (pinned memory): a later unpinned host tensor has the same
         key and must be refused by the general path.  Default: yes."""
         return True
-
-    def direct_launcher(self, kernel: Any, device: Any, positions: tuple,
-                        n_values: int) -> Optional[Callable[..., None]]:
-        """Optionally, the cheapest relaunch: ``fn(gx, v0, ..., v{n_values-1})`` launches ``kernel`` (already
-        launched once on ``device``) over the one-dimensional grid ``(gx, 1, 1)``, ``gx`` > 0, on the current
-        stream, with the runtime arguments ``v[i] for i in positions`` -- the JIT's fast path passes every
-        parameter's value, constexprs included, without building an argument tuple.  The JIT calls it only while
-        no plugin implements the launch hooks (:func:`tritium.compiler.launch.launch_with_hooks` otherwise, with
-        :meth:`launcher`).  Default None: the JIT uses :meth:`launcher`."""
-        return None
 
     def get_device_properties(self, device: Optional[int] = None) -> dict:
         """Triton's device properties (``multiprocessor_count``, ``max_shared_mem``, ``max_num_regs``,

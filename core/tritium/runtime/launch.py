@@ -51,8 +51,8 @@ class KernelCache(dict):
 class FastLaunch:
     """What a relaunch with known descriptors needs: the kernel, ``args(values)`` picking its runtime arguments
     out of the parameters' values, the driver's bound ``launch(kernel, grid, args)`` and that driver; ``direct``:
-    the driver's :meth:`~tritium.compiler.backend.BaseDriver.direct_launcher` (``fn(gx, *values)``, taken for a
-    ``(gx,)`` grid while no plugin implements the launch hooks) or None."""
+    the binding's direct launch (:meth:`~tritium.compiler.backend.BaseDriver.bind`; ``fn(gx, *values)``, taken for
+    a ``(gx,)`` grid while no plugin implements the launch hooks) or None."""
 
     __slots__ = ("kernel", "args", "launch", "driver", "direct")
 
@@ -134,9 +134,8 @@ def make_launcher(fn: Any) -> Any:
 
     Per launch: each non-constexpr argument's descriptor inline (a tensor's ``data_ptr()`` read once, its
     ``get_device()`` in the key: a tensor on another device misses and the general path explains it), one dict
-    lookup of the flat key, then the entry's direct launch (the driver's
-    :meth:`~tritium.compiler.backend.BaseDriver.direct_launcher`, with the tensors' addresses) while no plugin
-    implements the launch hooks, else :func:`tritium.compiler.launch.launch_with_hooks`."""
+    lookup of the flat key, then the entry's direct launch (the binding's, from
+    :meth:`~tritium.compiler.backend.BaseDriver.bind`, with the tensors' addresses) while no plugin implements the launch hooks, else :func:`tritium.compiler.launch.launch_with_hooks`."""
     params = list(fn.signature.parameters.values())
     if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
         return False
