@@ -63,6 +63,13 @@ def scale2(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def desc_scale2(x_desc, y_desc, BLOCK: tl.constexpr):
+    """Through host tensor descriptors whose block shape a config's pre_hook sets (Liger-Kernel's pattern)."""
+    pid = tl.program_id(0)
+    y_desc.store([pid * BLOCK], x_desc.load([pid * BLOCK]) * 2)
+
+
+@triton.jit
 def atomic_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
@@ -525,6 +532,36 @@ def test_an_error_while_benchmarking_stops_the_compile_pool(monkeypatch):
     k2 = triton.autotune(configs=cfgs, key=["n"], do_bench=_cheap_bench)(scale2)
     k2[_grid(300)](x, out, 300)
     np.testing.assert_array_equal(out, x * 2)
+
+
+def test_precompile_runs_each_configs_pre_hook_first(monkeypatch):
+    """Liger-Kernel makes its tensor descriptors with a dummy block shape and lets each config's pre_hook set the
+    real one: the compile workers must get the descriptors as each config launches them (before, every config was
+    compiled for the dummy [1] block, and benchmarking compiled each again: nothing came from the workers)."""
+    from tritium.runtime import cache
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    monkeypatch.delenv("TRITIUM_DISABLE_CACHE", raising=False)
+
+    def set_block(nargs):
+        for name in ("x_desc", "y_desc"):
+            nargs[name].block_shape = [nargs["BLOCK"]]
+
+    cfgs = [triton.Config({"BLOCK": b}, pre_hook=set_block) for b in (64, 128)]
+    k = triton.autotune(configs=cfgs, key=[], do_bench=_cheap_bench)(desc_scale2)
+    x = np.random.default_rng(3).standard_normal(1024).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    xd, yd = TensorDescriptor.from_tensor(x, [1]), TensorDescriptor.from_tensor(y, [1])
+    code_hash = _code_hash(fresh=True)
+    hits = cache.stats["hits"]
+    k[lambda meta: (1024 // meta["BLOCK"],)](xd, yd)
+    np.testing.assert_array_equal(y, x * 2)
+    assert k.last_precompile.mode == "parallel" and k.last_precompile.ok == 2, k.last_precompile
+    assert xd.block_shape == [k.best_config.kwargs["BLOCK"]]  # the launch's config's hook ran last
+    if cache.stats["hits"] - hits != 2 and _code_hash(fresh=True) != code_hash:
+        pytest.skip("tritium's sources changed while the test ran (another checkout user?): keys differ")
+    assert cache.stats["hits"] - hits == 2  # both configs' kernels, as benchmarked, came from the workers
 
 
 def test_precompile_default_and_already_compiled(monkeypatch):

@@ -19,6 +19,7 @@ Launching it (``kernel[grid](...)``) looks up the best config for the current *t
 from __future__ import annotations
 
 import builtins
+import copy
 import functools
 import sys
 import time
@@ -34,6 +35,7 @@ from .config import Config
 from .jit import JITFunction, KernelInterface, _c_launch, _Subscript
 from .precompile import CompileJob, PrecompileResult, compiled_in_memory, precompile
 from .precompile import enabled as precompile_enabled
+from .specialization import is_tensor_descriptor
 
 
 def _print_autotuning() -> bool:
@@ -344,6 +346,22 @@ class Autotuner(_Subscript, KernelInterface):
             fn = fn.fn
         return kw
 
+    def _hooked_arguments(self, args: tuple, kwargs: dict, config: Config) -> tuple:
+        """``(args, kwargs)`` as ``config`` launches them: its ``pre_hook`` run first (Liger-Kernel's set the host
+        tensor descriptors' block shapes to the config's tiles), each tensor descriptor then copied, so that the next
+        config's hook does not change what this config compiles for."""
+        if config.pre_hook is None:
+            return args, kwargs
+        config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **config.all_kwargs()})
+
+        def snapshot(v):
+            if not is_tensor_descriptor(v):
+                return v
+            v = copy.copy(v)
+            v.block_shape = list(v.block_shape)
+            return v
+        return tuple(snapshot(v) for v in args), {k: snapshot(v) for k, v in kwargs.items()}
+
     def _precompile(self, args: tuple, kwargs: dict, configs: List[Config],
                     on_ready: Optional[Callable[[Config], None]] = None) -> PrecompileResult:
         """Compile ``configs`` in worker processes when that is on and worth it (see :mod:`.precompile`);
@@ -352,7 +370,10 @@ class Autotuner(_Subscript, KernelInterface):
         if not precompile_enabled():
             return PrecompileResult.serial("parallel precompile is off")
         try:
-            jobs = [(c, CompileJob(args, self._resolved_kwargs(args, {**kwargs, **c.all_kwargs()}))) for c in configs]
+            jobs = []
+            for c in configs:
+                a, kw = self._hooked_arguments(args, kwargs, c)
+                jobs.append((c, CompileJob(a, self._resolved_kwargs(a, {**kw, **c.all_kwargs()}))))
         except Exception as e:  # noqa: BLE001 - a user's heuristic: it fails again, clearly, when benchmarked
             return PrecompileResult.serial(f"{type(e).__name__}: {e}")
         jobs = [(c, j) for c, j in jobs if not compiled_in_memory(self.base_fn, j)]
