@@ -231,3 +231,45 @@ def test_attention_epilogue_converts_only_the_fp16_result(BN, stage):
     tail = tail[tail.index("\n    }"):]  # after the last loop
     moved = [m for m in re.findall(r'"ttg.convert_layout"\(%[\w#]+\)[^\n]*?: \(tensor<(\d+x\d+)x(\w+)', tail)]
     assert ("128x128", "f32") not in moved and moved.count(("128x128", "f16")) == 1, moved
+
+
+@tritium.jit
+def _two_dots_shared_tile_kernel(x_ptr, w_ptr, gate_ptr, up_ptr, n_rows, H: tl.constexpr, I: tl.constexpr,
+                                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Liger-Kernel's MoE up-projection: x is pipelined, the masked weight tiles are loaded into registers, each
+    # copied to shared memory for its dot -- the two copies may share one shared-memory offset
+    rows = tl.arange(0, BM)
+    n = tl.arange(0, BN)
+    acc_g = tl.zeros((BM, BN), dtype=tl.float32)
+    acc_u = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, H, BK):
+        kk = k + tl.arange(0, BK)
+        x = tl.load(x_ptr + rows[:, None] * H + kk[None, :], mask=(rows[:, None] < n_rows) & (kk[None, :] < H),
+                    other=0.0)
+        w_mask = (n[:, None] < I) & (kk[None, :] < H)
+        wg = tl.load(w_ptr + n[:, None] * H + kk[None, :], mask=w_mask, other=0.0)
+        acc_g = tl.dot(x, tl.trans(wg), acc=acc_g)
+        wu = tl.load(w_ptr + (n[:, None] + I) * H + kk[None, :], mask=w_mask, other=0.0)
+        acc_u = tl.dot(x, tl.trans(wu), acc=acc_u)
+    out = rows[:, None] * I + n[None, :]
+    tl.store(gate_ptr + out, acc_g, mask=(rows[:, None] < n_rows) & (n[None, :] < I))
+    tl.store(up_ptr + out, acc_u, mask=(rows[:, None] < n_rows) & (n[None, :] < I))
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_dots_reading_a_tile_copied_in_the_loop_stay_synchronous(dtype):
+    """A wgmma reading a shared-memory tile the loop body writes from registers (not a pipeline stage) must finish
+    before that memory is written again: by the next dot's tile, which the allocator may place at the same offset,
+    or by the next iteration.  Asynchronous, the first dot read the second's weights now and then on the H200
+    (Liger-Kernel's test_fused_moe); such a loop's dots stay synchronous, as in Triton."""
+    sig = {"x_ptr": f"*{dtype}", "w_ptr": f"*{dtype}", "gate_ptr": "*fp32", "up_ptr": "*fp32", "n_rows": "i32"}
+    cx = {"H": 128, "I": 48, "BM": 64, "BN": 64, "BK": 32}
+    attrs = {p: {"tt.divisibility": 16} for p in ("x_ptr", "w_ptr", "gate_ptr", "up_ptr")}
+    k = tritium.compile(ASTSource(_two_dots_shared_tile_kernel, sig, cx, attrs), target="cuda:90",
+                        options={"num_stages": 3, "num_warps": 4}, until="ttgir", use_cache=False)
+    loop = _loop(k.asm["ttgir"])
+    copied = re.findall(r'(%\d+) = "ttg.local_alloc"\(%\d+\)', loop)  # register tiles copied in the loop
+    dots = re.findall(r'"ttg.warp_group_dot"\((%\d+), (%\d+), .*', loop)
+    assert len(dots) == 2 and any(b in copied for _, b in dots), (copied, dots)
+    assert '"ttg.async_copy_global_to_local"' in loop  # x is still pipelined
+    assert "isAsync = true" not in loop and "warp_group_dot_wait" not in loop

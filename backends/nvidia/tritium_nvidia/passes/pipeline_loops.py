@@ -366,9 +366,11 @@ def _make_dots_async(body, term):
     tied through it; a result that only goes back into the same dot as its accumulator (a matmul's) is waited
     for with ``pendings = 1`` right after the dot (its previous instance done).  Either way every dot of
     iteration ``i - 1`` is done by the end of iteration ``i``: the copies into the stage it read go last.  Dots
-    must be directly in the body, accumulate in f32 / s32 and not in fp8 partial sums (:func:`_async_ok`)."""
+    must be directly in the body, accumulate in f32 / s32 and not in fp8 partial sums (:func:`_async_ok`), and
+    read no tile the body copies from registers (:func:`_operand_rewritten_in`)."""
     dots = [as_op(o) for o in walk(as_op(body.owner)) if as_op(o).name == ttg.WARP_GROUP_DOT]
-    if not dots or any(d.operation.block != body or not _async_ok(d) for d in dots):
+    if not dots or any(d.operation.block != body or not _async_ok(d) or _operand_rewritten_in(d, body)
+                       for d in dots):
         return None
 
     def pos(op):
@@ -457,6 +459,36 @@ def _join_wait(w, value):
         old_r.replace_all_uses_with(new_r)
     w.erase()
     return new
+
+
+def _operand_rewritten_in(dot, body) -> bool:
+    """Whether a shared-memory operand of ``dot`` is a buffer the loop body writes from registers
+    (``ttg.local_alloc`` of a value, seen through views): not a stage of the pipeline.  Such a buffer is written
+    again by the next iteration, and its shared-memory offset may be another such buffer's in the same iteration
+    (a weight tile loaded without ``cp.async`` for the first of two dots, then the second's), while an
+    asynchronous wgmma could still be reading it: the dots of such a loop stay synchronous, as Triton keeps dots
+    that cannot be "properly async"."""
+    for v in list(dot.operands)[:2]:
+        while isinstance(v, ir.OpResult):
+            op = as_op(v.owner)
+            if op.name in (ttg.MEMDESC_TRANS, ttg.MEMDESC_SUBVIEW) or op.name == "ttg.memdesc_reshape":
+                v = op.operands[0]
+                continue
+            if op.name == ttg.LOCAL_ALLOC and len(op.operands) and _inside(op, as_op(body.owner)):
+                return True
+            break
+    return False
+
+
+def _inside(op, loop) -> bool:
+    """Whether ``op`` is nested in ``loop`` (the walk up stops at the function)."""
+    while op.parent is not None:
+        op = as_op(op.parent)
+        if op == loop:
+            return True
+        if op.name in ("tt.func", "builtin.module"):
+            return False
+    return False
 
 
 def _async_ok(dot) -> bool:
