@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("mlir.ir")
 
 from tritium.dialects import layouts  # noqa: E402
-from tritium.lowering.rules.shared import Addresser, _chunks, thread_part  # noqa: E402
+from tritium.lowering.rules.shared_memory import Addresser, chunks, thread_part  # noqa: E402
 from tritium.passes.ttgir.accelerate_matmul import warps_per_tile  # noqa: E402
 from tritium.passes.ttgir.optimize_dot_operands import operand_shared_layout  # noqa: E402
-from tritium_nvidia.lowering.shared import LdmatrixPlan  # noqa: E402
+from tritium_nvidia.lowering.shared_memory import LdmatrixPlan  # noqa: E402
 
 
 def _store(src_layout, shape, slay, eb, num_warps):
@@ -24,7 +24,7 @@ def _store(src_layout, shape, slay, eb, num_warps):
     mem = {}
     for t in range(num_warps * 32):
         w, lane = divmod(t, 32)
-        for r, n in _chunks(ll, addr, fast, eb):
+        for r, n in chunks(ll, addr, fast, eb):
             xy = addr.split(ll.index(r))
             if xy is None:
                 a0 = slay.offset(tuple(x ^ y for x, y in zip(ll.index(r), addr.threads[t])), shape) * eb

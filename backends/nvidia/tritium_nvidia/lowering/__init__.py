@@ -5,10 +5,10 @@ mma.sync, ldmatrix, ttg.warp_group_dot on wgmma, TMA copies and mbarriers), whic
 Importing this package imports MLIR."""
 from tritium.lowering import GENERIC_RULES, merge
 
-from . import async_copy, conversions, dot, math, memory, shared, tma, wgmma_dot
+from . import async_copy, conversions, dot, math, memory, shared_memory, tma, wgmma_dot
 from .target_info import CUDATargetInfo
 
 CUDA_RULES = {**GENERIC_RULES, **merge(async_copy.RULES, memory.RULES, math.RULES, conversions.RULES, dot.RULES,
-                                    shared.RULES, wgmma_dot.RULES, tma.RULES)}
+                                    shared_memory.RULES, wgmma_dot.RULES, tma.RULES)}
 
 __all__ = ["CUDA_RULES", "CUDATargetInfo"]

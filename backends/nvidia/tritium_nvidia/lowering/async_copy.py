@@ -4,14 +4,14 @@
 proxy see the data).
 
 Each thread copies the runs of its registers that are contiguous in global memory (the axis-info vector width of
-the pointers and the mask) and in the buffer (:class:`tritium.lowering.rules.shared.Addresser`): 16 bytes with
+the pointers and the mask) and in the buffer (:class:`tritium.lowering.rules.shared_memory.Addresser`): 16 bytes with
 ``cp.async.cg`` (L2 only), 4 or 8 bytes with ``cp.async.ca``; a masked-off run copies 0 source bytes, which fills
 its destination with zeros.  The destination is addressed by the buffer's shared layout like a ``local_store``."""
 from __future__ import annotations
 
 from tritium.dialects import tt
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.rules.shared import _chunks, byte_ptr, layout_addresser, memdesc_layout
+from tritium.lowering.rules.shared_memory import chunks, byte_ptr, layout_addresser, memdesc_layout
 from tritium.lowering.utils import inline_asm, per_register, select, smem_elem
 
 from .memory import vector_width
@@ -34,7 +34,7 @@ def _async_copy(ctx, src, dst, mask, other):
     ptrs = per_register(src, n)
     masks = per_register(mask, n) if mask is not None else None
     seen = set()
-    for r, k in _chunks(ll, addr, fast, eb):
+    for r, k in chunks(ll, addr, fast, eb):
         for r0 in range(r, r + k, min(k, vec)):
             run = min(k, vec)
             if ll.index(r0) in seen:

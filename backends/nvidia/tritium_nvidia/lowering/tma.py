@@ -26,7 +26,7 @@ from mlir import ir
 from tritium.dialects import tt, ttg
 from tritium.dialects.enums import PaddingOption
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.rules.shared import memdesc_layout
+from tritium.lowering.rules.shared_memory import memdesc_layout
 from tritium.lowering.utils import cmpi, inline_asm, smem_elem
 from tritium.passes.analysis.allocation import GLOBAL_SCRATCH_OFFSET, GLOBAL_SCRATCH_SIZE, TENSORMAP_BYTES
 from tritium.passes.ttir.tma_descriptors import tma_box, tma_layout

@@ -54,8 +54,8 @@ from mlir import ir
 from tritium.dialects import layouts, tt
 from tritium.dialects.enums import InputPrecision
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.rules import shared as generic_shared
-from tritium.lowering.rules.shared import memdesc_layout
+from tritium.lowering.rules import shared_memory as generic_shared
+from tritium.lowering.rules.shared_memory import memdesc_layout
 from tritium.lowering.utils import pack_word, scalar_type
 from tritium.passes.ir_helpers import is_zero
 

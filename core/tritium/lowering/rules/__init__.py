@@ -2,8 +2,8 @@
 :data:`GENERIC_RULES` is their merge.  A backend's table is ``{**GENERIC_RULES, **its own}``."""
 from ..table import merge
 from . import (constants, control_flow, convert_layout, debug, dot, elementwise, histogram_gather, inline_asm, reduce,
-               scan, shared, spmd, view)
+               scan, shared_memory, spmd, view)
 
 GENERIC_RULES = merge(elementwise.RULES, constants.RULES, spmd.RULES, view.RULES, convert_layout.RULES,
                       reduce.RULES, scan.RULES, histogram_gather.RULES, control_flow.RULES, debug.RULES, dot.RULES,
-                      shared.RULES, inline_asm.RULES)
+                      shared_memory.RULES, inline_asm.RULES)

@@ -6,7 +6,7 @@ made of 8x8 matrices of 16 bytes per row (:class:`tritium.dialects.layouts.DotOp
 fragment or two consecutive B fragments (``.x2`` for a last single one).  Lane ``l`` gives the address of row
 ``l % 8`` of matrix ``l // 8``.  When the buffer's contiguous dim is K the rows are along M / N; when it is M / N
 (a transposed operand, 16-bit types only) ``.trans`` reads rows along K.  Addresses come from
-:class:`tritium.lowering.rules.shared.Addresser` (the lane's offset once, a constant XOR / add per fragment).
+:class:`tritium.lowering.rules.shared_memory.Addresser` (the lane's offset once, a constant XOR / add per fragment).
 Everything else is the generic ``local_load``."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from mlir import ir
 
 from tritium.dialects import layouts
 from tritium.lowering import LoweringError, Rules
-from tritium.lowering.rules.shared import Addresser, byte_ptr, load_tensor, memdesc_layout
+from tritium.lowering.rules.shared_memory import Addresser, byte_ptr, load_tensor, memdesc_layout
 from tritium.lowering.utils import inline_asm, smem_elem
 
 RULES = Rules()

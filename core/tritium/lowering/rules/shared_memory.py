@@ -249,7 +249,7 @@ def _vec_type(sty, n):
     return sty if n == 1 else ir.VectorType.get([n], sty)
 
 
-def _chunks(ll, addr, fast: int, eb: int):
+def chunks(ll, addr, fast: int, eb: int):
     """``(register, n)``: runs of registers split until each is contiguous (and aligned) in the buffer."""
     def split(r, n):
         if n == 1 or addr.contiguous(ll.index(r), fast, n):
@@ -270,7 +270,7 @@ def store_tensor(ctx, base, vals, ty, mem_ty) -> None:
     fast, _ = lay.fast_slow(len(shape))
     addr = layout_addresser(ctx, ll, lay, shape, eb, ty)
     seen = set()
-    for r, n in _chunks(ll, addr, fast, eb):
+    for r, n in chunks(ll, addr, fast, eb):
         if ll.index(r) in seen:  # replicated registers: stored once
             continue
         seen.update(ll.index(r + i) for i in range(n))
@@ -295,7 +295,7 @@ def load_tensor(ctx, base, ty, mem_ty, offsets=None) -> list:
     addr = layout_addresser(ctx, ll, lay, shape, eb, ty, offsets)
     out = [None] * ll.num_regs
     first = {}  # element -> the register that loaded it
-    for r, n in _chunks(ll, addr, fast, eb):
+    for r, n in chunks(ll, addr, fast, eb):
         if ll.index(r) in first:
             for i in range(n):
                 out[r + i] = out[first[ll.index(r + i)]]
