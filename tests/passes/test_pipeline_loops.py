@@ -235,7 +235,7 @@ def test_attention_epilogue_converts_only_the_fp16_result(BN, stage):
 
 @tritium.jit
 def _two_dots_shared_tile_kernel(x_ptr, w_ptr, gate_ptr, up_ptr, n_rows, H: tl.constexpr, I: tl.constexpr,
-                                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+                                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, W_OTHER: tl.constexpr):
     # Liger-Kernel's MoE up-projection: x is pipelined, the masked weight tiles are loaded into registers, each
     # copied to shared memory for its dot -- the two copies may share one shared-memory offset
     rows = tl.arange(0, BM)
@@ -247,29 +247,48 @@ def _two_dots_shared_tile_kernel(x_ptr, w_ptr, gate_ptr, up_ptr, n_rows, H: tl.c
         x = tl.load(x_ptr + rows[:, None] * H + kk[None, :], mask=(rows[:, None] < n_rows) & (kk[None, :] < H),
                     other=0.0)
         w_mask = (n[:, None] < I) & (kk[None, :] < H)
-        wg = tl.load(w_ptr + n[:, None] * H + kk[None, :], mask=w_mask, other=0.0)
+        wg = tl.load(w_ptr + n[:, None] * H + kk[None, :], mask=w_mask, other=W_OTHER)
         acc_g = tl.dot(x, tl.trans(wg), acc=acc_g)
-        wu = tl.load(w_ptr + (n[:, None] + I) * H + kk[None, :], mask=w_mask, other=0.0)
+        wu = tl.load(w_ptr + (n[:, None] + I) * H + kk[None, :], mask=w_mask, other=W_OTHER)
         acc_u = tl.dot(x, tl.trans(wu), acc=acc_u)
     out = rows[:, None] * I + n[None, :]
     tl.store(gate_ptr + out, acc_g, mask=(rows[:, None] < n_rows) & (n[None, :] < I))
     tl.store(up_ptr + out, acc_u, mask=(rows[:, None] < n_rows) & (n[None, :] < I))
 
 
-@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
-def test_dots_reading_a_tile_copied_in_the_loop_stay_synchronous(dtype):
-    """A wgmma reading a shared-memory tile the loop body writes from registers (not a pipeline stage) must finish
-    before that memory is written again: by the next dot's tile, which the allocator may place at the same offset,
-    or by the next iteration.  Asynchronous, the first dot read the second's weights now and then on the H200
-    (Liger-Kernel's test_fused_moe); such a loop's dots stay synchronous, as in Triton."""
+def _two_dots_loop(dtype, w_other):
     sig = {"x_ptr": f"*{dtype}", "w_ptr": f"*{dtype}", "gate_ptr": "*fp32", "up_ptr": "*fp32", "n_rows": "i32"}
-    cx = {"H": 128, "I": 48, "BM": 64, "BN": 64, "BK": 32}
+    cx = {"H": 128, "I": 48, "BM": 64, "BN": 64, "BK": 32, "W_OTHER": w_other}
     attrs = {p: {"tt.divisibility": 16} for p in ("x_ptr", "w_ptr", "gate_ptr", "up_ptr")}
     k = tritium.compile(ASTSource(_two_dots_shared_tile_kernel, sig, cx, attrs), target="cuda:90",
-                        options={"num_stages": 3, "num_warps": 4}, until="ttgir", use_cache=False)
-    loop = _loop(k.asm["ttgir"])
+                        options={"num_stages": 3, "num_warps": 4}, use_cache=False)
+    return _loop(k.asm["ttgir"]), k.asm["ptx"]
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_dots_reading_a_tile_copied_in_the_loop_stay_synchronous(dtype):
+    """A wgmma reading a shared-memory tile the loop body writes from registers (not a pipeline stage: here the
+    weight tiles, whose masked-off elements read 1.0, which cp.async cannot fill) must finish before that memory is
+    written again: by the next dot's tile, which the allocator may place at the same offset, or by the next
+    iteration.  Asynchronous, the first dot read the second's weights now and then on the H200 (Liger-Kernel's
+    test_fused_moe, before its weight tiles were pipelined); such a loop's dots stay synchronous, as in Triton."""
+    loop, _ = _two_dots_loop(dtype, 1.0)
     copied = re.findall(r'(%\d+) = "ttg.local_alloc"\(%\d+\)', loop)  # register tiles copied in the loop
     dots = re.findall(r'"ttg.warp_group_dot"\((%\d+), (%\d+), .*', loop)
-    assert len(dots) == 2 and any(b in copied for _, b in dots), (copied, dots)
+    assert len(dots) == 2 and all(b in copied for _, b in dots), (copied, dots)
     assert '"ttg.async_copy_global_to_local"' in loop  # x is still pipelined
     assert "isAsync = true" not in loop and "warp_group_dot_wait" not in loop
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_transposed_pointer_tiles_are_pipelined(dtype):
+    """``tl.dot(x, tl.trans(w))`` with ``w`` loaded through pointers (zero-filled masks): ``w`` is copied by cp.async
+    as loaded, into the pipeline's stages, and the dot reads the stage's transposed view (``ttg.memdesc_trans``, as
+    the TMA path does) -- no transpose in registers, no copy into shared memory in the loop, and the dots are
+    asynchronous again."""
+    loop, ptx = _two_dots_loop(dtype, 0.0)
+    assert loop.count('"ttg.async_copy_global_to_local"') == 3  # x and both weight tiles, stages ahead
+    assert loop.count('"ttg.memdesc_trans"') == 2 and '"tt.trans"' not in loop
+    assert not re.findall(r'"ttg.local_alloc"\(%\d+\)', loop)
+    assert loop.count("isAsync = true") == 2
+    assert "wgmma.mma_async" in ptx and "cp.async.cg.shared.global" in ptx

@@ -45,8 +45,8 @@ from tritium.passes.ir_helpers import as_op, layout_of, module_int, walk
 from tritium.passes.ttgir.loop_slices import LOOP, arith as _arith, clone_ops as _clone, cmp_lt as _cmp_lt, const as _const, \
     const_before as _const_at, dot_operand_loads, iter_arg_updates as _updates, load_vector, loop_stages, \
     PipelinedLoad, loop_slice as _slice, next_op as _next_op
-from .tma_lowering import barrier_type, buffer_type, copy_in, init_barrier, is_tma_load, subview, tma_consumer, \
-    use_tile, wait_barrier
+from .tma_lowering import _wgmma_reads, barrier_type, buffer_type, copy_in, init_barrier, is_tma_load, subview, \
+    tma_consumer, transposed_type, use_tile, wait_barrier
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,36 @@ class _TMALoad:
         return list(self.indices)
 
 
+def _transposed_operand_loads(body) -> list:
+    """``(load, alloc, trans)`` for each ``tt.load`` in ``body`` whose one use is a 2-D ``tt.trans`` whose one use is
+    a ``ttg.local_alloc`` that only wgmma reads (``tl.dot(x, tl.trans(w))`` with pointer loads, Liger-Kernel's MoE
+    kernels): the tile is copied as loaded and the dot reads its transposed view (``ttg.memdesc_trans``), as the
+    TMA path does, instead of a transpose in registers and a synchronous copy every iteration."""
+    out = []
+    for op in body.operations:
+        op = as_op(op)
+        if op.name != tt.LOAD or len(tt.shape_of(op.results[0].type)) != 2:
+            continue
+        uses = list(op.results[0].uses)
+        if len(uses) != 1 or as_op(uses[0].owner).name != tt.TRANS:
+            continue
+        trans = as_op(uses[0].owner)
+        t_uses = list(trans.results[0].uses)
+        if len(t_uses) != 1 or as_op(t_uses[0].owner).name != ttg.LOCAL_ALLOC:
+            continue
+        alloc = as_op(t_uses[0].owner)
+        if alloc.operation.block == body and trans.operation.block == body and \
+                _wgmma_reads(alloc.results[0], alloc.results[0].type):
+            out.append((op, alloc, trans))
+    return out
+
+
+def _stage_type(c):
+    """The type of one stage of ``c``'s buffer: its alloc's, or the untransposed view of it."""
+    ty = c.alloc.results[0].type
+    return transposed_type(ty) if getattr(c, "trans", None) is not None else ty
+
+
 def _candidates(body, info):
     """Loads to pipeline and the iter_arg numbers (block argument numbers) their slices read."""
     out = []
@@ -72,8 +102,9 @@ def _candidates(body, info):
             kind, alloc, trans = tma_consumer(op)
             if kind != "load" and alloc.operation.block == body:
                 out.append(_TMALoad(op, kind, alloc, trans))
-    for op, alloc in dot_operand_loads(body):
+    for op, alloc, trans in [(ld, a, None) for ld, a in dot_operand_loads(body)] + _transposed_operand_loads(body):
         c = PipelinedLoad(op, alloc)
+        c.trans = trans
         where = tt.loc_str(op)
         if c.other is not None and not is_zero(c.other):
             log.debug("load at %s not pipelined: its other is not zero (cp.async fills zeros)", where)
@@ -87,7 +118,7 @@ def _candidates(body, info):
         except Exception as e:  # no answer from the analysis: not pipelined, still correct
             log.debug("load at %s not pipelined: no vector width (%s)", where, e)
             continue
-        slay = ttg.memdesc_layout(alloc.results[0].type)[2]
+        slay = ttg.memdesc_layout(_stage_type(c))[2]
         # the buffer's contiguous dim is another one (a K-major wgmma operand loaded N-major)
         if slay.fast_slow(len(tt.shape_of(c.ptr.type)))[0] != lay.order[0]:
             vec = 1
@@ -169,7 +200,7 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                     for i in range(S):
                         init_barrier(subview(bars[c], _const(i, i32)))
                 else:
-                    shape, elem, lay = ttg.memdesc_layout(c.alloc.results[0].type)
+                    shape, elem, lay = ttg.memdesc_layout(_stage_type(c))
                     stack_ty = ttg.memdesc_type((S,) + tuple(shape), elem, lay, loop.context)
                 with c.load.location:  # the stack is the load's (its source line names it)
                     bufs.append(ir.Operation.create(ttg.LOCAL_ALLOC, results=[stack_ty], operands=[]).results[0])
@@ -231,6 +262,9 @@ def pipeline_loop(loop, stages: int, info) -> bool:
                 tile = subview(buf, read)
                 if c.tma:
                     use_tile(c.kind, c.alloc, c.trans, tile)
+                elif c.trans is not None:  # the dot reads the transposed view of the tile as loaded
+                    view = ir.Operation.create(ttg.MEMDESC_TRANS, results=[c.alloc.results[0].type], operands=[tile])
+                    c.alloc.results[0].replace_all_uses_with(view.results[0])
                 else:
                     c.alloc.results[0].replace_all_uses_with(tile)
         old_term = as_op(list(nb.operations)[-1])
@@ -285,6 +319,8 @@ def pipeline_loop(loop, stages: int, info) -> bool:
         for c in cands:
             if not c.tma:
                 c.alloc.erase()
+                if c.trans is not None:
+                    c.trans.erase()
             if not list(c.load.results[0].uses):
                 c.load.erase()
         for i, r in enumerate(loop.results):
