@@ -20,6 +20,7 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
+from tritium.errors import OutOfResources
 from tritium.tools.tensor_descriptor import TensorDescriptor
 
 torch = pytest.importorskip("torch")
@@ -84,7 +85,10 @@ def test_swiglu_fwd_every_config(gpu, dtype, B, S, D, H, BM, BK, GROUP_M, warps,
     descs = [TensorDescriptor.from_tensor(x, [1, BM, BK]), TensorDescriptor.from_tensor(wg, [BN, BK]),
              TensorDescriptor.from_tensor(wu, [BN, BK])] + [TensorDescriptor.from_tensor(o, [1, BM, BN]) for o in outs]
     grid = (triton.cdiv(S, BM) * triton.cdiv(H, BN), B)
-    swiglu_fwd[grid](*descs, S, D, H, BM=BM, BN=BN, BK=BK, GROUP_M=GROUP_M, num_warps=warps, num_stages=stages)
+    try:
+        swiglu_fwd[grid](*descs, S, D, H, BM=BM, BN=BN, BK=BK, GROUP_M=GROUP_M, num_warps=warps, num_stages=stages)
+    except OutOfResources as e:  # what an autotuner skips
+        pytest.skip(str(e))
     gpu.done()
     g = x.float() @ wg.float().T
     u = x.float() @ wu.float().T
@@ -162,9 +166,12 @@ def test_gathered_two_dots_every_config(gpu, dtype, T, E, H, I, K, BN, BK, warps
     gather, starts, experts, ends, choice = _moe_layout(gpu, T, E, K, BM)
     TK = T * K
     pre, post = gpu.empty(TK, 2 * I, dtype=dtype), gpu.empty(TK, I, dtype=dtype)
-    gathered_two_dots[(len(starts), triton.cdiv(I, BN))](
-        x, w, gather, starts, experts, ends, pre, post, H, I, x.stride(0), w.stride(0), w.stride(1), pre.stride(0),
-        post.stride(0), BM=BM, BN=BN, BK=BK, num_warps=warps, num_stages=stages)
+    try:
+        gathered_two_dots[(len(starts), triton.cdiv(I, BN))](
+            x, w, gather, starts, experts, ends, pre, post, H, I, x.stride(0), w.stride(0), w.stride(1), pre.stride(0),
+            post.stride(0), BM=BM, BN=BN, BK=BK, num_warps=warps, num_stages=stages)
+    except OutOfResources as e:  # what an autotuner skips
+        pytest.skip(str(e))
     gpu.done()
     expert_of_row = torch.repeat_interleave(torch.arange(E), torch.bincount(choice.flatten(), minlength=E))
     xs = x.float()[gather.long()]  # [TK, H]
