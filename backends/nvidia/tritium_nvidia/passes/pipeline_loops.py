@@ -45,8 +45,8 @@ from tritium.passes.ir_helpers import as_op, layout_of, module_int, walk
 from tritium.passes.ttgir.loop_slices import LOOP, arith as _arith, clone_ops as _clone, cmp_lt as _cmp_lt, const as _const, \
     const_before as _const_at, dot_operand_loads, iter_arg_updates as _updates, load_vector, loop_stages, \
     PipelinedLoad, loop_slice as _slice, next_op as _next_op
-from .tma_lowering import _wgmma_reads, barrier_type, buffer_type, copy_in, init_barrier, is_tma_load, subview, \
-    tma_consumer, transposed_type, use_tile, wait_barrier
+from .tma_lowering import barrier_type, buffer_type, copy_in, init_barrier, is_tma_load, subview, tma_consumer, \
+    transposed_type, use_tile, wait_barrier, wgmma_reads
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def _transposed_operand_loads(body) -> list:
             continue
         alloc = as_op(t_uses[0].owner)
         if alloc.operation.block == body and trans.operation.block == body and \
-                _wgmma_reads(alloc.results[0], alloc.results[0].type):
+                wgmma_reads(alloc.results[0], alloc.results[0].type):
             out.append((op, alloc, trans))
     return out
 
@@ -90,7 +90,7 @@ def _transposed_operand_loads(body) -> list:
 def _stage_type(c):
     """The type of one stage of ``c``'s buffer: its alloc's, or the untransposed view of it."""
     ty = c.alloc.results[0].type
-    return transposed_type(ty) if getattr(c, "trans", None) is not None else ty
+    return transposed_type(ty) if c.trans is not None else ty
 
 
 def _candidates(body, info):
@@ -507,7 +507,7 @@ def _operand_rewritten_in(dot, body) -> bool:
     for v in list(dot.operands)[:2]:
         while isinstance(v, ir.OpResult):
             op = as_op(v.owner)
-            if op.name in (ttg.MEMDESC_TRANS, ttg.MEMDESC_SUBVIEW) or op.name == "ttg.memdesc_reshape":
+            if op.name in (ttg.MEMDESC_TRANS, ttg.MEMDESC_SUBVIEW):
                 v = op.operands[0]
                 continue
             if op.name == ttg.LOCAL_ALLOC and len(op.operands) and _inside(op, as_op(body.owner)):

@@ -46,7 +46,7 @@ def _users(value) -> list:
     return [(as_op(u.owner), u.operand_number) for u in value.uses]
 
 
-def _wgmma_reads(alloc_value, mem_ty) -> bool:
+def wgmma_reads(alloc_value, mem_ty) -> bool:
     """Every user of the buffer is a warp_group_dot that can read it laid out as ``mem_ty``: 16-bit operands in
     either orientation, other types K-major (A ``transposed`` 0, B ``transposed`` 1)."""
     users = _users(alloc_value)
@@ -89,13 +89,13 @@ def tma_consumer(load):
     mem_ty = buffer_type(block_ty)
     user = _single_use(load.results[0])
     if user is not None and user.name == ttg.LOCAL_ALLOC:
-        if str(user.results[0].type) == str(mem_ty) or _wgmma_reads(user.results[0], mem_ty):
+        if str(user.results[0].type) == str(mem_ty) or wgmma_reads(user.results[0], mem_ty):
             return "alloc", user, None
     if user is not None and user.name == tt.TRANS:
         alloc = _single_use(user.results[0])
         view = transposed_type(mem_ty)
         if alloc is not None and alloc.name == ttg.LOCAL_ALLOC and alloc.operation.block == user.operation.block \
-                and (str(alloc.results[0].type) == str(view) or _wgmma_reads(alloc.results[0], view)):
+                and (str(alloc.results[0].type) == str(view) or wgmma_reads(alloc.results[0], view)):
             return "trans", alloc, user
     return "load", None, None
 

@@ -31,8 +31,10 @@ def dot_operand_loads(body):
 
 
 class PipelinedLoad:
-    """A ``tt.load`` a pipeliner turns into a copy into the shared buffer ``alloc``: its pointer, mask and other."""
+    """A ``tt.load`` a pipeliner turns into a copy into the shared buffer ``alloc``: its pointer, mask and other;
+    ``trans``: the ``tt.trans`` between the load and the alloc, when the dot reads the tile transposed (cuda)."""
     tma = False
+    trans = None
 
     def __init__(self, load, alloc):
         self.load, self.alloc = load, alloc
