@@ -22,6 +22,7 @@ import tritium as triton
 import tritium.language as tl
 from tritium.errors import OutOfResources
 from tritium.tools.tensor_descriptor import TensorDescriptor
+from tests.language.test_tensor_descriptor import swiglu_3d_dots
 
 torch = pytest.importorskip("torch")
 
@@ -38,12 +39,7 @@ def swiglu_fwd(x_desc, wg_desc, wu_desc, a_desc, g_desc, u_desc, S, D, H, BM: tl
     group_m = tl.minimum(tiles_m - first_m, GROUP_M)
     m0 = (first_m + (pid % per_group) % group_m) * BM
     n0 = ((pid % per_group) // group_m) * BN
-    acc_g = tl.zeros((BM, BN), dtype=tl.float32)
-    acc_u = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, D, BK):
-        x = tl.reshape(x_desc.load([b, m0, k]), [BM, BK])
-        acc_g = tl.dot(x, tl.trans(wg_desc.load([n0, k])), acc=acc_g)
-        acc_u = tl.dot(x, tl.trans(wu_desc.load([n0, k])), acc=acc_u)
+    acc_g, acc_u = swiglu_3d_dots(x_desc, wg_desc, wu_desc, b, m0, n0, D, BM, BN, BK)
     a = acc_g * tl.sigmoid(acc_g) * acc_u
     dt = x_desc.dtype
     a_desc.store([b, m0, n0], tl.reshape(a, [1, BM, BN]).to(dt))

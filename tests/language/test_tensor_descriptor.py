@@ -820,17 +820,24 @@ def test_device_descriptors_are_tma_tensor_maps_in_global_scratch_on_sm90():
 # ---------------------------------------------------------------------------------------------
 
 @triton.jit
-def swiglu_3d_desc(x_desc, wg_desc, wu_desc, a_desc, g_desc, D, BM: tl.constexpr, BN: tl.constexpr,
-                   BK: tl.constexpr):
-    m0 = tl.program_id(0) * BM
-    n0 = tl.program_id(1) * BN
-    b = tl.program_id(2)
+def swiglu_3d_dots(x_desc, wg_desc, wu_desc, b, m0, n0, D, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """x[b, m0:m0+BM, :] @ wg[n0:n0+BN, :]^T and the same with wu (Liger-Kernel's fused SwiGLU forward loop)."""
     acc_g = tl.zeros((BM, BN), dtype=tl.float32)
     acc_u = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, D, BK):
         x = tl.reshape(x_desc.load([b, m0, k]), [BM, BK])
         acc_g = tl.dot(x, tl.trans(wg_desc.load([n0, k])), acc=acc_g)
         acc_u = tl.dot(x, tl.trans(wu_desc.load([n0, k])), acc=acc_u)
+    return acc_g, acc_u
+
+
+@triton.jit
+def swiglu_3d_desc(x_desc, wg_desc, wu_desc, a_desc, g_desc, D, BM: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr):
+    m0 = tl.program_id(0) * BM
+    n0 = tl.program_id(1) * BN
+    b = tl.program_id(2)
+    acc_g, acc_u = swiglu_3d_dots(x_desc, wg_desc, wu_desc, b, m0, n0, D, BM, BN, BK)
     a = acc_g * tl.sigmoid(acc_g) * acc_u
     a_desc.store([b, m0, n0], tl.reshape(a, [1, BM, BN]).to(a_desc.dtype))
     g_desc.store([b, m0, n0], tl.reshape(acc_g, [1, BM, BN]).to(g_desc.dtype))

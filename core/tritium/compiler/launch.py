@@ -87,8 +87,8 @@ _plugins.on_backends_change(_GETTERS.clear)
 def binding(kernel: Any, d: BaseDriver, device: Any) -> Any:
     """``d.bind(kernel, device)``, kept in ``kernel.bindings[(d, device)]`` once the kernel is loaded there: the one
     cache of launch functions that :func:`launch`, :func:`bound_launch` (the JIT's fast entries) and the C subscript
-    (:func:`_bind_c`) share.  While it is not loaded there (TRITIUM_COMPILE_ONLY, a host backend's launch) the
-    binding (``loaded`` False: its launch is the driver's) is made afresh each time."""
+    (:func:`_bind_c`) share.  While it is not loaded there (TRITIUM_COMPILE_ONLY) the binding (``loaded`` False:
+    its launch is the driver's) is made afresh each time."""
     bindings = kernel.__dict__.setdefault("bindings", {})
     b = bindings.get((d, device))
     if b is None:
@@ -125,8 +125,8 @@ def _bind_c(kernel: Any, d: BaseDriver, dev: Any, getter: Callable[[], Any], b: 
 def bound_launch(kernel: Any, device: Any) -> tuple:
     """``(driver, binding)`` for the JIT's relaunch fast path, ``kernel`` already launched once on ``device``
     through :func:`launch`: ``binding.launch`` has ``launch``'s signature (callers launch through
-    :func:`launch_with_hooks`), ``binding.direct(positions, n)`` gives the direct launch (the driver's plain
-    ``launch`` where the kernel is not loaded: TRITIUM_COMPILE_ONLY, a host backend)."""
+    :func:`launch_with_hooks`), ``binding.direct(positions, n)`` gives the direct launch, if the driver has one
+    (the binding's launch is the driver's plain ``launch`` where the kernel is not loaded: TRITIUM_COMPILE_ONLY)."""
     d: BaseDriver = launch_driver(kernel.metadata.get("backend"), kernel.name)
     return d, binding(kernel, d, device)
 
