@@ -56,13 +56,15 @@ SWIGLU_CONFIGS = [
 ]
 
 
-def _close(got, want, dtype):
-    """Liger's measure (1 - the cosine-like similarity of the two, in float64) and an elementwise bound."""
+def _close(got, want, dtype, k=1):
+    """Liger's measure (1 - the cosine-like similarity of the two, in float64) and an elementwise bound: for fp32
+    (tf32 dots: operands keep 10 of 23 mantissa bits) a sum of ``k`` products of unit normals is off by about
+    ``1e-3 * sqrt(k)``, so the absolute bound grows with ``k``."""
     g, w = got.double(), want.double()
     diff = 1 - 2 * (g * w).sum() / (g * g + w * w).sum()
     assert torch.isfinite(g).all(), "non-finite values in the output"
     assert diff < 1e-5, f"1 - similarity = {diff:.3g}"
-    tol = dict(rtol=2e-2, atol=5e-2) if dtype == torch.float32 else dict(rtol=3e-2, atol=1e-1)  # tf32; 16-bit
+    tol = dict(rtol=2e-2, atol=6e-3 * k ** 0.5) if dtype == torch.float32 else dict(rtol=3e-2, atol=1e-1)
     torch.testing.assert_close(g.float(), w.float(), **tol)
 
 
@@ -92,9 +94,13 @@ def test_swiglu_fwd_every_config(gpu, dtype, B, S, D, H, BM, BK, GROUP_M, warps,
     gpu.done()
     g = x.float() @ wg.float().T
     u = x.float() @ wu.float().T
-    for name, got, want in zip("AGU", outs, (torch.nn.functional.silu(g) * u, g, u)):
+    # G and U against torch; A (silu(G) * U, elementwise in fp32) against the kernel's own G and U where the dots
+    # are tf32 (an error of 0.01 in G times a U of 16 is beyond any fixed bound), against torch's otherwise
+    g_a, u_a = (outs[1].float(), outs[2].float()) if dtype == torch.float32 else (g, u)
+    for name, got, want, k in zip("GUA", (outs[1], outs[2], outs[0]), (g, u, torch.nn.functional.silu(g_a) * u_a),
+                                  (D, D, 1)):
         try:
-            _close(got, want.to(dtype), dtype)
+            _close(got, want.to(dtype), dtype, k)
         except AssertionError as e:
             raise AssertionError(f"output {name}: {e}") from None
 
