@@ -37,6 +37,7 @@ def _interp(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "0")  # the precompile tests turn it on
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "2")  # workers whatever the load (the test of the default unsets it)
     for v in ("TRITIUM_PRINT_AUTOTUNING", "TRITON_PRINT_AUTOTUNING", "TRITIUM_CACHE_AUTOTUNING",
               "TRITON_CACHE_AUTOTUNING"):
         monkeypatch.delenv(v, raising=False)
@@ -759,7 +760,8 @@ def test_compile_workers_env(monkeypatch):
     from tritium.runtime.precompile import compile_workers
 
     monkeypatch.delenv("TRITIUM_COMPILE_WORKERS", raising=False)
-    assert compile_workers() == (os.cpu_count() or 1)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert compile_workers() == cpus
     monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "3")
     assert compile_workers() == 3
     for bad in ("0", "many"):
@@ -785,3 +787,73 @@ def test_warmup_compiles_the_configs_in_parallel(monkeypatch):
     out = np.empty_like(x)
     k[_grid(999)](x, out, 999)
     np.testing.assert_array_equal(out, x * 2)
+
+
+def test_parallelism_takes_the_cpus_others_leave_free(monkeypatch):
+    """Compilations at once: the free CPUs (a process among busy ones takes what is left, and compiles in itself,
+    0, when one CPU or none is free); TRITIUM_COMPILE_WORKERS whatever the load."""
+    from tritium.runtime.precompile import busy_cpus, parallelism
+
+    monkeypatch.delenv("TRITIUM_COMPILE_WORKERS", raising=False)
+    assert parallelism(32, cpus=16, busy=0.0) == 16
+    assert parallelism(5, cpus=16, busy=0.3) == 5
+    assert parallelism(32, cpus=16, busy=11.2) == 5  # eleven pytest-xdist workers tuning on a 16-CPU machine
+    assert parallelism(32, cpus=16, busy=14.6) == 0
+    assert parallelism(32, cpus=2, busy=0.2) == 2
+    assert parallelism(32, cpus=2, busy=1.0) == 0
+    assert busy_cpus() >= 0.0
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "3")
+    assert parallelism(32, cpus=16, busy=15.0) == 3 and parallelism(2, cpus=16, busy=15.0) == 2
+
+
+def test_compile_pool_outlives_a_tuning(monkeypatch):
+    """The workers of one tuning compile the next one's configs (their imports paid once); a changed
+    environment (here the cache directory, which the workers write to) gets a fresh pool."""
+    from tritium.runtime import precompile
+
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "1")
+    monkeypatch.delenv("TRITIUM_DISABLE_CACHE", raising=False)
+    rng = np.random.default_rng(11)
+    pids = []
+    # configs and dtypes no other test compiles (a specialisation in this process's memory is not sent to workers)
+    for dtype in (np.float32, np.float64, np.int32):
+        if dtype == np.int32:  # a changed environment: here the cache directory, which the workers write to
+            monkeypatch.setenv("TRITIUM_CACHE_DIR", os.environ["TRITIUM_CACHE_DIR"] + "_2")
+        x = (rng.standard_normal(1234) * 100).astype(dtype)
+        out = np.empty_like(x)
+        k = triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (262144, 524288)], key=["n"],
+                            do_bench=_cheap_bench)(scale2)
+        k[_grid(1234)](x, out, 1234)
+        np.testing.assert_array_equal(out, x * 2)
+        assert k.last_precompile.mode == "parallel" and k.last_precompile.ok == 2, k.last_precompile
+        pids.append(precompile.pool_pids())
+    assert len(pids[0]) == 1 and pids[0] == pids[1], pids  # the second tuning: the first one's worker
+    assert pids[2] and not set(pids[2]) & set(pids[0]), pids  # a fresh pool
+
+
+def test_precompile_compiles_in_the_process_when_no_cpu_is_free(monkeypatch):
+    """A machine whose CPUs are all busy (here: as many spinning processes as CPUs): the tuning compiles in
+    itself, saying why, rather than start workers that would only compete."""
+    import subprocess
+    import sys
+
+    from tritium.runtime.precompile import usable_cpus
+
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    monkeypatch.delenv("TRITIUM_COMPILE_WORKERS", raising=False)
+    spin = [subprocess.Popen([sys.executable, "-c", "import time\nt = time.time() + 60\nwhile time.time() < t: pass"])
+            for _ in range(usable_cpus())]
+    try:
+        time.sleep(0.5)
+        k = triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (8, 2048)], key=["n"],
+                            do_bench=_cheap_bench)(scale2)
+        x = (np.random.default_rng(5).standard_normal(555) * 1000).astype(np.int64)  # a specialisation of its own
+        out = np.empty_like(x)
+        k[_grid(555)](x, out, 555)
+    finally:
+        for p in spin:
+            p.kill()
+            p.wait()
+    np.testing.assert_array_equal(out, x * 2)
+    assert k.last_precompile.mode == "serial" and "no CPU free" in k.last_precompile.reason, k.last_precompile

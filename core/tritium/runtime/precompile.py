@@ -10,18 +10,30 @@ Precompiling only saves time: whatever goes wrong (a kernel a worker cannot impo
 out, a pool that cannot start) leaves the main process to compile serially while benchmarking, with the reason
 in the :class:`PrecompileResult`.
 
+The pool is the process's own and outlives a tuning: its workers are spawned on demand, pay for their imports
+(tritium, the MLIR bindings, the kernel's module and whatever that imports -- torch, a kernel library) once, and
+compile every later tuning's configs; it is replaced when the target, ``sys.path`` or a ``TRITIUM_*`` /
+``TRITON_*`` variable changes (a worker took them when it started), and killed when a tuning times out or is
+stopped.  How many compilations run at once is decided per tuning from the machine's load: a process on an idle
+machine uses every CPU, one among many busy processes (pytest-xdist workers, a data loader) takes what is free, and
+compiles in itself when nothing is (a worker would only compete with the others; see :func:`parallelism`).
+
 Environment: ``TRITIUM_AUTOTUNE_PRECOMPILE=0|1`` turns it off / forces it on (default: on for GPU backends with
 the file cache on, whose compilations the cache hands to the main process; off for the interpreter, where
 starting a worker costs more than compiling); ``TRITIUM_AUTOTUNE_PRECOMPILE_TIMEOUT`` (seconds, default 300)
-bounds it; ``TRITIUM_COMPILE_WORKERS`` sets the pool's size (default: the CPU count).  Workers run with
-``TRITIUM_AUTOTUNE_WORKER=1`` and never precompile themselves.
+bounds it; ``TRITIUM_COMPILE_WORKERS`` fixes the number of workers (default: the CPU count, and at most the free
+CPUs at once).  Workers run with ``TRITIUM_AUTOTUNE_WORKER=1`` and never precompile themselves.
 """
 from __future__ import annotations
 
+import atexit
 import importlib
 import importlib.util
+import math
 import os
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
@@ -65,18 +77,61 @@ class PrecompileResult:
         return cls("serial", reason=reason)
 
 
-def compile_workers() -> int:
-    """The compile pool's size: ``TRITIUM_COMPILE_WORKERS``, else the CPU count."""
+def _configured_workers() -> Optional[int]:
     v = os.environ.get("TRITIUM_COMPILE_WORKERS", "").strip()
-    if v:
-        try:
-            n = int(v)
-        except ValueError:
-            raise ValueError(f"TRITIUM_COMPILE_WORKERS={v!r} is not a number of workers") from None
-        if n < 1:
-            raise ValueError(f"TRITIUM_COMPILE_WORKERS={v!r}: at least 1")
-        return n
-    return os.cpu_count() or 1
+    if not v:
+        return None
+    try:
+        n = int(v)
+    except ValueError:
+        raise ValueError(f"TRITIUM_COMPILE_WORKERS={v!r} is not a number of workers") from None
+    if n < 1:
+        raise ValueError(f"TRITIUM_COMPILE_WORKERS={v!r}: at least 1")
+    return n
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one, else the CPU count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def compile_workers() -> int:
+    """The compile pool's size: ``TRITIUM_COMPILE_WORKERS``, else the usable CPUs."""
+    n = _configured_workers()
+    return n if n is not None else usable_cpus()
+
+
+def busy_cpus() -> float:
+    """How many CPUs other processes keep busy: the larger of the one-minute load average and the threads
+    runnable right now (Linux's ``/proc/loadavg``, which sees a burst the average has not yet), less this one."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            load = max(load, float(f.read().split()[3].split("/")[0]))
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(0.0, load - 1.0)
+
+
+def parallelism(n_jobs: int, cpus: Optional[int] = None, busy: Optional[float] = None) -> int:
+    """How many of ``n_jobs`` compilations to run at once in workers; 0: compile in this process instead.
+
+    ``TRITIUM_COMPILE_WORKERS`` when set (the user's number, whatever the load); else the CPUs that others leave
+    free (``cpus`` - ``busy``, default :func:`usable_cpus` and :func:`busy_cpus`), 0 when that is one CPU or
+    none: one worker beside a busy machine only adds its start-up to the compile."""
+    configured = _configured_workers()
+    if configured is not None:
+        return max(1, min(n_jobs, configured))
+    cpus = usable_cpus() if cpus is None else cpus
+    busy = busy_cpus() if busy is None else busy
+    free = min(cpus, math.floor(cpus - busy + 0.5))
+    return min(n_jobs, free) if free >= 2 else 0
 
 def enabled() -> bool:
     """Whether to precompile in workers now (see the module docstring)."""
@@ -125,7 +180,6 @@ def precompile(fn: JITFunction, jobs: List[CompileJob], timeout: Optional[float]
     then compiles while benchmarking).
     """
     import concurrent.futures as cf
-    import multiprocessing
 
     from . import driver
 
@@ -141,50 +195,111 @@ def precompile(fn: JITFunction, jobs: List[CompileJob], timeout: Optional[float]
         stub_jobs = [CompileJob(_stub_args(j.args), dict(j.kwargs)) for j in jobs]
     except Exception as e:  # noqa: BLE001 - no backend, arguments we cannot stub: the main process's
         return PrecompileResult.serial(f"{type(e).__name__}: {e}")  # launch reports them when it compiles
-    n_workers = max(1, min(len(jobs), compile_workers()))
+    at_once = parallelism(len(jobs))
+    if not at_once:
+        return PrecompileResult.serial(f"no CPU free for a compile worker ({usable_cpus()} CPUs, "
+                                       f"{busy_cpus():.1f} busy)")
     ok, errors = 0, []
-    ex = None
+    done = 0
     finished = False
     caller_error: Optional[BaseException] = None
-    try:
-        ex = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=multiprocessing.get_context("spawn"),
-                                    initializer=_worker_init, initargs=(list(sys.path), target))
-        futs = {ex.submit(_worker_compile, locator, fn.cache_key, job): i for i, job in enumerate(stub_jobs)}
-        done = 0
+    with _POOL_LOCK:  # one tuning at a time uses the pool (another thread's tuning waits for it)
         try:
-            for f in cf.as_completed(futs, timeout=timeout):
-                done += 1
-                try:
-                    f.result()
-                except Exception as e:  # noqa: BLE001 - a worker's failure only makes precompile less useful
-                    errors.append(f"{type(e).__name__}: {e}")
-                    continue
-                ok += 1
-                if on_ready is not None:
+            ex = _pool(target)
+            queue = list(enumerate(stub_jobs))
+            queue.reverse()
+            pending = {}
+            deadline = time.monotonic() + timeout
+            while queue or pending:
+                while queue and len(pending) < at_once:  # at most at_once in flight: workers spawn as needed
+                    i, job = queue.pop()
+                    pending[ex.submit(_worker_compile, locator, fn.cache_key, job)] = i
+                left = deadline - time.monotonic()
+                ready, _ = cf.wait(pending, timeout=max(left, 0), return_when=cf.FIRST_COMPLETED)
+                if not ready:
+                    break  # timed out
+                for f in ready:
+                    i = pending.pop(f)
+                    done += 1
                     try:
-                        on_ready(futs[f])
-                    except BaseException as e:  # noqa: BLE001 - the caller's: raised once the pool is stopped
-                        caller_error = e
-                        break
-        except cf.TimeoutError:
-            pass
-        not_done = len(futs) - done
-        finished = not not_done
-        if not_done and caller_error is None:
-            errors.append(f"{not_done} compilation(s) timed out after {timeout:.0f}s")
-        failed = done - ok + not_done
-    except Exception as e:  # noqa: BLE001 - pickling, spawning, a broken pool: compile serially instead
-        if ok:  # some configs were handed to on_ready already
-            return PrecompileResult("parallel", ok=ok, failed=len(jobs) - ok, errors=(f"{type(e).__name__}: {e}",))
-        return PrecompileResult.serial(f"{type(e).__name__}: {e}")
-    finally:
-        if ex is not None:
-            _shutdown(ex, finished)
+                        f.result()
+                    except Exception as e:  # noqa: BLE001 - a worker's failure only makes precompile less useful
+                        errors.append(f"{type(e).__name__}: {e}")
+                        continue
+                    ok += 1
+                    if on_ready is not None:
+                        try:
+                            on_ready(i)
+                        except BaseException as e:  # noqa: BLE001 - the caller's: raised once the pool is stopped
+                            caller_error = e
+                            break
+                if caller_error is not None:
+                    break
+            not_done = len(jobs) - done
+            finished = not not_done
+            if not_done and caller_error is None:
+                errors.append(f"{not_done} compilation(s) timed out after {timeout:.0f}s")
+            failed = done - ok + not_done
+        except Exception as e:  # noqa: BLE001 - pickling, spawning, a broken pool: compile serially instead
+            _drop_pool()
+            if ok:  # some configs were handed to on_ready already
+                return PrecompileResult("parallel", ok=ok, failed=len(jobs) - ok,
+                                        errors=(f"{type(e).__name__}: {e}",))
+            return PrecompileResult.serial(f"{type(e).__name__}: {e}")
+        if not finished or getattr(ex, "_broken", False):
+            _drop_pool()  # workers still compiling what nobody waits for, or dead ones: a fresh pool next time
     if caller_error is not None:
         raise caller_error
     if ok == 0:
         return PrecompileResult.serial("; ".join(errors) or "no worker compiled")
     return PrecompileResult("parallel", ok=ok, failed=failed, errors=tuple(errors))
+
+
+# ----------------------------------------------------------------------------------------------- the pool
+_POOL_LOCK = threading.RLock()
+_POOL: Optional[tuple] = None  # (key, executor): the process's compile pool
+
+
+def _pool_key(target: str) -> tuple:
+    """What the workers took when they started: a pool is reused only while all of it is unchanged."""
+    env = tuple(sorted((k, v) for k, v in os.environ.items()
+                       if k.startswith(("TRITIUM_", "TRITON_")) and k != _ENV_WORKER))
+    return os.getpid(), target, tuple(sys.path), env, compile_workers()
+
+
+def _pool(target: str):
+    """The process's compile pool for ``target`` (made, or remade when its key changed)."""
+    import concurrent.futures as cf
+    import multiprocessing
+
+    global _POOL
+    key = _pool_key(target)
+    if _POOL is not None and _POOL[0] == key:
+        return _POOL[1]
+    _drop_pool()
+    ex = cf.ProcessPoolExecutor(max_workers=key[-1], mp_context=multiprocessing.get_context("spawn"),
+                                initializer=_worker_init, initargs=(list(sys.path), target))
+    _POOL = (key, ex)
+    return ex
+
+
+def _drop_pool() -> None:
+    """Stop the compile pool, killing its workers (a forked child only forgets its parent's)."""
+    global _POOL
+    pool, _POOL = _POOL, None
+    if pool is not None and pool[0][0] == os.getpid():
+        _shutdown(pool[1], False)
+
+
+def pool_pids() -> List[int]:
+    """The process ids of the compile pool's live workers (none before the first parallel tuning)."""
+    pool = _POOL
+    if pool is None or pool[0][0] != os.getpid():
+        return []
+    return sorted(p.pid for p in (getattr(pool[1], "_processes", None) or {}).values() if p.is_alive())
+
+
+atexit.register(_drop_pool)
 
 
 def _shutdown(ex, finished: bool) -> None:
@@ -336,4 +451,5 @@ def _worker_compile(locator: KernelLocator, cache_key: str, job: CompileJob) -> 
     fn.warmup(*job.args, **job.kwargs)
 
 
-__all__ = ["CompileJob", "KernelLocator", "PrecompileResult", "compiled_in_memory", "enabled", "precompile"]
+__all__ = ["CompileJob", "KernelLocator", "PrecompileResult", "busy_cpus", "compile_workers", "compiled_in_memory",
+           "enabled", "parallelism", "pool_pids", "precompile", "usable_cpus"]
