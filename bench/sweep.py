@@ -3,6 +3,7 @@ time (no autotuner), measured in turns, each result checked against torch.
 
     python bench/sweep.py [--what matmul,attn] [--rounds 3] [--json OUT]       # on the GPU machine
     python bench/sweep.py --what attn --match "D=128.*num_warps=8" --extra maxnreg=128   # a launch option added
+    python bench/sweep.py --what attn --tritium-extra maxnreg=auto   # an option for tritium only (Triton lacks it)
 
 * matmul: the tutorial kernel (tests/e2e/kernels.py ``matmul_kernel``), fp16, 4096^3: tiles 64x64 to 256x128,
   BLOCK_K 32 / 64, 4 / 8 warps, 2-4 stages; and the tutorial's fp16 configs again with B transposed (K-major) and
@@ -82,11 +83,18 @@ def main(argv=None) -> int:
     ap.add_argument("--match", help="only the configs whose 'workload config' text matches this regular expression")
     ap.add_argument("--extra", action="append", default=[], metavar="KEY=INT",
                     help="a launch option added to every config, for both implementations (e.g. maxnreg=128)")
+    ap.add_argument("--tritium-extra", action="append", default=[], metavar="KEY=VALUE",
+                    help="a launch option for tritium only (e.g. maxnreg=auto: a register cap for one more CTA per SM "
+                         "where one fits without spilling)")
     a = ap.parse_args(argv)
-    extra = {}
-    for kv in a.extra:
-        k, _, v = kv.partition("=")
-        extra[k] = int(v)
+
+    def options(pairs):
+        out = {}
+        for kv in pairs:
+            k, _, v = kv.partition("=")
+            out[k] = int(v) if v.lstrip("-").isdigit() else v
+        return out
+    extra, only = options(a.extra), {"tritium": options(a.tritium_extra), "triton": {}}
 
     import torch
     from triton.testing import do_bench
@@ -145,7 +153,8 @@ def main(argv=None) -> int:
             A, Bm, ref, C = data[(n, bt)]
             scale = ref.abs().max().item()
             meta = {**meta, **extra}
-            fns = {k: (lambda K=K, meta=meta: G.matmul(K.matmul_kernel, A, Bm, C, n, n, n, b_kmajor=bt, **meta))
+            fns = {k: (lambda K=K, meta={**meta, **only[k]}: G.matmul(K.matmul_kernel, A, Bm, C, n, n, n,
+                                                                        b_kmajor=bt, **meta))
                    for k, K in impls.items()}
 
             def check(C=C, ref=ref, scale=scale):
@@ -171,7 +180,8 @@ def main(argv=None) -> int:
             q, k, v, refs, o, m = data[shape]
             ref = refs[bool(causal)]
             meta = {**meta, **extra}
-            fns = {kk: (lambda K=K, meta=meta: G.attention(K._attn_fwd, q, k, v, o, m, causal, shape=shape, **meta))
+            fns = {kk: (lambda K=K, meta={**meta, **only[kk]}: G.attention(K._attn_fwd, q, k, v, o, m, causal,
+                                                                             shape=shape, **meta))
                    for kk, K in impls.items()}
 
             def check(o=o, ref=ref):

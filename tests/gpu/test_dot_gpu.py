@@ -392,3 +392,25 @@ def test_attention_fwd(gpu, Z, H, N_CTX, BLOCK_M, BLOCK_N, warps, stages, D, cau
     ref_o, ref_m = attention_ref(q, k, v, causal, sm_scale)
     torch.testing.assert_close(o.float(), ref_o, atol=1e-2, rtol=0)
     torch.testing.assert_close(m, ref_m, atol=1e-2, rtol=1e-3)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("Z,H,N_CTX,BLOCK_M,BLOCK_N,stages", [(1, 4, 1024, 128, 32, 3), (2, 3, 384, 64, 64, 3),
+                                                              (1, 2, 512, 128, 32, 4)])
+def test_attention_fwd_maxnreg_auto(gpu, Z, H, N_CTX, BLOCK_M, BLOCK_N, stages, causal):
+    """``maxnreg="auto"`` (a register cap for a second 256-thread CTA per SM where ptxas fits the kernel under it
+    without spilling: tests/nvidia/test_register_cap.py): head dim 128, 8 warps, the configs it caps, against
+    torch."""
+    D = 128
+    q, k, v = ((gpu.randn(Z, H, N_CTX, D) * 0.5).half() for _ in range(3))
+    o = gpu.empty(Z, H, N_CTX, D, dtype=torch.float16)
+    m = gpu.empty(Z, H, N_CTX)
+    grid = (triton.cdiv(N_CTX, BLOCK_M), Z * H, 1)
+    ck = K._attn_fwd[grid](q, k, v, 0.5, m, o, *q.stride(), *k.stride(), *v.stride(), *o.stride(), Z, H, N_CTX,
+                           HEAD_DIM=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, STAGE=3 if causal else 1, num_warps=8,
+                           num_stages=stages, maxnreg="auto")
+    gpu.done()
+    assert ck.metadata["n_spills"] == 0
+    ref_o, ref_m = attention_ref(q, k, v, causal, 0.5)
+    torch.testing.assert_close(o.float(), ref_o, atol=1e-2, rtol=0)
+    torch.testing.assert_close(m, ref_m, atol=1e-2, rtol=1e-3)

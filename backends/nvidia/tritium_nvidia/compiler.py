@@ -31,7 +31,7 @@ from .arch import CODEGEN_ARCHS, CUDA_ARCHS, PIP  # noqa: F401  (CUDA_ARCHS: the
 class CUDAOptions(BaseOptions):
     num_warps: int = 4
     num_stages: int = 3
-    maxnreg: Optional[int] = None
+    maxnreg: Optional[object] = None  # an int, or "auto" (make_cubin: a cap for one more CTA per SM)
     cluster_dims: tuple = (1, 1, 1)
     ptx_version: Optional[int] = None
     arch: Optional[str] = None
@@ -199,10 +199,23 @@ class CUDACompiler(BaseCompiler):
 
     @staticmethod
     def make_cubin(src: str, metadata: dict, options: CUDAOptions, arch: int) -> bytes:
-        """PTX -> cubin (ptxas); registers, spills and static shared memory into the metadata."""
-        from .ptx import ptx_to_cubin
+        """PTX -> cubin (ptxas); registers, spills and static shared memory into the metadata.
+
+        ``maxnreg="auto"``: when registers alone keep a second (third, ...) CTA off each SM and a cap not far below
+        would let it on (:func:`~.ptx.occupancy_cap`), ptxas runs again with that cap, whose cubin is kept if it
+        spills nothing; ``metadata["maxnreg"]`` is then the cap (the ``ptx`` asm is the uncapped text: the cubin's
+        is it with ``.maxnreg`` added, :func:`~.ptx.with_maxnreg`)."""
+        from .ptx import occupancy_cap, ptx_to_cubin, with_maxnreg
 
         cubin, info = ptx_to_cubin(src, arch)
+        if options.maxnreg == "auto" and not info["n_spills"]:
+            cap = occupancy_cap(arch, int(metadata.get("num_warps", options.num_warps)), info["n_regs"],
+                                metadata.get("shared", 0) + info["shared_static"])
+            if cap is not None:
+                capped, capped_info = ptx_to_cubin(with_maxnreg(src, cap), arch)
+                if not capped_info["n_spills"] and not capped_info["n_spill_loads"]:
+                    cubin, info = capped, capped_info
+                    metadata["maxnreg"] = cap
         metadata["n_regs"] = info["n_regs"]
         metadata["n_spills"] = info["n_spills"]
         metadata["shared"] = metadata.get("shared", 0) + info["shared_static"]
@@ -257,7 +270,7 @@ def _tensormaps(module, kernel: str) -> list:
     return out
 
 
-def kernel_attrs(num_warps: int, maxnreg: Optional[int] = None):
+def kernel_attrs(num_warps: int, maxnreg=None):
     """The kernel's ``llvm.func`` attributes: ``.maxntid`` from num_warps, ``.maxnreg`` from the option (on the
     kernel's ``.entry`` only, as Triton; ptxas' ``--maxrregcount`` would cap noinline functions too)."""
     from mlir import ir
@@ -265,7 +278,7 @@ def kernel_attrs(num_warps: int, maxnreg: Optional[int] = None):
     def attrs(ctx, name):
         out = {"nvvm.kernel": ir.UnitAttr.get(),
                "nvvm.maxntid": ir.DenseI32ArrayAttr.get([num_warps * 32, 1, 1])}
-        if maxnreg:
+        if isinstance(maxnreg, int) and maxnreg:  # ("auto" is decided after ptxas: make_cubin)
             out["nvvm.maxnreg"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(maxnreg))
         return out
 

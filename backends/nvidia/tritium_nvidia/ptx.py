@@ -177,14 +177,53 @@ def ptx_to_cubin(ptx: str, arch: int = 90) -> tuple:
 
 
 def parse_ptxas_log(log: str) -> dict:
-    info = {"n_regs": 0, "n_spills": 0, "shared_static": 0, "ptxas_log": log}
+    info = {"n_regs": 0, "n_spills": 0, "n_spill_loads": 0, "shared_static": 0, "ptxas_log": log}
     m = re.search(r"Used (\d+) registers", log)
     if m:
         info["n_regs"] = int(m.group(1))
-    m = re.search(r"(\d+) bytes spill stores", log)
+    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
     if m:
-        info["n_spills"] = int(m.group(1))
+        info["n_spills"], info["n_spill_loads"] = int(m.group(1)), int(m.group(2))
     m = re.search(r"(\d+) bytes smem", log)
     if m:
         info["shared_static"] = int(m.group(1))
     return info
+
+
+# ---------------------------------------------------------------------------------------------- maxnreg="auto"
+REGS_PER_SM = 65536
+REG_UNIT = 256  # registers are allocated per warp in units of 256 (8 per thread)
+#: how far below the registers ptxas chose an automatic cap may go: a deeper cut spills or serialises more than a
+#: second CTA per SM wins back
+AUTO_CAP_MIN_FRACTION = 0.7
+
+
+def occupancy_cap(arch: int, num_warps: int, n_regs: int, shared: int) -> Optional[int]:
+    """The register cap that fits one more CTA on an SM (``maxnreg="auto"``), or None: when registers are what
+    limits the CTAs per SM (the occupancy calculator's rules, :func:`tritium.tools.explain.occupancy`), every
+    other limit (shared memory, warps, blocks) allows one more, and the cap keeps at least
+    :data:`AUTO_CAP_MIN_FRACTION` of the registers -- ``__launch_bounds__(threads, blocks + 1)`` in CUDA terms."""
+    from tritium.tools.explain import occupancy
+
+    if n_regs <= 0:
+        return None
+    occ = occupancy(arch, num_warps, n_regs, shared)
+    if "registers" not in occ["limited_by"]:
+        return None
+    want = occ["blocks_per_sm"] + 1
+    if any(v < want for k, v in occ["limits"].items() if k != "registers"):
+        return None
+    cap = min(255, (REGS_PER_SM // (want * num_warps)) // REG_UNIT * REG_UNIT // 32)
+    if cap < 24 or cap < AUTO_CAP_MIN_FRACTION * n_regs or cap >= n_regs:
+        return None
+    return cap
+
+
+def with_maxnreg(ptx: str, cap: int) -> str:
+    """``ptx`` with a ``.maxnreg cap`` directive on each ``.entry`` (after its ``.maxntid``; replacing one it has):
+    what the ``maxnreg`` option's ``nvvm.maxnreg`` attribute emits, so only kernels are capped, not callees."""
+    ptx = re.sub(r"^\.maxnreg \d+\n", "", ptx, flags=re.M)
+    out, n = re.subn(r"^(\.maxntid [^\n]*\n)", lambda m: f"{m.group(1)}.maxnreg {cap}\n", ptx, flags=re.M)
+    if not n:
+        raise CompilationFailed("maxnreg='auto': no .maxntid directive in the PTX to put the cap beside")
+    return out

@@ -40,7 +40,7 @@ class BaseOptions:
     num_warps: int = 4
     num_stages: int = 3
     num_ctas: int = 1
-    maxnreg: Optional[int] = None
+    maxnreg: Optional[Union[int, str]] = None  # registers per thread; "auto": the backend's choice (cuda: occupancy)
     debug: bool = False
     sanitize_overflow: bool = False
     enable_fp_fusion: bool = True
@@ -69,6 +69,11 @@ class BaseOptions:
             from ..errors import OptionError
 
             raise OptionError(f"num_warps must be a power of 2, got {out.num_warps}")
+        m = out.maxnreg
+        if m is not None and m != "auto" and (isinstance(m, bool) or not isinstance(m, int) or m <= 0):
+            from ..errors import OptionError
+
+            raise OptionError(f"maxnreg must be a number of registers or 'auto', got {m!r}")
         return out
 
     def to_dict(self) -> dict:

@@ -1,0 +1,107 @@
+"""``maxnreg="auto"``: after ptxas, a register cap that lets one more CTA on each SM, kept when ptxas fits the kernel
+under it without spilling (``tritium_nvidia.ptx.occupancy_cap`` / ``with_maxnreg``, ``CUDACompiler.make_cubin``).
+
+Head-dim-128 attention at 8 warps is the case that asked for it: tritium's 128x32 tiles take 169 registers (one
+256-thread CTA per SM) where Triton's take 126 (two), and its causal 64x64 kernel ran at 1.15x Triton's with 128
+registers and lost that at 138 (bench/RESULTS.md, 2026-11-28 / 29)."""
+import pytest
+
+from tests.e2e import kernels as K
+from tritium.compiler import ASTSource, compile
+from tritium.errors import OptionError
+
+pytest.importorskip("llvmlite")
+from tritium_nvidia.ptx import occupancy_cap, ptxas_path, with_maxnreg  # noqa: E402
+
+D16 = {"tt.divisibility": 16}
+
+
+def _attention(BM, BN, stages, causal, **options):
+    ptr = "*fp16"
+    sig = {"Q": ptr, "K": ptr, "V": ptr, "sm_scale": "fp32", "M": "*fp32", "Out": ptr}
+    for p, dims in (("q", "zhm"), ("k", "zhn"), ("v", "zhk"), ("o", "zhm")):
+        for d in dims:
+            sig[f"stride_{p}{d}"] = "i32"
+    sig.update(Z="i32", H="i32", N_CTX="i32")
+    ce = dict(HEAD_DIM=128, BLOCK_M=BM, BLOCK_N=BN, STAGE=3 if causal else 1, stride_qk=1, stride_kk=1,
+              stride_vn=1, stride_on=1)
+    attrs = {k: D16 for k, v in sig.items() if v != "fp32"}
+    return compile(ASTSource(K._attn_fwd, sig, constexprs=ce, attrs=attrs), target="cuda:90",
+                   options={"num_warps": 8, "num_stages": stages, **options})
+
+
+def test_occupancy_cap_rules():
+    # 8 warps at 169 registers: one CTA (registers), shared memory for two: capped at 128 (two CTAs)
+    assert occupancy_cap(90, 8, 169, 81920) == 128
+    assert occupancy_cap(90, 8, 138, 114688) == 128
+    # too deep a cut (128 < 0.7 * 185): left alone
+    assert occupancy_cap(90, 8, 185, 131072) is None
+    # shared memory allows one CTA only: registers are not the limit
+    assert occupancy_cap(90, 8, 249, 229376) is None
+    # already at the cap, or below it
+    assert occupancy_cap(90, 8, 128, 81920) is None and occupancy_cap(90, 8, 100, 81920) is None
+    # 4 warps at 100 registers: four CTAs by registers; the fifth needs <= 96 (65536 / 5 / 128, in units of 8)
+    assert occupancy_cap(90, 4, 100, 16384) == 96
+    # sm_80 has less shared memory per SM: two CTAs of 90 KiB do not fit there, they do on sm_90
+    assert occupancy_cap(80, 8, 150, 90 * 1024) is None and occupancy_cap(90, 8, 150, 90 * 1024) == 128
+    assert occupancy_cap(90, 8, 0, 0) is None
+
+
+def test_with_maxnreg_caps_each_entry_only():
+    ptx = (".visible .entry k(\n\t.param .u64 k_param_0\n)\n.maxntid 256, 1, 1\n{\n\tret;\n}\n"
+           ".func (.reg .b32 r) f()\n{\n\tret;\n}\n")
+    out = with_maxnreg(ptx, 128)
+    assert ".maxntid 256, 1, 1\n.maxnreg 128\n{" in out and out.count(".maxnreg") == 1
+    assert with_maxnreg(out, 96).count(".maxnreg 96") == 1 and ".maxnreg 128" not in with_maxnreg(out, 96)
+
+
+@pytest.mark.parametrize("bad", ["fast", 0, -8, 1.5, True])
+def test_maxnreg_option_is_checked(bad):
+    with pytest.raises(OptionError, match="maxnreg must be a number of registers or 'auto'"):
+        _attention(64, 32, 3, False, maxnreg=bad)
+
+
+needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas not installed (pip install tritium[nvidia])")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("BM,BN,stages,causal", [(128, 32, 3, False), (64, 64, 3, True)])
+def test_auto_cap_gives_a_second_cta(BM, BN, stages, causal):
+    free = _attention(BM, BN, stages, causal)
+    auto = _attention(BM, BN, stages, causal, maxnreg="auto")
+    assert free.metadata["n_regs"] > 128 and free.metadata["n_spills"] == 0  # one CTA per SM without the cap
+    assert auto.metadata["maxnreg"] == 128
+    assert auto.metadata["n_regs"] <= 128 and auto.metadata["n_spills"] == 0
+    assert auto.asm["cubin"] != free.asm["cubin"]
+    assert auto.asm["ptx"] == free.asm["ptx"]  # the cap is ptxas's: the PTX stage's text is the same
+
+
+@needs_ptxas
+def test_auto_cap_left_out_where_it_would_cut_deep():
+    free = _attention(128, 64, 3, False)
+    auto = _attention(128, 64, 3, False, maxnreg="auto")
+    assert free.metadata["n_regs"] > 128 / 0.7  # two CTAs would need a cut below 70 % of the registers
+    assert auto.metadata["maxnreg"] == "auto" and auto.metadata["n_regs"] == free.metadata["n_regs"]
+    assert auto.asm["cubin"] == free.asm["cubin"]
+
+
+@needs_ptxas
+def test_int_maxnreg_is_still_the_entrys_directive():
+    k = _attention(128, 32, 3, False, maxnreg=128)
+    assert ".maxnreg 128" in k.asm["ptx"] and k.metadata["n_regs"] <= 128
+
+
+@needs_ptxas
+def test_a_cap_that_spills_is_not_kept():
+    """Causal 128x32, 4 stages: a cap of 128 is in range (175 registers), and the capped cubin is kept only if
+    ptxas fit it without spilling -- whichever way this ptxas goes."""
+    from tritium_nvidia.ptx import ptx_to_cubin
+
+    free = _attention(128, 32, 4, True)
+    auto = _attention(128, 32, 4, True, maxnreg="auto")
+    assert occupancy_cap(90, 8, free.metadata["n_regs"], free.metadata["shared"]) == 128
+    _, capped = ptx_to_cubin(with_maxnreg(free.asm["ptx"], 128), 90)
+    if capped["n_spills"] or capped["n_spill_loads"]:
+        assert auto.metadata["maxnreg"] == "auto" and auto.asm["cubin"] == free.asm["cubin"]
+    else:
+        assert auto.metadata["maxnreg"] == 128 and auto.metadata["n_regs"] <= 128
