@@ -119,3 +119,43 @@ def test_store_then_ldmatrix_gives_the_dot_operand_layout(case, op_idx):
             assert sorted(regs) == list(range(ll.num_regs))
             for reg in range(ll.num_regs):
                 assert regs[reg] == ll.index(reg, lane, w), (w, lane, reg)
+
+
+TMA_TRANS_CASES = [
+    # (N, K, element bytes, num_warps, M): a [N, K] weight tile as TMA writes it, read as the B operand [K, N] of an
+    # mma.sync through its transposed view (Liger-Kernel's SwiGLU at BLOCK_M = 32: ``tl.dot(x, w.T)``)
+    (128, 64, 2, 4, 32), (128, 128, 2, 8, 32), (128, 64, 4, 4, 32), (64, 32, 2, 4, 16), (128, 32, 4, 8, 32),
+]
+
+
+@pytest.mark.parametrize("case", TMA_TRANS_CASES, ids=lambda c: f"{c[0]}x{c[1]}_b{c[2]}_w{c[3]}")
+def test_tma_tile_read_through_its_transposed_view(case):
+    """The TMA buffer's bytes (element (n, k) where the tensor map's layout puts it) are what its ``memdesc_trans``
+    view says (element (k, n)), and ldmatrix (or, where the plan declines, nothing: the generic loads read any
+    layout) through the view gives every register of the B operand its element."""
+    N, K, eb, nw, M = case
+    base = layouts.NVMMASharedLayout(next(s for s in (128, 64, 32) if K * eb >= s), 0, eb * 8)
+    view = layouts.NVMMASharedLayout(base.swizzle_bytes, 1, base.element_bits)
+    mem = {}
+    for n in range(N):
+        for k in range(K):
+            a = base.offset((n, k), (N, K)) * eb
+            assert view.offset((k, n), (K, N)) * eb == a, (n, k)
+            mem[a] = (k, n)
+    assert len(mem) == N * K
+    mma = layouts.NvidiaMmaLayout(2, warps_per_tile((M, N), nw), (16, 8))
+    dlay = layouts.DotOperandLayout(1, mma, 4 // eb)
+    ll = dlay.linear((K, N))
+    plan = LdmatrixPlan(dlay, view, (K, N), eb, ll)
+    assert plan.ok and not plan.trans  # K is the view's contiguous dim: plain ldmatrix, any element size
+    addr = Addresser(None, view, (K, N), eb, plan.thread_index, nw * 32, (), "add")
+    got = _ldmatrix(plan, addr, mem, eb, nw)
+    for w in range(nw):
+        for lane in range(32):
+            regs = got[(w, lane)]
+            for r0, src0 in plan.copies:
+                for i in range(plan.frag):
+                    regs[r0 + i] = regs[src0 + i]
+            assert sorted(regs) == list(range(ll.num_regs))
+            for reg in range(ll.num_regs):
+                assert regs[reg] == ll.index(reg, lane, w), (w, lane, reg)

@@ -81,10 +81,20 @@ def transposed_type(mem_ty):
     return ttg.memdesc_type((shape[1], shape[0]), elem, lay_t, mem_ty.context)
 
 
+def register_reads(alloc_value) -> bool:
+    """Every user of the buffer is a ``ttg.local_load`` (an ``mma.sync`` operand read into registers, with ldmatrix
+    or plain loads: :mod:`..lowering.shared_memory` reads any shared layout), so it may be any layout."""
+    users = _users(alloc_value)
+    return bool(users) and all(op.name == ttg.LOCAL_LOAD for op, _ in users)
+
+
 def tma_consumer(load):
     """How a TMA-capable descriptor load's value is consumed: ``("alloc", alloc, None)`` when its one use is a
     ``ttg.local_alloc`` that can take the TMA buffer itself, ``("trans", alloc, trans)`` for a ``tt.trans`` whose
-    one use is such an alloc of the transposed view, else ``("load", None, None)``."""
+    one use is such an alloc of the transposed view, else ``("load", None, None)``.  An alloc can take the buffer
+    (or its view) when it has the same type, when only wgmma reads it (:func:`wgmma_reads`), or when only
+    ``local_load`` reads it (:func:`register_reads`: ``tl.dot(x, w.T)`` on ``mma.sync``, Liger-Kernel's BLOCK_M = 32
+    SwiGLU, whose weight tile otherwise went from the TMA buffer to registers, through a transpose, and back)."""
     block_ty = tt.desc_block_type(load.operands[0].type)
     mem_ty = buffer_type(block_ty)
     user = _single_use(load.results[0])
@@ -95,7 +105,8 @@ def tma_consumer(load):
         alloc = _single_use(user.results[0])
         view = transposed_type(mem_ty)
         if alloc is not None and alloc.name == ttg.LOCAL_ALLOC and alloc.operation.block == user.operation.block \
-                and (str(alloc.results[0].type) == str(view) or wgmma_reads(alloc.results[0], view)):
+                and (str(alloc.results[0].type) == str(view) or wgmma_reads(alloc.results[0], view)
+                     or register_reads(alloc.results[0])):
             return "trans", alloc, user
     return "load", None, None
 
