@@ -832,6 +832,54 @@ def test_compile_pool_outlives_a_tuning(monkeypatch):
     assert pids[2] and not set(pids[2]) & set(pids[0]), pids  # a fresh pool
 
 
+def _child_sees_no_pool(q):
+    from tritium.runtime import precompile
+
+    q.put((precompile._POOL is None, precompile.pool_pids(), precompile._POOL_LOCK.acquire(timeout=5)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning")  # 3.12+: fork of a process with threads
+def test_a_forked_child_starts_without_the_pool(monkeypatch):
+    """After a parallel tuning, a forked child (a data loader worker) has no pool of its own and a free lock: the
+    parent's workers are not its own, and the lock may have been held by a parent thread."""
+    import multiprocessing
+    import threading
+
+    from tritium.runtime import precompile
+
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "1")
+    monkeypatch.delenv("TRITIUM_DISABLE_CACHE", raising=False)
+    x = np.random.default_rng(13).standard_normal(1234).astype(np.float16)  # a specialisation of its own
+    out = np.empty_like(x)
+    k = triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (262144, 524288)], key=["n"],
+                        do_bench=_cheap_bench)(scale2)
+    k[_grid(1234)](x, out, 1234)
+    assert k.last_precompile.mode == "parallel" and precompile.pool_pids(), k.last_precompile
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold():
+        with precompile._POOL_LOCK:
+            held.set()
+            release.wait(30)
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(10)
+    try:
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=_child_sees_no_pool, args=(q,))
+        p.start()
+        no_pool, pids, got_lock = q.get(timeout=60)
+        p.join(30)
+    finally:
+        release.set()
+        t.join()
+    assert no_pool and pids == [] and got_lock
+
+
 def test_precompile_compiles_in_the_process_when_no_cpu_is_free(monkeypatch):
     """A machine whose CPUs are all busy (here: as many spinning processes as CPUs): the tuning compiles in
     itself, saying why, rather than start workers that would only compete."""

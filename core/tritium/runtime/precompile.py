@@ -299,7 +299,16 @@ def pool_pids() -> List[int]:
     return sorted(p.pid for p in (getattr(pool[1], "_processes", None) or {}).values() if p.is_alive())
 
 
+def _forget_pool_in_child() -> None:
+    """A forked child (a data loader's worker, say) starts without the pool: its workers are the parent's, and the
+    lock may have been held by a parent thread that does not exist here."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.RLock()
+
+
 atexit.register(_drop_pool)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def _shutdown(ex, finished: bool) -> None:
