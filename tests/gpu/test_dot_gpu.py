@@ -399,7 +399,7 @@ def test_attention_fwd(gpu, Z, H, N_CTX, BLOCK_M, BLOCK_N, warps, stages, D, cau
                                                               (1, 2, 512, 128, 32, 4)])
 def test_attention_fwd_maxnreg_auto(gpu, Z, H, N_CTX, BLOCK_M, BLOCK_N, stages, causal):
     """``maxnreg="auto"`` (a register cap for a second 256-thread CTA per SM where ptxas fits the kernel under it
-    without spilling: tests/nvidia/test_register_cap.py): head dim 128, 8 warps, the configs it caps, against
+    without spilling: tests/nvidia/test_resource_limits.py): head dim 128, 8 warps, the configs it caps, against
     torch."""
     D = 128
     q, k, v = ((gpu.randn(Z, H, N_CTX, D) * 0.5).half() for _ in range(3))

@@ -1,4 +1,5 @@
-"""``maxnreg="auto"``: after ptxas, a register cap that lets one more CTA on each SM, kept when ptxas fits the kernel
+"""A compile's hardware limits on CUDA: shared memory beyond the arch's per-block limit refused before LLVM, and
+``maxnreg="auto"``: after ptxas, a register cap that lets one more CTA on each SM, kept when ptxas fits the kernel
 under it without spilling (``tritium_nvidia.ptx.occupancy_cap`` / ``with_maxnreg``, ``CUDACompiler.make_cubin``).
 
 Head-dim-128 attention at 8 warps is the case that asked for it: tritium's 128x32 tiles take 169 registers (one
@@ -105,3 +106,26 @@ def test_a_cap_that_spills_is_not_kept():
         assert auto.metadata["maxnreg"] == "auto" and auto.asm["cubin"] == free.asm["cubin"]
     else:
         assert auto.metadata["maxnreg"] == 128 and auto.metadata["n_regs"] <= 128
+
+
+def test_shared_memory_beyond_the_arch_is_refused_before_llvm():
+    """A config whose pipeline stages need more shared memory than a block may have is an OutOfResources from the
+    compile itself, naming the kernel, the bytes and the arch's limit, before LLVM and ptxas run (an autotuner
+    skips it for the price of its TTGIR); the same kernel at fewer stages compiles, and 200 KiB fits sm_90's
+    227 KiB but not sm_80's 163 KiB."""
+    import time
+
+    from tritium.errors import OutOfResources
+    from tests.nvidia.test_wgmma_dot import matmul
+
+    t = time.perf_counter()
+    with pytest.raises(OutOfResources, match=r"kernel 'matmul_kernel': out of resource: shared memory \(bytes\), "
+                                             r"required: \d+, hardware limit: 232448\. .*num_stages"):
+        matmul("fp16", blocks=(256, 256, 64), num_warps=8, num_stages=4, until="llir")
+    assert time.perf_counter() - t < 30
+    ok = matmul("fp16", blocks=(256, 256, 64), num_warps=8, num_stages=2, until="llir")
+    assert 0 < ok.metadata["shared"] <= 232448
+    big = matmul("fp16", blocks=(256, 128, 64), num_warps=8, num_stages=4, until="llir")  # 4 x 48 KiB + barriers
+    assert 166912 < big.metadata["shared"] <= 232448
+    with pytest.raises(OutOfResources, match="hardware limit: 166912"):
+        matmul("fp16", target="cuda:80", blocks=(256, 128, 64), num_warps=8, num_stages=4, until="llir")
