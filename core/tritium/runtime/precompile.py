@@ -106,7 +106,9 @@ def compile_workers() -> int:
 
 def busy_cpus() -> float:
     """How many CPUs other processes keep busy: the larger of the one-minute load average and the threads
-    runnable right now (Linux's ``/proc/loadavg``, which sees a burst the average has not yet), less this one."""
+    runnable right now (Linux's ``/proc/loadavg``, which sees a burst the average has not yet), less this one.
+    In a container both are usually the host's: a busy host makes tunings compile in the process, as Triton's
+    always do (``TRITIUM_COMPILE_WORKERS`` sets the workers whatever the load)."""
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
