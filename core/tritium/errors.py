@@ -15,8 +15,20 @@ import linecache
 from typing import Optional
 
 
+def _rebuild_error(cls, args, state):
+    """Unpickle a :class:`TritiumError`: the same message and attributes, without calling ``__init__``."""
+    e = cls.__new__(cls, *args)
+    e.args = args
+    e.__dict__.update(state)
+    return e
+
+
 class TritiumError(Exception):
-    """Base of tritium's own errors."""
+    """Base of tritium's own errors.  They pickle whole (message and attributes) whatever their ``__init__`` takes:
+    they cross processes (an autotuner's compile worker, Inductor's compile subprocesses)."""
+
+    def __reduce__(self):
+        return _rebuild_error, (type(self), self.args, dict(self.__dict__))
 
 
 #: pseudo file name -> lines: the sources tritium registered in linecache (exec()-built kernels,

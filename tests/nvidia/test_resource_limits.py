@@ -129,3 +129,40 @@ def test_shared_memory_beyond_the_arch_is_refused_before_llvm():
     assert 166912 < big.metadata["shared"] <= 232448
     with pytest.raises(OutOfResources, match="hardware limit: 166912"):
         matmul("fp16", target="cuda:80", blocks=(256, 128, 64), num_warps=8, num_stages=4, until="llir")
+
+
+def test_a_config_refused_in_a_compile_worker_leaves_the_pool_whole(monkeypatch, tmp_path):
+    """The autotuner's compile workers send a config's OutOfResources back to the tuning process (tritium's errors
+    pickle whole; this one did not, and a result the pool cannot unpickle breaks it for every config): the other
+    config still comes from the workers, the error is reported, and the workers stay for the next tuning."""
+    import tritium as triton
+    from tritium.errors import OutOfResources
+    from tritium.runtime import precompile
+
+    pytest.importorskip("torch")
+    if ptxas_path() is None:
+        pytest.skip("ptxas not installed (pip install tritium[nvidia])")
+    monkeypatch.setenv("TRITIUM_TARGET", "cuda:90")
+    monkeypatch.setenv("TRITIUM_COMPILE_ONLY", "1")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITIUM_AUTOTUNE_PRECOMPILE", "1")
+    monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "2")
+    monkeypatch.delenv("TRITIUM_DISABLE_CACHE", raising=False)
+    cfg = [triton.Config({"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8},
+                         num_warps=4, num_stages=2),
+           triton.Config({"BLOCK_SIZE_M": 256, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 256, "GROUP_SIZE_M": 8},
+                         num_warps=8, num_stages=2)]  # 256 KiB of operand tiles: beyond sm_90
+    k = triton.autotune(configs=cfg, key=["M", "N", "K"])(K.matmul_kernel)
+    args = ("*fp16", "*fp16", "*fp16", 2048, 2048, 2048, 2048, 1, 2048, 1, 2048, 1)
+    with pytest.raises(OutOfResources, match="hardware limit: 232448"):
+        k.warmup(*args, ACTIVATION="", grid=(1,))
+    pc = k.last_precompile
+    assert pc.mode == "parallel" and pc.ok == 1 and pc.failed == 1, pc
+    assert any("OutOfResources" in e and "232448" in e for e in pc.errors), pc.errors
+    pids = precompile.pool_pids()
+    assert pids
+    k2 = triton.autotune(configs=cfg[:1] + [triton.Config(dict(cfg[0].kwargs, BLOCK_SIZE_K=64), num_warps=4,
+                                                          num_stages=2)], key=["M", "N", "K"])(K.matmul_kernel)
+    k2.warmup("*bf16", "*bf16", "*bf16", *args[3:], ACTIVATION="", grid=(1,))
+    assert k2.last_precompile.mode == "parallel" and k2.last_precompile.ok == 2, k2.last_precompile
+    assert set(precompile.pool_pids()) & set(pids)
