@@ -152,6 +152,9 @@ class PluginError(TritiumError):
 class OutOfResources(TritiumError):
     """A compiled kernel needs more of a hardware resource than the device has."""
 
+    #: the hint for shared memory (LDS) beyond the device
+    SHARED_HINT = "Smaller blocks or a lower num_stages need less."
+
     def __init__(self, required, limit, name, kernel=None, hint=None):
         self.required, self.limit, self.name, self.kernel = required, limit, name, kernel
         where = f"kernel '{kernel}': " if kernel else ""

@@ -69,6 +69,20 @@ def _ldmatrix(plan, addr, mem, eb, num_warps):
     return got
 
 
+def _assert_every_register(plan, addr, mem, eb, num_warps, ll):
+    """ldmatrix through ``plan`` from ``mem`` gives each register of each thread the element ``ll`` puts there."""
+    got = _ldmatrix(plan, addr, mem, eb, num_warps)
+    for w in range(num_warps):
+        for lane in range(32):
+            regs = got[(w, lane)]
+            for r0, src0 in plan.copies:
+                for i in range(plan.frag):
+                    regs[r0 + i] = regs[src0 + i]
+            assert sorted(regs) == list(range(ll.num_regs))
+            for reg in range(ll.num_regs):
+                assert regs[reg] == ll.index(reg, lane, w), (w, lane, reg)
+
+
 def plan_offset(plan, addr, t, r0):
     ix = tuple(a + b for a, b in zip(addr.threads[t], plan.ll.index(r0)))
     return addr.lay.offset(ix, addr.shape) * addr.eb
@@ -109,16 +123,7 @@ def test_store_then_ldmatrix_gives_the_dot_operand_layout(case, op_idx):
         pytest.skip("not an ldmatrix case (8/32-bit operand whose contiguous dim is not K)")
     mem = _store(src, shape, slay, eb, nw)
     addr = Addresser(None, slay, shape, eb, plan.thread_index, nw * 32, (), "add")
-    got = _ldmatrix(plan, addr, mem, eb, nw)
-    for w in range(nw):
-        for lane in range(32):
-            regs = got[(w, lane)]
-            for r0, src0 in plan.copies:
-                for i in range(plan.frag):
-                    regs[r0 + i] = regs[src0 + i]
-            assert sorted(regs) == list(range(ll.num_regs))
-            for reg in range(ll.num_regs):
-                assert regs[reg] == ll.index(reg, lane, w), (w, lane, reg)
+    _assert_every_register(plan, addr, mem, eb, nw, ll)
 
 
 TMA_TRANS_CASES = [
@@ -149,13 +154,4 @@ def test_tma_tile_read_through_its_transposed_view(case):
     plan = LdmatrixPlan(dlay, view, (K, N), eb, ll)
     assert plan.ok and not plan.trans  # K is the view's contiguous dim: plain ldmatrix, any element size
     addr = Addresser(None, view, (K, N), eb, plan.thread_index, nw * 32, (), "add")
-    got = _ldmatrix(plan, addr, mem, eb, nw)
-    for w in range(nw):
-        for lane in range(32):
-            regs = got[(w, lane)]
-            for r0, src0 in plan.copies:
-                for i in range(plan.frag):
-                    regs[r0 + i] = regs[src0 + i]
-            assert sorted(regs) == list(range(ll.num_regs))
-            for reg in range(ll.num_regs):
-                assert regs[reg] == ll.index(reg, lane, w), (w, lane, reg)
+    _assert_every_register(plan, addr, mem, eb, nw, ll)

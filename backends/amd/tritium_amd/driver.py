@@ -136,7 +136,7 @@ class LoadedKernel:
         self.shared = max(static, int(md.get("shared", 0) or 0))
         if self.shared > device.lds_optin:
             raise OutOfResources(self.shared, device.lds_optin, "LDS (bytes)", self.name,
-                                 "Smaller blocks or a lower num_stages need less.")
+                                 OutOfResources.SHARED_HINT)
         self.dynamic_shared = self.shared - static
         device.make_current()
         self._image = ctypes.create_string_buffer(bytes(hsaco), len(hsaco))  # kept while the module lives

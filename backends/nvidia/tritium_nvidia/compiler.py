@@ -271,22 +271,17 @@ def _tensormaps(module, kernel: str) -> list:
     return out
 
 
-SMALLEST_SHARED_LIMIT = 101376  # bytes of shared memory a block may have on every CUDA arch (sm_86 / 89 / 120)
-
-
 def _check_shared(shared: int, arch: int, num_warps: int, name) -> None:
     """Shared memory beyond what a block of ``arch`` may have is an :class:`~tritium.errors.OutOfResources` here,
     before LLVM and ptxas (the load would refuse it anyway: an autotuner's config that cannot fit costs its TTGIR
     only, not a whole compile)."""
-    if shared <= SMALLEST_SHARED_LIMIT:
-        return
     from tritium.errors import OutOfResources
     from tritium.tools.explain import occupancy
 
     limit = occupancy(arch, num_warps, None, shared)["max_shared_per_block"]
     if shared > limit:
         raise OutOfResources(shared, limit, "shared memory (bytes)", name,
-                             "Smaller blocks or a lower num_stages need less.")
+                             OutOfResources.SHARED_HINT)
 
 
 def kernel_attrs(num_warps: int, maxnreg=None):

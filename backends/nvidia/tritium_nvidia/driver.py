@@ -196,7 +196,7 @@ class LoadedKernel:
         self.shared = int(md.get("shared", 0) or 0)
         if self.shared > props["max_shared_mem"]:
             raise OutOfResources(self.shared, props["max_shared_mem"], "shared memory (bytes)", self.name,
-                                 "Smaller blocks or a lower num_stages need less.")
+                                 OutOfResources.SHARED_HINT)
         device.make_current()
         # a first launch inside a CUDA graph capture (torch.cuda.graph's global mode forbids "unsafe" calls such
         # as module loading on any thread): the load is not a stream operation, so it is made in relaxed mode

@@ -191,8 +191,6 @@ def parse_ptxas_log(log: str) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- maxnreg="auto"
-REGS_PER_SM = 65536
-REG_UNIT = 256  # registers are allocated per warp in units of 256 (8 per thread)
 #: how far below the registers ptxas chose an automatic cap may go: a deeper cut spills or serialises more than a
 #: second CTA per SM wins back
 AUTO_CAP_MIN_FRACTION = 0.7
@@ -201,8 +199,9 @@ AUTO_CAP_MIN_FRACTION = 0.7
 def occupancy_cap(arch: int, num_warps: int, n_regs: int, shared: int) -> Optional[int]:
     """The register cap that fits one more CTA on an SM (``maxnreg="auto"``), or None: when registers are what
     limits the CTAs per SM (the occupancy calculator's rules, :func:`tritium.tools.explain.occupancy`), every
-    other limit (shared memory, warps, blocks) allows one more, and the cap keeps at least
-    :data:`AUTO_CAP_MIN_FRACTION` of the registers -- ``__launch_bounds__(threads, blocks + 1)`` in CUDA terms."""
+    other limit (shared memory, warps, blocks) allows one more, and the cap -- the most registers, in the 8 per
+    thread they are allocated by, that the calculator gives one more CTA -- keeps at least
+    :data:`AUTO_CAP_MIN_FRACTION` of them: ``__launch_bounds__(threads, blocks + 1)`` in CUDA terms."""
     from tritium.tools.explain import occupancy
 
     if n_regs <= 0:
@@ -213,10 +212,9 @@ def occupancy_cap(arch: int, num_warps: int, n_regs: int, shared: int) -> Option
     want = occ["blocks_per_sm"] + 1
     if any(v < want for k, v in occ["limits"].items() if k != "registers"):
         return None
-    cap = min(255, (REGS_PER_SM // (want * num_warps)) // REG_UNIT * REG_UNIT // 32)
-    if cap < 24 or cap < AUTO_CAP_MIN_FRACTION * n_regs or cap >= n_regs:
-        return None
-    return cap
+    floor = max(24, AUTO_CAP_MIN_FRACTION * n_regs)
+    return next((cap for cap in range(min(255, n_regs - 1) // 8 * 8, 0, -8)
+                 if cap >= floor and occupancy(arch, num_warps, cap, shared)["limits"]["registers"] >= want), None)
 
 
 def with_maxnreg(ptx: str, cap: int) -> str:
