@@ -138,6 +138,24 @@ def test_do_bench_cudagraph_and_use_cuda_graph(gpu):
     close(out, x + y)
 
 
+def test_do_bench_runs_fit_rep_with_the_l2_flush(gpu):
+    """do_bench flushes L2 (256 MB written) before each timed run: the count of runs must come from what a run
+    costs with its flush, or a microsecond kernel is timed tens of thousands of times (Liger's autotuned DyT
+    tests: minutes instead of seconds). The runs' flushes alone must fit in about ``rep``."""
+    x, y, out = gpu.randn(N), gpu.randn(N), gpu.empty(N)
+    K.add_kernel[GRID](x, y, out, N, BLOCK_SIZE=1024)
+    gpu.done()
+    from tritium.runtime.bench import _timer_for
+    from tritium.testing import do_bench
+
+    timer = _timer_for("cuda")
+    flush = timer.iteration_ms(lambda: None, 100.0)  # one flush, nothing else
+    times = do_bench(lambda: K.add_kernel[GRID](x, y, out, N, BLOCK_SIZE=1024), warmup=5, rep=20, return_mode="all")
+    assert flush > 0.01, flush  # 256 MB on any GPU: tens of microseconds at least
+    assert 1 <= len(times) and len(times) * flush <= 2 * 20, (len(times), flush)
+    close(out, x + y)
+
+
 # ------------------------------------------------------------------------------------------ streams
 def test_launches_follow_the_current_stream_and_events(gpu):
     n = 1 << 20

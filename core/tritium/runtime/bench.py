@@ -42,6 +42,14 @@ class _HostTimer:
     def clear_cache(self) -> None:
         pass  # flushing a host "L2" would only add noise: the interpreter's cost is Python, not memory
 
+    def iteration_ms(self, fn: Callable, budget: float) -> float:
+        """What one timed run costs (up to 5 runs, fewer when one alone eats ``budget``: slow interpreter
+        kernels)."""
+        times: List[float] = []
+        while len(times) < 5 and sum(times) < budget:
+            times += self.time(fn, 1)
+        return statistics.fmean(times)
+
     def time(self, fn: Callable, n: int, before: Optional[Callable] = None) -> List[float]:
         out = []
         for _ in range(n):
@@ -65,6 +73,19 @@ class _TorchEventTimer:
 
     def clear_cache(self) -> None:
         self._cache.zero_()
+
+    def iteration_ms(self, fn: Callable, budget: float) -> float:
+        """What one run of :meth:`time`'s loop costs on the device, the L2 flush included: the flush (256 MB
+        written, ~0.1 ms) dwarfs a small kernel, and counting runs from the kernel alone made the timed loop
+        take hundreds of times ``rep`` (20,000 flushes for a 5 us kernel at rep = 100 ms)."""
+        start, end = self.torch.cuda.Event(enable_timing=True), self.torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(5):
+            self.clear_cache()
+            fn()
+        end.record()
+        self.synchronize()
+        return start.elapsed_time(end) / 5
 
     def time(self, fn: Callable, n: int, before: Optional[Callable] = None) -> List[float]:
         ev = self.torch.cuda.Event
@@ -138,12 +159,9 @@ def do_bench(fn: Callable, warmup: float = 25, rep: float = 100, grad_to_none: A
     timer = _timer_for(backend)
     fn()
     timer.synchronize()
-    # estimate: up to 5 runs, fewer when one run alone eats the budget (slow interpreter kernels)
-    est_times: List[float] = []
-    budget = max(float(rep), 1e-3)
-    while len(est_times) < 5 and sum(est_times) < budget:
-        est_times += timer.time(fn, 1)
-    estimate_ms = max(statistics.fmean(est_times), 1e-6)
+    # the runs' counts from what one timed run costs (Triton's do_bench does the same), so that warmup and rep
+    # bound the benchmark's time
+    estimate_ms = max(timer.iteration_ms(fn, max(float(rep), 1e-3)), 1e-6)
     n_warmup = max(1, int(warmup / estimate_ms))
     n_repeat = max(1, int(rep / estimate_ms))
     for _ in range(min(n_warmup, 100_000)):
