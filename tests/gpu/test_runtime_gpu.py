@@ -148,11 +148,12 @@ def test_do_bench_runs_fit_rep_with_the_l2_flush(gpu):
     from tritium.runtime.bench import _timer_for
     from tritium.testing import do_bench
 
-    timer = _timer_for("cuda")
-    flush = timer.iteration_ms(lambda: None, 100.0)  # one flush, nothing else
     times = do_bench(lambda: K.add_kernel[GRID](x, y, out, N, BLOCK_SIZE=1024), warmup=5, rep=20, return_mode="all")
+    timer = _timer_for("cuda")  # one flush, nothing else; after do_bench (clocks up), the fastest of three
+    flush = min(timer.iteration_ms(lambda: None, 100.0) for _ in range(3))
     assert flush > 0.01, flush  # 256 MB on any GPU: tens of microseconds at least
-    assert 1 <= len(times) and len(times) * flush <= 2 * 20, (len(times), flush)
+    # a kernel of microseconds: counted from the kernel alone, ~25x rep; from kernel + flush, about rep
+    assert 1 <= len(times) and len(times) * flush <= 3 * 20, (len(times), flush)
     close(out, x + y)
 
 
