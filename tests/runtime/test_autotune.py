@@ -565,6 +565,29 @@ def test_precompile_runs_each_configs_pre_hook_first(monkeypatch):
     assert cache.stats["hits"] - hits == 2  # both configs' kernels, as benchmarked, came from the workers
 
 
+def test_descriptor_dtypes_are_part_of_the_tuning_key():
+    """A config tuned for bf16 / fp16 descriptors is not taken for fp32 ones of the same key values: its tiles can
+    be twice too large for shared memory there (Liger-Kernel's fp32 SwiGLU after a 16-bit test in the same
+    process failed with OutOfResources). Triton's key holds only tensors' dtypes; tritium's the descriptors' too."""
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+
+    def set_block(nargs):
+        for name in ("x_desc", "y_desc"):
+            nargs[name].block_shape = [nargs["BLOCK"]]
+
+    cfgs = [triton.Config({"BLOCK": b}, pre_hook=set_block) for b in (64, 128)]
+    k = triton.autotune(configs=cfgs, key=[], do_bench=_cheap_bench)(desc_scale2)
+    rng = np.random.default_rng(4)
+    for i, dt in enumerate((np.float16, np.float32, np.float16)):
+        x = rng.standard_normal(1024).astype(dt)
+        y = np.full_like(x, np.nan)
+        xd, yd = TensorDescriptor.from_tensor(x, [1]), TensorDescriptor.from_tensor(y, [1])
+        k[lambda meta: (1024 // meta["BLOCK"],)](xd, yd)
+        np.testing.assert_array_equal(y, x * 2)
+        assert k.bench_count == min(i + 1, 2), dt  # fp16, then fp32 tuned anew; fp16 again: the first tuning
+    assert sorted(key[0] for key in k.cache) == ["float16", "float32"]
+
+
 def test_precompile_default_and_already_compiled(monkeypatch):
     monkeypatch.delenv("TRITIUM_AUTOTUNE_PRECOMPILE")
     k = triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], key=["n"],

@@ -56,6 +56,7 @@ def _base_jit(fn: Any) -> JITFunction:
 # ----------------------------------------------------------------------------------- tensor helpers
 _tensorless = object()  # a parameter not given (no dtype to add to a tuning key)
 _TENSOR_TYPES: dict = {}  # type -> whether its instances are tensors (a dtype and a shape), decided once per type
+_DESCRIPTOR_TYPES: dict = {}  # type -> whether its instances are host tensor descriptors
 _DTYPE_NAMES: dict = {}  # dtype -> str(dtype)
 
 
@@ -64,6 +65,15 @@ def _is_tensor(x: Any) -> bool:
     r = _TENSOR_TYPES.get(t)
     if r is None:
         r = _TENSOR_TYPES[t] = hasattr(x, "dtype") and hasattr(x, "shape") and not isinstance(x, (int, float, bool))
+    return r
+
+
+def _is_descriptor(x: Any) -> bool:
+    """A host-side tensor descriptor (``TensorDescriptor``: a tensor ``base`` and a ``block_shape``)."""
+    t = type(x)
+    r = _DESCRIPTOR_TYPES.get(t)
+    if r is None:
+        r = _DESCRIPTOR_TYPES[t] = hasattr(x, "block_shape") and _is_tensor(getattr(x, "base", None))
     return r
 
 
@@ -313,9 +323,10 @@ class Autotuner(_Subscript, KernelInterface):
         return pruned
 
     def _tuning_key(self, args: tuple, kwargs: dict) -> tuple:
-        """The values of ``key``'s arguments, the tensors' dtypes (arguments by position, then by name), and the
-        device the kernel runs on (backend, arch, device index): a configuration tuned on one GPU is not taken for
-        another."""
+        """The values of ``key``'s arguments, the dtypes of the tensors and of the host tensor descriptors' tensors
+        (arguments by position, then by name), and the device the kernel runs on (backend, arch, device index): a
+        configuration tuned on one GPU is not taken for another, nor one tuned for bf16 descriptors for fp32 ones
+        (where its tiles may not fit in shared memory)."""
         n = len(args)
         names = self.arg_names
         key = []
@@ -329,6 +340,8 @@ class Autotuner(_Subscript, KernelInterface):
             v = args[i] if i < n else kwargs.get(name, _tensorless)
             if _is_tensor(v):
                 key.append(_dtype_name(v.dtype))
+            elif _is_descriptor(v):  # a host TMA descriptor: its tensor's dtype (Triton's key leaves it out)
+                key.append(_dtype_name(v.base.dtype))
         ctx = launch_context()
         dev = ctx.device()
         name = self._device_names.get((ctx, dev))
