@@ -818,15 +818,33 @@ def test_parallelism_takes_the_cpus_others_leave_free(monkeypatch):
     from tritium.runtime.precompile import busy_cpus, parallelism
 
     monkeypatch.delenv("TRITIUM_COMPILE_WORKERS", raising=False)
-    assert parallelism(32, cpus=16, busy=0.0) == 16
-    assert parallelism(5, cpus=16, busy=0.3) == 5
-    assert parallelism(32, cpus=16, busy=11.2) == 5  # eleven pytest-xdist workers tuning on a 16-CPU machine
-    assert parallelism(32, cpus=16, busy=14.6) == 0
-    assert parallelism(32, cpus=2, busy=0.2) == 2
-    assert parallelism(32, cpus=2, busy=1.0) == 0
+    assert parallelism(32, cpus=16, busy=0.0, peers=1) == 16
+    assert parallelism(5, cpus=16, busy=0.3, peers=1) == 5
+    assert parallelism(32, cpus=16, busy=11.2, peers=1) == 5  # eleven busy processes on a 16-CPU machine
+    assert parallelism(32, cpus=16, busy=14.6, peers=1) == 0
+    assert parallelism(32, cpus=2, busy=0.2, peers=1) == 2
+    assert parallelism(32, cpus=2, busy=1.0, peers=1) == 0
     assert busy_cpus() >= 0.0
+    # one of a parallel job: its share of the CPUs, though the load has not risen yet (they start together)
+    assert parallelism(32, cpus=32, busy=0.0, peers=8) == 4
+    assert parallelism(32, cpus=32, busy=30.0, peers=8) == 2
+    assert parallelism(32, cpus=16, busy=0.0, peers=15) == 0
     monkeypatch.setenv("TRITIUM_COMPILE_WORKERS", "3")
     assert parallelism(32, cpus=16, busy=15.0) == 3 and parallelism(2, cpus=16, busy=15.0) == 2
+
+
+def test_peer_processes_of_one_job(monkeypatch):
+    """pytest-xdist's workers and torchrun's ranks on a node say how many processes share the CPUs."""
+    from tritium.runtime.precompile import peer_processes
+
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    assert peer_processes() == 1
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "15")
+    assert peer_processes() == 15
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "8")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "not a number")
+    assert peer_processes() == 8
 
 
 def test_compile_pool_outlives_a_tuning(monkeypatch):

@@ -14,9 +14,10 @@ The pool is the process's own and outlives a tuning: its workers are spawned on 
 (tritium, the MLIR bindings, the kernel's module and whatever that imports -- torch, a kernel library) once, and
 compile every later tuning's configs; it is replaced when the target, ``sys.path`` or a ``TRITIUM_*`` /
 ``TRITON_*`` variable changes (a worker took them when it started), and killed when a tuning times out or is
-stopped.  How many compilations run at once is decided per tuning from the machine's load: a process on an idle
-machine uses every CPU, one among many busy processes (pytest-xdist workers, a data loader) takes what is free, and
-compiles in itself when nothing is (a worker would only compete with the others; see :func:`parallelism`).
+stopped.  How many compilations run at once is decided per tuning: a process on an idle machine uses every CPU;
+one of a parallel job (pytest-xdist workers, torchrun's ranks) its share of them; one among busy processes (a data
+loader) what is free; and it compiles in itself when that is one CPU or none (a worker would only compete with the
+others; see :func:`parallelism`).
 
 Environment: ``TRITIUM_AUTOTUNE_PRECOMPILE=0|1`` turns it off / forces it on (default: on for GPU backends with
 the file cache on, whose compilations the cache hands to the main process; off for the interpreter, where
@@ -121,18 +122,38 @@ def busy_cpus() -> float:
     return max(0.0, load - 1.0)
 
 
-def parallelism(n_jobs: int, cpus: Optional[int] = None, busy: Optional[float] = None) -> int:
+def peer_processes() -> int:
+    """How many processes of one parallel job share the machine's CPUs with this one: pytest-xdist's workers
+    (``PYTEST_XDIST_WORKER_COUNT``), the ranks torchrun starts on this node (``LOCAL_WORLD_SIZE``); else 1.
+
+    The load average cannot stand in for them: such processes start their tunings together, before the load
+    rises, and each pool's workers import torch and the kernel library (Liger-Kernel's test_mlp under 11
+    pytest-xdist workers on a 16-CPU GPU host: none of 11 cases finished in 240 s with a pool per worker, all
+    passed in 204 s without)."""
+    n = 1
+    for var in ("PYTEST_XDIST_WORKER_COUNT", "LOCAL_WORLD_SIZE"):
+        try:
+            n = max(n, int(os.environ.get(var, "")))
+        except ValueError:
+            pass
+    return n
+
+
+def parallelism(n_jobs: int, cpus: Optional[int] = None, busy: Optional[float] = None,
+                peers: Optional[int] = None) -> int:
     """How many of ``n_jobs`` compilations to run at once in workers; 0: compile in this process instead.
 
-    ``TRITIUM_COMPILE_WORKERS`` when set (the user's number, whatever the load); else the CPUs that others leave
-    free (``cpus`` - ``busy``, default :func:`usable_cpus` and :func:`busy_cpus`), 0 when that is one CPU or
-    none: one worker beside a busy machine only adds its start-up to the compile."""
+    ``TRITIUM_COMPILE_WORKERS`` when set (the user's number, whatever the load); else this process's share of the
+    CPUs (``cpus`` / ``peers``, default :func:`usable_cpus` and :func:`peer_processes`), at most the CPUs that
+    others leave free (``cpus`` - ``busy``, default :func:`busy_cpus`); 0 when that is one CPU or none: one
+    worker beside a busy machine only adds its start-up to the compile."""
     configured = _configured_workers()
     if configured is not None:
         return max(1, min(n_jobs, configured))
     cpus = usable_cpus() if cpus is None else cpus
     busy = busy_cpus() if busy is None else busy
-    free = min(cpus, math.floor(cpus - busy + 0.5))
+    peers = peer_processes() if peers is None else max(1, peers)
+    free = min(cpus // peers, math.floor(cpus - busy + 0.5))
     return min(n_jobs, free) if free >= 2 else 0
 
 def enabled() -> bool:
@@ -199,8 +220,10 @@ def precompile(fn: JITFunction, jobs: List[CompileJob], timeout: Optional[float]
         return PrecompileResult.serial(f"{type(e).__name__}: {e}")  # launch reports them when it compiles
     at_once = parallelism(len(jobs))
     if not at_once:
+        peers = peer_processes()
         return PrecompileResult.serial(f"no CPU free for a compile worker ({usable_cpus()} CPUs, "
-                                       f"{busy_cpus():.1f} busy)")
+                                       f"{busy_cpus():.1f} busy" + (f", {peers} processes of one job" if peers > 1
+                                                                    else "") + ")")
     ok, errors = 0, []
     done = 0
     finished = False
