@@ -384,6 +384,7 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
             asm, md = _relocate(asm, md, src)
             kernel = CompiledKernel(asm, md, src)
             kernel.from_cache = True
+            _export_for_static_launch(kernel)
             return kernel
         _fcache.stats["misses"] += 1
     metadata: dict = {
@@ -440,7 +441,44 @@ def compile(src: Any, target: Any = None, options: Union[None, dict, BaseOptions
             remote.put(key, asm, metadata)
     kernel = CompiledKernel(asm, metadata, src)
     kernel.from_cache = False
+    _export_for_static_launch(kernel)
     return kernel
+
+
+STATIC_LAUNCH_ENV = "TRITIUM_INDUCTOR_STATIC_LAUNCH"
+
+
+def _export_for_static_launch(kernel: CompiledKernel) -> None:
+    """``TRITIUM_INDUCTOR_STATIC_LAUNCH=1``: also put a CUDA kernel's cubin where Triton's cache keeps it,
+    ``$TRITON_CACHE_DIR/<hash>/<name>.cubin`` (Inductor sets the directory before it compiles), where Inductor's
+    static CUDA launcher looks for it: it then loads and launches the kernel itself from C++, as it does Triton's,
+    instead of calling ``CompiledKernel.run`` for every launch.  tritium's kernels take Triton's parameters in
+    Triton's order and types (tests/nvidia/test_static_launch_abi.py; Triton's two trailing scratch pointers are
+    left out, extra parameters that ``cuLaunchKernel`` does not read), launch with ``cuLaunchKernel`` and dynamic
+    shared memory as Triton's do, and say when they need more (``num_ctas``, cooperative launch), which the static
+    launcher refuses.  Off by default until measured on a GPU; best effort (a file that cannot be written only
+    leaves Inductor on ``CompiledKernel.run``)."""
+    import os
+
+    from .._env import env_flag
+
+    directory = os.environ.get("TRITON_CACHE_DIR")
+    cubin = kernel.asm.get("cubin")
+    if not directory or not isinstance(cubin, bytes) or not env_flag(STATIC_LAUNCH_ENV):
+        return
+    fn = getattr(kernel.src, "fn", None)
+    name = getattr(fn, "__name__", None) or kernel.name
+    path = os.path.join(directory, kernel.hash, f"{name}.cubin")
+    if os.path.exists(path):
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.tmp.{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(cubin)
+        os.replace(tmp, path)  # whole or absent: a concurrent reader never sees part of it
+    except OSError:
+        pass
 
 
 def make_backend(target: Any) -> BaseCompiler:
