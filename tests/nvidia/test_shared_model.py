@@ -155,3 +155,24 @@ def test_tma_tile_read_through_its_transposed_view(case):
     assert plan.ok and not plan.trans  # K is the view's contiguous dim: plain ldmatrix, any element size
     addr = Addresser(None, view, (K, N), eb, plan.thread_index, nw * 32, (), "add")
     _assert_every_register(plan, addr, mem, eb, nw, ll)
+
+
+ACC_STORE_CASES = [
+    # (version, warps per CTA, instruction shape, tile [M, N], element bytes): an accumulator stored from its own
+    # registers into the NVMMA layout a TMA store reads (remove_layout_conversions' rule 10: no round trip through
+    # a blocked layout first) -- Liger-Kernel's SwiGLU epilogue at BLOCK_M 64 / 128 and 32 (mma.sync)
+    (3, (4, 1), (16, 128, 8), (64, 128), 4), (3, (4, 1), (16, 128, 16), (64, 128), 2),
+    (3, (8, 1), (16, 128, 16), (128, 128), 2), (3, (4, 2), (16, 64, 8), (128, 128), 4),
+    (2, (1, 4), (16, 8), (32, 128), 4), (2, (2, 4), (16, 8), (32, 128), 2),
+]
+
+
+@pytest.mark.parametrize("case", ACC_STORE_CASES, ids=lambda c: f"v{c[0]}_{c[3][0]}x{c[3][1]}_b{c[4]}_w{c[1]}")
+def test_accumulator_stored_into_the_tma_layout(case):
+    """Every element of a tensor-core accumulator lands, once, where the TMA store's shared layout puts it."""
+    version, warps, instr, shape, eb = case
+    acc = layouts.NvidiaMmaLayout(version, warps, instr)
+    slay = layouts.NVMMASharedLayout(next(s for s in (128, 64, 32) if shape[1] * eb >= s), 0, eb * 8)
+    nw = warps[0] * warps[1]
+    mem = _store(acc, shape, slay, eb, nw)  # asserts each element's address is the layout's offset for it
+    assert sorted(mem.values()) == sorted(itertools.product(range(shape[0]), range(shape[1])))

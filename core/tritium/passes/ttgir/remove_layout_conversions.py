@@ -57,6 +57,12 @@ Rewrites, applied to every conversion ``%y = convert_layout %x : A -> B`` until 
    ``convert(broadcast(expand_dims(%v)))`` becomes ``broadcast(expand_dims(convert(%v)))``, the smallest tensor of
    the chain converted (attention's ``acc * alpha[:, None]`` when its two dots have different layouts).
 
+10. **tensor-core results stored to shared memory**: a conversion from an ``nvidia_mma`` layout whose every user
+    is a ``ttg.local_alloc`` / ``ttg.local_store`` of it goes; they store the accumulator's registers into their
+    shared layout themselves, as Triton allocates from the accumulator's layout.  A TMA store's epilogue computed
+    from two accumulators (Liger-Kernel's SwiGLU ``silu(G) * U``, brought back to the accumulators' layout by rule
+    4) otherwise crossed shared memory once more, a round trip through a blocked layout.
+
 Rules 4 and 5 never add conversions on the way and stop at block arguments; rules 6 and 7 handle ``scf.for``.
 Afterwards dead conversions and dead rematerialised ops are erased.  With coalesced loads and stores, vector
 add, softmax (persistent too), layer norm, ragged sums and small 2-D reductions end with no conversion at all;
@@ -517,7 +523,7 @@ class _Rewriter:
             if not list(y.uses):
                 continue
             a, b = layout_of(src), layout_of(y)
-            if a == b:
+            if a == b or (isinstance(a, layouts.NvidiaMmaLayout) and _only_stored_to_shared(y)):
                 y.replace_all_uses_with(src)
                 changed = True
                 continue
@@ -604,6 +610,12 @@ class _Infeasible(Exception):
 
 
 _ANY_LAYOUT_USERS = frozenset({"ttg.local_alloc", "ttg.local_store"})  # they take a tensor in any layout
+
+
+def _only_stored_to_shared(value) -> bool:
+    """Whether every use of ``value`` is the stored tensor of a ``ttg.local_alloc`` / ``ttg.local_store`` (rule 10)."""
+    uses = list(value.uses)
+    return bool(uses) and all(as_op(u.owner).name in _ANY_LAYOUT_USERS and u.operand_number == 0 for u in uses)
 
 
 class _LoopPropagation:
