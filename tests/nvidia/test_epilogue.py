@@ -9,34 +9,20 @@ import re
 
 import pytest
 
-import tritium as triton
-import tritium.language as tl
-from tests.language.test_tensor_descriptor import swiglu_3d_dots
 from tritium.compiler import ASTSource, compile
 
 pytest.importorskip("llvmlite")
-
-
-@triton.jit
-def swiglu_agu(x_desc, wg_desc, wu_desc, a_desc, g_desc, u_desc, D, BM: tl.constexpr, BN: tl.constexpr,
-               BK: tl.constexpr):
-    """Liger's forward: A = silu(G) * U, G and U, each through its descriptor."""
-    m0 = tl.program_id(0) * BM
-    n0 = tl.program_id(1) * BN
-    b = tl.program_id(2)
-    acc_g, acc_u = swiglu_3d_dots(x_desc, wg_desc, wu_desc, b, m0, n0, D, BM, BN, BK)
-    a = acc_g * tl.sigmoid(acc_g) * acc_u
-    a_desc.store([b, m0, n0], tl.reshape(a, [1, BM, BN]).to(a_desc.dtype))
-    g_desc.store([b, m0, n0], tl.reshape(acc_g, [1, BM, BN]).to(g_desc.dtype))
-    u_desc.store([b, m0, n0], tl.reshape(acc_u, [1, BM, BN]).to(u_desc.dtype))
+pytest.importorskip("torch")  # the kernel is tests/gpu's, whose module needs torch
+from tests.gpu.test_liger_patterns_gpu import swiglu_fwd  # noqa: E402  Liger's forward: A, G and U stored
 
 
 def _swiglu(dt: str, BM: int, BK: int, warps: int, stages: int, BN: int = 128):
     sig = {"x_desc": f"tensordesc<{dt}[1, {BM}, {BK}]>", "wg_desc": f"tensordesc<{dt}[{BN}, {BK}]>",
            "wu_desc": f"tensordesc<{dt}[{BN}, {BK}]>", "a_desc": f"tensordesc<{dt}[1, {BM}, {BN}]>",
-           "g_desc": f"tensordesc<{dt}[1, {BM}, {BN}]>", "u_desc": f"tensordesc<{dt}[1, {BM}, {BN}]>", "D": "i32"}
+           "g_desc": f"tensordesc<{dt}[1, {BM}, {BN}]>", "u_desc": f"tensordesc<{dt}[1, {BM}, {BN}]>",
+           "S": "i32", "D": "i32", "H": "i32"}
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(6)}  # descriptors of aligned tensors: TMA both ways
-    return compile(ASTSource(swiglu_agu, sig, constexprs={"BM": BM, "BN": BN, "BK": BK}, attrs=attrs),
+    return compile(ASTSource(swiglu_fwd, sig, constexprs={"BM": BM, "BN": BN, "BK": BK, "GROUP_M": 1}, attrs=attrs),
                    target="cuda:90", options={"num_warps": warps, "num_stages": stages})
 
 

@@ -453,7 +453,7 @@ def _export_for_static_launch(kernel: CompiledKernel) -> None:
     ``$TRITON_CACHE_DIR/<hash>/<name>.cubin`` (Inductor sets the directory before it compiles), where Inductor's
     static CUDA launcher looks for it: it then loads and launches the kernel itself from C++, as it does Triton's,
     instead of calling ``CompiledKernel.run`` for every launch.  tritium's kernels take Triton's parameters in
-    Triton's order and types (tests/nvidia/test_static_launch_abi.py; Triton's two trailing scratch pointers are
+    Triton's order and types (tests/inductor/test_static_launch.py; Triton's two trailing scratch pointers are
     left out, extra parameters that ``cuLaunchKernel`` does not read), launch with ``cuLaunchKernel`` and dynamic
     shared memory as Triton's do, and say when they need more (``num_ctas``, cooperative launch), which the static
     launcher refuses.  Off by default until measured on a GPU; best effort (a file that cannot be written only
@@ -462,9 +462,11 @@ def _export_for_static_launch(kernel: CompiledKernel) -> None:
 
     from .._env import env_flag
 
+    if not env_flag(STATIC_LAUNCH_ENV):
+        return
     directory = os.environ.get("TRITON_CACHE_DIR")
     cubin = kernel.asm.get("cubin")
-    if not directory or not isinstance(cubin, bytes) or not env_flag(STATIC_LAUNCH_ENV):
+    if not directory or not isinstance(cubin, bytes):
         return
     fn = getattr(kernel.src, "fn", None)
     name = getattr(fn, "__name__", None) or kernel.name
