@@ -917,7 +917,9 @@ static PyTypeObject SubscriptType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "Base class: obj[grid] is a GridLaunch of obj._c_grid_state, else obj._subscript(grid).",
     .tp_as_mapping = &subscript_mapping,
-    .tp_new = PyType_GenericNew,
+    /* tp_new: object's, set in PyInit (not a constant here).  A class with a pure-Python first base and this one
+     * (JITFunction(JITCallable, Subscript, ...)) gets object's tp_new from that base; ``Subscript.__new__`` must be
+     * the same function, or ``copy``/``pickle`` (``cls.__new__(cls)``, found on Subscript) refuse it as unsafe */
 };
 
 static PyMethodDef methods[] = {
@@ -958,6 +960,7 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     INTERN(s_best_config, "best_config");
     INTERN(s_fn, "fn");
     INTERN(s_plans, "_plans");
+    SubscriptType.tp_new = PyBaseObject_Type.tp_new;
     if (PyType_Ready(&GridLaunchType) < 0 || PyType_Ready(&SubscriptType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;

@@ -94,6 +94,55 @@ class JITFunction(JITCallable, _Subscript, KernelInterface):
         self._c_grid_state = None  # its C state: fn[grid] is a tritium._speedups.GridLaunch (see _subscript)
         self.cache: dict = KernelCache()
 
+    # -------------------------------------------------------------------------------------- copy and pickle
+    #: what a launch derives and a copy builds anew: the binder, the launchers, the compiled kernels
+    _RUNTIME_STATE = ("_binder", "_launcher", "_c_grid_state", "cache", "_globals_check", "_eager_code")
+
+    def __getstate__(self) -> dict:
+        """What ``pickle`` and ``copy`` keep: the source, parameters, options and hooks, not the compiled kernels
+        and launchers (a copy compiles and builds them on its first launch).  The Python function's globals are
+        left out where they are its own ``__globals__`` (they come back with the function; pickle finds it by
+        name), and so are the globals read, recomputed from them.  Inductor pickles its kernels' JITFunctions and
+        deep-copies them for its static launcher, after clearing ``fn``, ``__globals__`` and ``used_global_vals``
+        (``CachingAutotuner.prepare_for_pickle``): those are kept as they are."""
+        state = self.__dict__.copy()
+        for k in self._RUNTIME_STATE:
+            state.pop(k, None)
+        fn = state.get("fn")
+        if fn is not None and state.get("__globals__") is getattr(fn, "__globals__", None):
+            del state["__globals__"]
+            state["used_global_vals"] = None
+            state["_cache_key"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "__globals__" not in state:
+            self.__globals__ = self.fn.__globals__
+        self._binder = self._launcher = self._c_grid_state = self._globals_check = self._eager_code = None
+        self.cache = KernelCache()
+
+    def __reduce_ex__(self, protocol):
+        """A kernel its module names (``@jit def k`` at module level) pickles by that name, as functions do; any
+        other (Inductor's, whose ``fn`` it cleared) by its state (:meth:`__getstate__`)."""
+        if self.fn is not None and "<" not in self.__qualname__:
+            obj = sys.modules.get(self.__module__)
+            for part in self.__qualname__.split("."):
+                obj = getattr(obj, part, None)
+            if obj is self:
+                return self.__qualname__
+        return super().__reduce_ex__(protocol)
+
+    def __deepcopy__(self, memo: dict) -> "JITFunction":
+        """A JITFunction of the same source with its own hooks list and no compiled kernels; the Python function,
+        its globals and the parsed source are shared, as ``copy`` shares functions."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        state = self.__getstate__()
+        state["pre_run_hooks"] = list(self.pre_run_hooks)
+        new.__setstate__(state)
+        return new
+
     # -------------------------------------------------------------------------------------- launching
     def add_pre_run_hook(self, hook: Callable) -> None:
         """``hook(*args, **kwargs)`` runs before every launch."""
