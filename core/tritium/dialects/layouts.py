@@ -107,6 +107,37 @@ class LinearLayout:
                 seen |= b[d]
         return True
 
+    def scan_split(self, axis: int) -> tuple:
+        """How ``tt.scan`` along ``axis`` splits over this layout (see ``lowering/rules/scan.py``): ``(chunk,
+        lane_bits, segment_bits)``: the consecutive elements one thread holds, the lane-id bits of the following
+        elements (consecutive), and ``(kind, bit, base)`` of the remaining warp and register bits, in order of their
+        base along the axis.  ``ValueError`` (saying why) for a layout the scan cannot take."""
+        bits = []
+        for kind, bases in (("reg", self.reg), ("lane", self.lane), ("warp", self.warp)):
+            for i, b in enumerate(bases):
+                if b[axis]:
+                    if any(x for d, x in enumerate(b) if d != axis):
+                        raise ValueError("its bits mix the scan axis with other dims")
+                    bits.append((kind, i, b[axis]))
+        bits.sort(key=lambda t: t[2])
+        for j, (_, _, b) in enumerate(bits):
+            if b != 1 << j:
+                raise ValueError("it does not cover the scan axis once")
+        j = 0
+        while j < len(bits) and bits[j][0] == "reg":
+            j += 1
+        chunk = 1 << j
+        lane_bits = []
+        while j < len(bits) and bits[j][0] == "lane":
+            lane_bits.append(bits[j][1])
+            j += 1
+        seg_bits = bits[j:]
+        if any(kind == "lane" for kind, _, _ in seg_bits):
+            raise ValueError("its lanes along the axis are interleaved with registers or warps")
+        if lane_bits and lane_bits != list(range(lane_bits[0], lane_bits[0] + len(lane_bits))):
+            raise ValueError("its lanes along the axis are not consecutive lane-id bits")
+        return chunk, lane_bits, seg_bits
+
 
 #: the most scratch one round of a ``ttg.convert_layout`` through shared memory takes (see :func:`convert_rounds`)
 CONVERT_ROUND_BYTES = 64 * 1024

@@ -162,6 +162,30 @@ def inline_combine(ctx: LoweringContext, symbol: str, left: list, right: list) -
         ctx.inlining = was_inlining
 
 
+_FREE_OPS = ("arith.constant", "func.return", "tt.return", "scf.yield")
+
+
+def combine_cost(ctx: LoweringContext, symbol: str) -> int:
+    """The operations one application of the combine function ``@symbol`` emits (constants and returns left out,
+    callees counted in): what a reduction weighs when it chooses how to combine its warps' partials."""
+    f = ctx.funcs.get(symbol)
+    if f is None:
+        return 1
+    n = 0
+
+    def visit(op):
+        nonlocal n
+        op = op.operation
+        if op.name in ("func.call", "tt.call") and "callee" in op.attributes:
+            n += combine_cost(ctx, ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        elif op.name not in _FREE_OPS and op.name != "func.func":
+            n += 1
+        return ir.WalkResult.ADVANCE
+
+    f.operation.walk(visit)
+    return max(n, 1)
+
+
 def _sym_name(f) -> str:
     return ir.StringAttr(f.attributes["sym_name"]).value
 

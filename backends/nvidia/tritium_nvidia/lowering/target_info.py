@@ -10,6 +10,8 @@ from tritium.lowering.utils import address_of, call_function, constant_global, d
 
 class CUDATargetInfo(TargetInfo):
     name = "cuda"
+    # a reduction's warp partials: a butterfly where the combine is costly (Inductor's arg-max over 16 warps)
+    reduce_partials = "auto"
 
     def __init__(self, arch: int = 90, ftz: bool = True):
         self.arch = arch

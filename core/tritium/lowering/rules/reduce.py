@@ -6,9 +6,15 @@ from ...dialects import tt
 from ...errors import LoweringError
 from ..table import Rules
 from ..utils import emit_offset, linear, shuffle, shuffle_xor, smem_elem
-from ..walker import inline_combine
+from ..walker import combine_cost, inline_combine
 
 RULES = Rules()
+
+#: a shuffle's latency in dependent ALU operations, when ``reduce_partials`` is ``"auto"``: a butterfly step waits
+#: for its shuffles (one per operand, issued together) then combines; the sequential chain combines once per further
+#: partial, its loads overlapped.  Sums and maxima keep the chain; Inductor's arg-max and Welford combines (14
+#: operations) take the butterfly from 8 warps along the axis, its NaN-propagating maximum (4) from 16
+_SHUFFLE_LATENCY = 5
 
 
 @RULES.register("tt.reduce")
@@ -106,7 +112,11 @@ def _reduce(ctx, srcs, *, axis, combine):
         ctx.barrier()
         # lanes that hold the same key after step 2: those whose bit is reduced along axis, and replicas
         free = [i for i, b in enumerate(ll.lane) if b[axis] or not any(b)][:len(wbits)]
-        if ctx.target.reduce_partials == "shuffle" and len(free) == len(wbits):
+        how = ctx.target.reduce_partials
+        if how == "auto":  # the butterfly where the sequential chain of combines would be the longer one
+            ops = combine_cost(ctx, combine)
+            how = "shuffle" if (nw_axis - 1) * ops > len(wbits) * (ops + _SHUFFLE_LATENCY + k) else "all"
+        if how == "shuffle" and len(free) == len(wbits):
             # lane l takes the partial its free lane bits number, a butterfly over those bits combines them in
             # every lane (never over a lane bit along another dimension: that lane holds another key)
             c = gather_bits(ctx.lane_id(), free)

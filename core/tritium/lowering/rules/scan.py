@@ -26,23 +26,6 @@ from ..walker import inline_combine
 RULES = Rules()
 
 
-def _axis_bits(ll, axis):
-    """(kind, bit position, base) of every bit with a nonzero base along ``axis``, sorted by base."""
-    out = []
-    for kind, bases in (("reg", ll.reg), ("lane", ll.lane), ("warp", ll.warp)):
-        for i, b in enumerate(bases):
-            if b[axis]:
-                if any(x for d, x in enumerate(b) if d != axis):
-                    raise LoweringError("tt.scan over a layout whose bits mix the scan axis with other dims is "
-                                        "not supported")
-                out.append((kind, i, b[axis]))
-    out.sort(key=lambda t: t[2])
-    for j, (_, _, b) in enumerate(out):
-        if b != 1 << j:
-            raise LoweringError("tt.scan: the layout does not cover the scan axis once (unsupported layout)")
-    return out
-
-
 @RULES.register("tt.scan")
 def _scan(ctx, srcs, *, axis, combine, reverse=False):
     op = ctx.op
@@ -57,23 +40,11 @@ def _scan(ctx, srcs, *, axis, combine, reverse=False):
     if n == 1:
         return vals
     ll = ctx.linear(ty)
-    bits = _axis_bits(ll, axis)
-    # 1. chunk bits, 2. lane bits, 3. the rest
-    j = 0
-    while j < len(bits) and bits[j][0] == "reg":
-        j += 1
-    chunk = 1 << j
-    lane_bits = []
-    while j < len(bits) and bits[j][0] == "lane":
-        lane_bits.append(bits[j][1])
-        j += 1
-    seg_bits = bits[j:]
-    if any(kind == "lane" for kind, _, _ in seg_bits):
-        raise LoweringError("tt.scan: lanes along the axis are interleaved with registers or warps "
-                            "(unsupported layout)")
+    try:  # 1. chunk bits, 2. lane bits, 3. the rest
+        chunk, lane_bits, seg_bits = ll.scan_split(axis)
+    except ValueError as e:
+        raise LoweringError(f"tt.scan over this layout is not supported: {e}") from None
     L = 1 << len(lane_bits)
-    if lane_bits and lane_bits != list(range(lane_bits[0], lane_bits[0] + len(lane_bits))):
-        raise LoweringError("tt.scan: the lanes along the axis are not consecutive lane-id bits (unsupported layout)")
     p0 = lane_bits[0] if lane_bits else 0
     seg_len = chunk * L
     S = n // seg_len

@@ -21,7 +21,8 @@ Rewrites, applied to every conversion ``%y = convert_layout %x : A -> B`` until 
    values can be obtained in ``B`` that way.
 5. **forward sinking**: when every user of ``%y`` can compute in layout ``A`` instead (elementwise ops whose
    other tensor operands are available in ``A`` as in 4, ``tt.broadcast``, ``tt.expand_dims`` of a slice of
-   ``A``'s, ``tt.reduce`` (its result becomes ``slice(axis, A)``), ``ttg.convert_layout``), the users are
+   ``A``'s, ``tt.reduce`` (its result becomes ``slice(axis, A)``), ``tt.scan`` where its lowering takes ``A``
+   (Inductor's looped cumsum then scans in the layout it loaded in, as Triton), ``ttg.convert_layout``), the users are
    retyped to ``A``'s family and the conversion moves after them, towards the memory ops.  When only some
    users can, the ``tt.reduce`` users among them are still moved (a reduction is best done in the layout its
    operand was loaded in; what it yields is smaller to convert).  Memory ops (their layouts are the coalesced
@@ -107,6 +108,8 @@ def _operand_layout(op, operand_index: int, result_layout):
 
 
 _VIEWS = ("tt.trans", "tt.reshape")
+#: users whose every tensor operand takes the sunk conversion's source layout (rule 5)
+_SAME_LAYOUT_OPERANDS = ("tt.reduce", "tt.store", "tt.scan")
 
 
 def _order(op) -> list:
@@ -144,6 +147,12 @@ def _result_layout_from_operand(op, operand_layout, operand_value):
     if name == "tt.reduce":
         axis = int(op.attributes["axis"].value)
         return layouts.SliceLayout(axis, operand_layout)
+    if name == "tt.scan":  # in the layout of its operands, where the scan's lowering can take it
+        try:
+            operand_layout.linear(tuple(tt.shape_of(operand_value.type))).scan_split(int(op.attributes["axis"].value))
+        except (ValueError, AttributeError):
+            return None
+        return operand_layout
     if name in _VIEWS:
         return _view_layout(op, operand_layout)
     return None
@@ -182,8 +191,15 @@ class _Rewriter:
         """``value``, or the source of the conversion that made it, when both are tensor-core layouts (or their
         slices) of the same warp grid and converting it to ``lay`` moves no data between threads (attention's
         ``l_i`` in the first dot's layout used with the second dot's accumulator: the same rows in the same
-        threads); None otherwise."""
-        if not is_tensor(value.type) or lay is None or isinstance(lay, str) or not _mma_family(lay):
+        threads); None otherwise.  A tensor of one element is in every thread in any distributed layout: it is its
+        own free source, inside loops too (Inductor's looped scan adds its running total, a ``[XBLOCK, 1]`` carried
+        by the loop, to the block's scan)."""
+        if not is_tensor(value.type) or lay is None or isinstance(lay, str):
+            return None
+        if _numel(value) == 1 and layout_of(value) is not None and register_only(layout_of(value), lay, (1,) * len(
+                ir.RankedTensorType(value.type).shape)):
+            return value
+        if not _mma_family(lay):
             return None
         warps = _mma_root(lay).warps_per_cta
         if _in_loop(value):  # inside a loop rule 7 decides the layouts (and a renaming there unsettles it)
@@ -426,7 +442,7 @@ class _Rewriter:
         for i, v in enumerate(u.operands):
             if v == y or not is_tensor(v.type):
                 continue
-            want = _operand_layout(u, i, res_lay) if u.name not in ("tt.reduce", "tt.store") else a
+            want = _operand_layout(u, i, res_lay) if u.name not in _SAME_LAYOUT_OPERANDS else a
             if want is None or want == "scalar":
                 return None
             if not self._slice(v, want, plan, free_root=True):
@@ -459,7 +475,7 @@ class _Rewriter:
                 if v == y:
                     u.operands[i] = src
                 elif is_tensor(v.type):
-                    want = _operand_layout(u, i, res_lay) if u.name not in ("tt.reduce", "tt.store") else a
+                    want = _operand_layout(u, i, res_lay) if u.name not in _SAME_LAYOUT_OPERANDS else a
                     u.operands[i] = self._materialise(v, want, plan, made, u)
             retype_results(u, res_lay)
         return True
