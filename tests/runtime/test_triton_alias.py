@@ -247,3 +247,34 @@ def test_aliased_modules_keep_their_own_spec(tmp_path):
         print("ok")
     """, tmp_path)
     assert out.strip().endswith("ok")
+
+
+def test_triton_key_waits_for_the_imports_a_fork_inherits(tmp_path):
+    """Inductor's compile-worker process calls ``triton_key()`` before it forks its workers: the key waits for the
+    background imports, so no fork happens mid-import and a forked worker compiles with the compiler imported."""
+    out = _run("""
+        import os, sys, threading
+        os.environ.pop("TRITIUM_TARGET", None)
+        os.environ["TRITIUM_TARGET"] = "cuda:90"
+        import tritium
+        tritium.install_as_triton()
+        import triton
+        from triton.compiler.compiler import triton_key
+        key = triton_key()
+        assert key.startswith("tritium-")
+        assert not any(t.name == "tritium-prewarm" for t in threading.enumerate())  # done, not abandoned
+        for m in ("mlir.ir", "tritium.lowering.rules", "tritium.compiler.stages", "llvmlite.binding",
+                  "tritium_nvidia.compiler", "tritium_nvidia.ptx"):
+            assert m in sys.modules, m
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: the compiler is there without importing anything
+            before = set(sys.modules)
+            import tritium_nvidia.compiler, tritium.lowering.rules  # noqa: F401
+            os.write(w, str(len(set(sys.modules) - before)).encode())
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print("new modules in the child:", os.read(r, 16).decode())
+        print("ok")
+    """, tmp_path)
+    assert "new modules in the child: 0" in out and out.strip().endswith("ok")

@@ -154,8 +154,13 @@ def tritium_code_hash(compiler: Any = None) -> str:
 def triton_key() -> str:
     """Triton's ``triton_key()`` (``triton.runtime.cache`` / ``triton.compiler.compiler``): a string that changes
     whenever this compiler could generate other code (the version and a hash of tritium's own sources); what
-    torch's Inductor puts in its cache keys."""
+    torch's Inductor puts in its cache keys.  Inductor computes it before forking its compile workers: it waits for
+    the compiler's imports started at ``import triton`` (:func:`tritium.compiler.prewarm.wait`), which the workers
+    then inherit."""
     from .._version import __version__
+    from . import prewarm
+
+    prewarm.wait()
 
     return f"tritium-{__version__}-{tritium_code_hash()}"
 

@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 #: what a GPU compile imports, in the order it needs them
 MODULES = ("mlir.ir", "tritium.dialects", "tritium.frontend.codegen", "tritium.passes.ttir.pipeline")
 #: and for a GPU backend
-GPU_MODULES = ("tritium.passes.ttgir.pipeline", "tritium.lowering", "llvmlite.binding")
+GPU_MODULES = ("tritium.passes.ttgir.pipeline", "tritium.lowering", "tritium.lowering.rules", "tritium.compiler.stages",
+               "llvmlite.binding")
 
 _started = False
 _lock = threading.Lock()
@@ -63,8 +64,19 @@ def _join_at_exit() -> None:
         t.join(timeout=60)
 
 
+def wait(timeout: float = 60.0) -> None:
+    """Return once the imports are done (at once when none were started).  :func:`tritium.compiler.cache.triton_key`
+    calls it: Inductor's compile-worker process computes the key before it forks its workers ("computing the triton
+    key can be slow; before fork, it is cached for the forked subprocesses"), so the workers start with the compiler
+    imported -- each one's first kernel no longer pays them -- and no fork happens while this thread holds an
+    import lock (a child would wait on it for ever)."""
+    t = _thread
+    if t is not None and t.is_alive() and t is not threading.current_thread():
+        t.join(timeout)
+
+
 def start(extra: tuple = ("tritium_nvidia.compiler", "tritium_nvidia.passes.pipeline_loops", "tritium_nvidia.passes.prefetch",
-                         "tritium_nvidia.lowering")) -> bool:
+                         "tritium_nvidia.lowering", "tritium_nvidia.ptx")) -> bool:
     """Start the imports in a daemon thread (once per process); False when disabled or already started."""
     global _started
     if os.environ.get("TRITIUM_PREWARM", "1").strip().lower() in ("0", "false", "no", "off"):
