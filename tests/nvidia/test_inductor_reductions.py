@@ -65,3 +65,19 @@ def test_sum_over_sixteen_warps_keeps_the_chain():
     """A cheap combine: every thread reads every partial (vector loads) and adds them, no cross-warp shuffles."""
     ptx = _compile(looped_cumsum, SIG, 4096, 1, 2048, 16).asm["ptx"]
     assert "ld.shared.v4.b32" in ptx
+
+
+def test_one_element_conversions_do_not_ping_pong(monkeypatch):
+    """A conversion of a one-element tensor is left where it is: rules 4 and 5 would move it above its producer and
+    back below it for ever (the sweeps ran out at 50, and the loop rules 6 and 7, which run once the others are done,
+    never ran: the arg-max's load was still converted in its loop)."""
+    import tritium.passes.ttgir.remove_layout_conversions as R
+
+    sweeps = []
+    step = R._Rewriter.step
+    monkeypatch.setattr(R._Rewriter, "step", lambda self: sweeps.append(1) or step(self))
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(__import__("tempfile").mkdtemp()))
+    sig = {"in_ptr": "*fp32", "out_ptr": "*i32", "xnumel": "i32"}
+    k = _compile(looped_argmax, sig, 4096, 1, 2048, 16, until="ttgir")
+    assert len(sweeps) < 30, len(sweeps)  # three runs of the pass in the pipeline
+    assert all(s in ("1x1", "1") for s in _converts(k.asm["ttgir"])), _converts(k.asm["ttgir"])

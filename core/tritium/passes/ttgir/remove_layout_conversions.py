@@ -558,6 +558,8 @@ class _Rewriter:
                 changed = True
                 continue
             seen[(src, str(y.type))] = cvt
+            if _numel(src) == 1 and self._free_source(src, b) is src:
+                continue  # moves no data: rules 4 and 5 would only move it up and down (a free source above)
             if self.rematerialise(cvt):
                 changed = True
                 continue
