@@ -9,7 +9,8 @@ with fresh Inductor / Triton / tritium caches, so every kernel is compiled cold:
 
 For each case (a function and its random inputs): correctness against eager PyTorch (max abs error, within the
 case's tolerance), the wall time of the first call (tracing, Inductor's codegen and every kernel's compile: what a
-user waits for), and the steady-state time per call (median of CUDA-event timings, or of wall time on the CPU).
+user waits for), and the steady-state time per call: the median of CUDA-event timings around single calls (or of
+wall time on the CPU), and the time per call of calls made back to back with one sync at the end (a training loop's).
 Cases: pointwise with broadcasting, softmax, layer norm, RMS norm, cumsum, argmax, cross entropy, RoPE, dropout
 (statistics: Inductor's random numbers are not eager's), an MLP and a 2-layer transformer block (forward and
 backward, one training step), and on the GPU flex_attention (a causal block mask forward; a soft-cap score_mod
@@ -145,6 +146,19 @@ def _time_calls(torch, device, fn, args, n):
     return statistics.median(times)
 
 
+def _back_to_back(torch, device, fn, args, n):
+    """Time per call of ``n`` calls in a row, one sync at the end: what a training loop sees, the host's launch work
+    overlapping the GPU's (the per-call median above serialises them and mostly measures the host)."""
+    for _ in range(3):
+        fn(*args)
+    _sync(torch, device)
+    t = time.perf_counter()
+    for _ in range(n):
+        fn(*args)
+    _sync(torch, device)
+    return (time.perf_counter() - t) * 1e6 / n
+
+
 def _max_err(torch, out, ref):
     outs = out if isinstance(out, (tuple, list)) else (out,)
     refs = ref if isinstance(ref, (tuple, list)) else (ref,)
@@ -198,6 +212,8 @@ def run_one(impl: str, device: str, only=None, n: int = 20) -> None:
             rec.update(ok=bool(ok), err=float(err))
             rec["eager_us"] = _time_calls(torch, device, c["fn"], c["args"], n)
             rec["compiled_us"] = _time_calls(torch, device, compiled, c["args"], n)
+            rec["eager_b2b_us"] = _back_to_back(torch, device, c["fn"], c["args"], 5 * n)
+            rec["compiled_b2b_us"] = _back_to_back(torch, device, compiled, c["args"], 5 * n)
         except Exception as e:  # noqa: BLE001 - a failing case is recorded, the others still run
             msg = str(e)
             rec.update(ok=False, error=f"{type(e).__name__}: {msg.splitlines()[0][:300] if msg else ''}",
@@ -234,7 +250,8 @@ def table(results) -> str:
         names += [n for n in r["cases"] if n not in names]
     head = "| case | " + " | ".join(f"{i} ok / err | {i} first call s | {i} us/call" for i in impls)
     if len(impls) == 2:
-        head += f" | first call {impls[0]}/{impls[1]} | per call {impls[0]}/{impls[1]}"
+        head += (f" | first call {impls[0]}/{impls[1]} | per call {impls[0]}/{impls[1]}"
+                 f" | back-to-back {impls[0]}/{impls[1]}")
     lines = [head + " |", "|" + " --- |" * (head.count("|"))]
     tot = {i: 0.0 for i in impls}
     for n in names:
@@ -251,8 +268,10 @@ def table(results) -> str:
             a, b = (results[i]["cases"].get(n, {}) for i in impls)
             if "first_call_s" in a and "first_call_s" in b and "compiled_us" in a and "compiled_us" in b:
                 row += [f"{a['first_call_s'] / b['first_call_s']:.2f}", f"{a['compiled_us'] / b['compiled_us']:.2f}"]
+                row += [f"{a['compiled_b2b_us'] / b['compiled_b2b_us']:.2f}" if "compiled_b2b_us" in a and
+                        "compiled_b2b_us" in b else ""]
             else:
-                row += ["", ""]
+                row += ["", "", ""]
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     lines.append("total first-call (compile) wall time: " + ", ".join(f"{i} {tot[i]:.1f} s" for i in impls)
