@@ -1,7 +1,6 @@
 """A ``@jit`` function copied and pickled: ``copy.deepcopy`` and ``pickle`` keep its source, parameters and hooks
-and drop its compiled kernels, and the copy launches correctly.  Inductor depends on both: it deep-copies its
-kernels' JITFunctions for its static launcher and pickles them into its FX graph cache, after clearing their
-``fn`` and globals (``CachingAutotuner.prepare_for_pickle``, run here with torch's own code)."""
+and drop its compiled kernels, and the copy launches correctly (Inductor's use of both, with its own code:
+tests/inductor/test_kernel_copy.py)."""
 import copy
 import pickle
 
@@ -14,6 +13,22 @@ import tritium.language as tl
 
 @tritium.jit
 def axpy(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = o < n
+    tl.store(out_ptr + o, a * tl.load(x_ptr + o, mask=m) + tl.load(y_ptr + o, mask=m), mask=m)
+
+
+@tritium.autotune(configs=[tritium.Config({"BLOCK": 64}), tritium.Config({"BLOCK": 128})], key=["n"])
+@tritium.jit
+def tuned_axpy(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = o < n
+    tl.store(out_ptr + o, a * tl.load(x_ptr + o, mask=m) + tl.load(y_ptr + o, mask=m), mask=m)
+
+
+@tritium.heuristics({"BLOCK": lambda args: 128})
+@tritium.jit
+def heuristic_axpy(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
     o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = o < n
     tl.store(out_ptr + o, a * tl.load(x_ptr + o, mask=m) + tl.load(y_ptr + o, mask=m), mask=m)
@@ -47,32 +62,17 @@ def test_copy_launches(how):
         axpy.pre_run_hooks.clear()
 
 
-def test_inductor_prepare_for_pickle_deepcopy_and_restore():
-    """Inductor's sequence on its own code: clear what does not pickle, deep-copy and pickle the autotuner's
-    kernel, restore the original -- which still launches, as do copies given their function back."""
-    pytest.importorskip("torch")
-    from types import SimpleNamespace
-
-    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
-
-    @tritium.jit
-    def local_axpy(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
-        o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        m = o < n
-        tl.store(out_ptr + o, a * tl.load(x_ptr + o, mask=m) + tl.load(y_ptr + o, mask=m), mask=m)
-
-    _check(local_axpy)
-    tuner = SimpleNamespace(fn=local_axpy, launchers=[object()], _cached_launcher=None,
-                            benchmark_failure_reasons={})
-    old = CachingAutotuner.prepare_for_pickle(tuner)
-    deep = copy.deepcopy(tuner)
-    pickled = pickle.loads(pickle.dumps(tuner))
-    CachingAutotuner.restore_after_unpickle(tuner, old)
-    for t in (deep, pickled):
-        CachingAutotuner.restore_after_unpickle(t, None)
-        assert t.fn is not local_axpy and t.fn.fn is None and t.fn.src == local_axpy.src
-        assert t.fn.arg_names == local_axpy.arg_names and not t.fn.cache
-        t.fn.fn, t.fn.__globals__ = local_axpy.fn, local_axpy.fn.__globals__
-        _check(t.fn, n=1000)
-    assert tuner.fn is local_axpy and local_axpy.fn is not None
-    _check(local_axpy, n=77)
+@pytest.mark.parametrize("kernel", [tuned_axpy, heuristic_axpy], ids=["autotune", "heuristics"])
+def test_wrapped_kernels_pickle_by_name_and_deepcopy(kernel):
+    """An ``@autotune`` / ``@heuristics`` kernel pickles by its module-level name (and so does the JITFunction under
+    it: the name leads to it through ``.fn``); a deep copy has its own state and launches."""
+    assert pickle.loads(pickle.dumps(kernel)) is kernel
+    assert pickle.loads(pickle.dumps(kernel.fn)) is kernel.fn
+    new = copy.deepcopy(kernel)
+    assert type(new) is type(kernel) and new is not kernel and new.fn is not kernel.fn
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(np.float32)
+    for k in (kernel, new):
+        out = np.full(1000, np.nan, np.float32)
+        k[lambda meta: (-(-1000 // meta["BLOCK"]),)](x, y, out, 2.0, 1000)
+        np.testing.assert_allclose(out, 2.0 * x + y, rtol=1e-6)

@@ -32,7 +32,7 @@ from ..compiler.registry import launch_context
 from . import autotune_cache
 from .autotune_cache import TuningResult, autotune_cache_dir
 from .config import Config
-from .jit import JITFunction, KernelInterface, _c_launch, _Subscript
+from .jit import JITFunction, KernelInterface, _c_launch, _Subscript, reduce_by_name
 from .precompile import CompileJob, PrecompileResult, compiled_in_memory, precompile
 from .precompile import enabled as precompile_enabled
 from .specialization import is_tensor_descriptor
@@ -164,6 +164,17 @@ class Autotuner(_Subscript, KernelInterface):
     ``last_precompile`` (a :class:`~.precompile.PrecompileResult`: how the last tuning compiled its configs),
     ``bench_count`` (tunings that ran benchmarks).
     """
+
+    def __reduce_ex__(self, protocol):
+        """Pickled by its module-level name, as the kernel it wraps (:func:`~tritium.runtime.jit.reduce_by_name`)."""
+        return reduce_by_name(self) or super().__reduce_ex__(protocol)
+
+    def __deepcopy__(self, memo):
+        """A copy with its own state (the wrapped kernel copied as :meth:`JITFunction.__deepcopy__` does)."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
 
     def __init__(self, fn, arg_names, configs, key, reset_to_zero=None, restore_value=None, pre_hook=None,
                  post_hook=None, prune_configs_by: Optional[dict] = None, warmup=None, rep=None,
@@ -573,6 +584,17 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
 # ----------------------------------------------------------------------------------- heuristics
 class Heuristics(_Subscript, KernelInterface):
     """What ``@heuristics(values)`` returns: computes meta-parameters from the arguments at every launch."""
+
+    def __reduce_ex__(self, protocol):
+        """Pickled by its module-level name, as the kernel it wraps (:func:`~tritium.runtime.jit.reduce_by_name`)."""
+        return reduce_by_name(self) or super().__reduce_ex__(protocol)
+
+    def __deepcopy__(self, memo):
+        """A copy with its own state (the wrapped kernel copied as :meth:`JITFunction.__deepcopy__` does)."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
 
     def __init__(self, fn, arg_names, values: dict):
         self.fn = fn

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import sys
 from typing import Any, Callable, Optional
 
@@ -123,15 +124,10 @@ class JITFunction(JITCallable, _Subscript, KernelInterface):
         self.cache = KernelCache()
 
     def __reduce_ex__(self, protocol):
-        """A kernel its module names (``@jit def k`` at module level) pickles by that name, as functions do; any
-        other (Inductor's, whose ``fn`` it cleared) by its state (:meth:`__getstate__`)."""
-        if self.fn is not None and "<" not in self.__qualname__:
-            obj = sys.modules.get(self.__module__)
-            for part in self.__qualname__.split("."):
-                obj = getattr(obj, part, None)
-            if obj is self:
-                return self.__qualname__
-        return super().__reduce_ex__(protocol)
+        """A kernel its module names (``@jit def k`` at module level, or under ``@autotune`` / ``@heuristics``)
+        pickles by that name, as functions do (:func:`reduce_by_name`); any other (Inductor's, whose ``fn`` it
+        cleared) by its state (:meth:`__getstate__`)."""
+        return reduce_by_name(self) or super().__reduce_ex__(protocol)
 
     def __deepcopy__(self, memo: dict) -> "JITFunction":
         """A JITFunction of the same source with its own hooks list and no compiled kernels; the Python function,
@@ -262,6 +258,40 @@ class JITFunction(JITCallable, _Subscript, KernelInterface):
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+def _named_kernel(module: str, qualname: str, hops: int):
+    """What module ``module`` names ``qualname``, ``hops`` ``.fn`` steps down (the JITFunction under an
+    ``@autotune``: 1): how :func:`reduce_by_name` pickles a kernel."""
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    for _ in range(hops):
+        obj = obj.fn
+    return obj
+
+
+def reduce_by_name(obj):
+    """``obj`` (a JITFunction, or an Autotuner / Heuristics wrapping one) as ``pickle`` takes a module-level function:
+    by its module and name, when that name leads to ``obj`` itself or, through ``.fn``, to the wrapper around it;
+    None otherwise."""
+    jf, depth = obj, 0
+    while not isinstance(jf, JITFunction):
+        jf, depth = getattr(jf, "fn", None), depth + 1
+        if jf is None or depth > 8:
+            return None
+    if jf.fn is None or "<" in jf.__qualname__:
+        return None
+    cur = sys.modules.get(jf.__module__)
+    for part in jf.__qualname__.split("."):
+        cur = getattr(cur, part, None)
+    for hops in range(9):
+        if cur is obj:
+            return _named_kernel, (jf.__module__, jf.__qualname__, hops)
+        cur = getattr(cur, "fn", None)
+        if cur is None:
+            return None
+    return None
 
 
 set_jit_class(JITFunction)  # the language's @jit helpers are JITFunctions, as Triton's (source.function.jit)
