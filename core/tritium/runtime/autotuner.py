@@ -155,7 +155,22 @@ class _Progress:
 
 
 # ----------------------------------------------------------------------------------- Autotuner
-class Autotuner(_Subscript, KernelInterface):
+class _KernelWrapper:
+    """What ``@autotune`` and ``@heuristics`` wrappers share: pickled by their module-level name, as the kernel they
+    wrap (:func:`~tritium.runtime.jit.reduce_by_name`); a deep copy has its own state (the wrapped kernel copied as
+    :meth:`JITFunction.__deepcopy__` does)."""
+
+    def __reduce_ex__(self, protocol):
+        return reduce_by_name(self) or super().__reduce_ex__(protocol)
+
+    def __deepcopy__(self, memo):
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
+
+
+class Autotuner(_KernelWrapper, _Subscript, KernelInterface):
     """What ``@autotune(...)`` returns; launch it as ``kernel[grid](...)``.
 
     Attributes: ``fn`` (the wrapped kernel), ``base_fn`` (the ``@jit`` function), ``configs``, ``keys``,
@@ -164,17 +179,6 @@ class Autotuner(_Subscript, KernelInterface):
     ``last_precompile`` (a :class:`~.precompile.PrecompileResult`: how the last tuning compiled its configs),
     ``bench_count`` (tunings that ran benchmarks).
     """
-
-    def __reduce_ex__(self, protocol):
-        """Pickled by its module-level name, as the kernel it wraps (:func:`~tritium.runtime.jit.reduce_by_name`)."""
-        return reduce_by_name(self) or super().__reduce_ex__(protocol)
-
-    def __deepcopy__(self, memo):
-        """A copy with its own state (the wrapped kernel copied as :meth:`JITFunction.__deepcopy__` does)."""
-        new = type(self).__new__(type(self))
-        memo[id(self)] = new
-        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
-        return new
 
     def __init__(self, fn, arg_names, configs, key, reset_to_zero=None, restore_value=None, pre_hook=None,
                  post_hook=None, prune_configs_by: Optional[dict] = None, warmup=None, rep=None,
@@ -582,19 +586,8 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
 
 
 # ----------------------------------------------------------------------------------- heuristics
-class Heuristics(_Subscript, KernelInterface):
+class Heuristics(_KernelWrapper, _Subscript, KernelInterface):
     """What ``@heuristics(values)`` returns: computes meta-parameters from the arguments at every launch."""
-
-    def __reduce_ex__(self, protocol):
-        """Pickled by its module-level name, as the kernel it wraps (:func:`~tritium.runtime.jit.reduce_by_name`)."""
-        return reduce_by_name(self) or super().__reduce_ex__(protocol)
-
-    def __deepcopy__(self, memo):
-        """A copy with its own state (the wrapped kernel copied as :meth:`JITFunction.__deepcopy__` does)."""
-        new = type(self).__new__(type(self))
-        memo[id(self)] = new
-        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
-        return new
 
     def __init__(self, fn, arg_names, values: dict):
         self.fn = fn
